@@ -1,0 +1,1 @@
+# bench: sources, binaries and tests of this stage (see GNUmakefile).

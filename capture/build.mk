@@ -1,0 +1,1 @@
+# capture: sources, binaries and tests of this stage (see GNUmakefile).

@@ -1,0 +1,1 @@
+# codec: sources, binaries and tests of this stage (see GNUmakefile).

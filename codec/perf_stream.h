@@ -1,0 +1,227 @@
+/* Reading and writing perf's formats: pipe-mode streams and perf.data files.
+ *
+ * A reader turns its input into a sequence of items that, concatenated, are
+ * the input's bytes exactly: opaque blobs (the pipe header; a file's header,
+ * attr section and everything else before the data section; the bytes after
+ * it) and records.  Writing every item's bytes back therefore reproduces the
+ * input bit for bit, whatever its format.  Memory stays constant: blobs come
+ * in chunks of at most MT_PERF_BLOB_CHUNK bytes and records one at a time.
+ *
+ * Attrs are collected as they appear (HEADER_ATTR records, or a file's attr
+ * section) together with their sample ids and names (EVENT_UPDATE NAME,
+ * HEADER_FEATURE EVENT_DESC), so that samples can be parsed.
+ *
+ * Errors: functions return 0 (or a positive count) on success and a negative
+ * MT_PERF_E* code on failure; mt_perf_strerror() names it, and
+ * mt_perf_reader_error() gives the reader's full message with the byte offset
+ * and record type, e.g. "record at offset 4120 (SAMPLE): stack size 9000
+ * overruns the record (size 512)".  Only programs print.
+ */
+#ifndef MT_PERF_STREAM_H
+#define MT_PERF_STREAM_H
+
+#include <linux/perf_event.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum {
+	MT_PERF_OK = 0,
+	MT_PERF_EIO = -1,	/* read or write failed; errno kept in the message */
+	MT_PERF_ETRUNC = -2,	/* input ends inside a header or record */
+	MT_PERF_EMAGIC = -3,	/* not a perf stream or file */
+	MT_PERF_EFORMAT = -4,	/* a size or offset is inconsistent */
+	MT_PERF_ENOMEM = -5,
+	MT_PERF_ENOATTR = -6,	/* a sample whose id matches no attr */
+};
+
+/* @return : a static message for an MT_PERF_E* code. */
+const char *mt_perf_strerror(int err);
+
+#define MT_PERF_BLOB_CHUNK 65536
+#define MT_PERF_MAX_REGS 64
+
+/* ---- reading ---------------------------------------------------------- */
+
+/* Functions that read bytes: like read(2), returning the count (0 at end of
+ * input) or -1 with errno set.  Lets a reader sit on a decoder (.mtz). */
+typedef ssize_t (*mt_perf_read_fn)(void *ctx, void *buf, size_t len);
+
+struct mt_perf_reader;
+
+enum mt_perf_format { MT_PERF_PIPE, MT_PERF_FILE };
+
+enum mt_perf_item_kind {
+	MT_PERF_ITEM_BLOB,	/* bytes that are not a record, passed through */
+	MT_PERF_ITEM_RECORD,	/* one perf record, header included */
+};
+
+struct mt_perf_item {
+	enum mt_perf_item_kind kind;
+	const void *data;	/* owned by the reader, valid until the next call */
+	size_t size;		/* bytes at data (a record's header.size) */
+	uint64_t offset;	/* byte offset of data in the input */
+	/* Records only: data as a header; for samples, the matching attr. */
+	const struct perf_event_header *header;
+};
+
+/* Open path ("-" for stdin) for reading; the format is detected from the
+ * magic (PERFILE2, with the header size telling pipe from file).
+ * @return : 0, or a negative code (with *out NULL). */
+int mt_perf_reader_open(struct mt_perf_reader **out, const char *path);
+
+/* Same on an open fd; the reader does not close it.  name labels messages. */
+int mt_perf_reader_fdopen(struct mt_perf_reader **out, int fd, const char *name);
+
+/* Same on a read function; ctx must stay valid while the reader lives. */
+int mt_perf_reader_new(struct mt_perf_reader **out, mt_perf_read_fn read,
+		       void *ctx, const char *name);
+
+/* Accepts NULL. */
+void mt_perf_reader_free(struct mt_perf_reader *r);
+
+enum mt_perf_format mt_perf_reader_format(const struct mt_perf_reader *r);
+
+/* The next item.  Records are checked before they are returned: size at
+ * least the header, within the input, and a sample's fields within the
+ * record (see mt_perf_sample_parse).
+ * @return : 1 with *item filled, 0 at the end of input, or a negative code
+ *           (the message is in mt_perf_reader_error). */
+int mt_perf_reader_next(struct mt_perf_reader *r, struct mt_perf_item *item);
+
+/* @return : the last error's full message, "" when there was none. */
+const char *mt_perf_reader_error(const struct mt_perf_reader *r);
+
+/* The input's name as given to open. */
+const char *mt_perf_reader_name(const struct mt_perf_reader *r);
+
+/* ---- attrs ------------------------------------------------------------ */
+
+struct mt_perf_evsel {
+	struct perf_event_attr attr;	/* normalized to this header's size */
+	const uint64_t *ids;		/* sample ids that map to this attr */
+	size_t nr_ids;
+	const char *name;		/* "" when the stream names none */
+	int index;			/* order of appearance, from 0 */
+};
+
+/* The attrs seen so far; pointers stay valid while the reader lives (the
+ * array may grow: index again after each call to next).
+ * @return : the count. */
+size_t mt_perf_reader_nr_evsels(const struct mt_perf_reader *r);
+const struct mt_perf_evsel *mt_perf_reader_evsel(const struct mt_perf_reader *r, size_t i);
+
+/* ---- samples and other records ----------------------------------------- */
+
+/* A parsed PERF_RECORD_SAMPLE.  Pointers point into the record's bytes and
+ * live as long as they do.  Fields absent from sample_type are 0. */
+struct mt_perf_sample {
+	const struct mt_perf_evsel *evsel;
+	uint64_t sample_type;
+	uint64_t id, ip, time, addr, stream_id, period;
+	uint32_t pid, tid, cpu;
+	/* REGS_USER: abi 0 means no registers were taken (kernel thread). */
+	uint64_t regs_abi;
+	uint64_t regs_mask;		/* attr.sample_regs_user */
+	unsigned nr_regs;		/* bits set in the mask (when abi != 0) */
+	uint64_t regs[MT_PERF_MAX_REGS];/* in mask bit order */
+	size_t regs_offset;		/* byte offset of regs within the record */
+	/* STACK_USER: size bytes copied, of which dyn_size are valid. */
+	uint64_t stack_size;
+	uint64_t stack_dyn_size;
+	const uint8_t *stack;		/* NULL when stack_size is 0 */
+	size_t stack_offset;		/* byte offset of stack within the record */
+};
+
+/* Parse a SAMPLE record using the reader's attrs (identified by IDENTIFIER,
+ * ID, or the only attr).  Every field is bounds-checked against the record.
+ * @return : 0, MT_PERF_ENOATTR, or MT_PERF_EFORMAT (overrun). */
+int mt_perf_sample_parse(const struct mt_perf_reader *r,
+			 const struct perf_event_header *rec,
+			 struct mt_perf_sample *s);
+
+/* The sample_id_all trailer of a non-sample record (pid/tid/time/id/cpu). */
+struct mt_perf_sample_id {
+	uint32_t pid, tid, cpu;
+	uint64_t time, id, stream_id;
+	int present;			/* 0: the attr has no sample_id_all */
+};
+
+struct mt_perf_mmap {			/* MMAP and MMAP2 */
+	uint32_t pid, tid;
+	uint64_t start, len, pgoff;
+	uint32_t maj, min, prot, flags;
+	uint64_t ino, ino_generation;
+	uint8_t build_id[20];
+	uint8_t build_id_size;		/* 0 unless the MMAP2 build-id form */
+	int executable;			/* MMAP: !(misc & DATA); MMAP2: prot & PROT_EXEC */
+	const char *filename;		/* NUL-terminated, inside the record */
+	struct mt_perf_sample_id sid;
+};
+
+struct mt_perf_comm {
+	uint32_t pid, tid;
+	int exec;			/* misc & PERF_RECORD_MISC_COMM_EXEC */
+	const char *comm;
+	struct mt_perf_sample_id sid;
+};
+
+struct mt_perf_task {			/* FORK and EXIT */
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+	struct mt_perf_sample_id sid;
+};
+
+struct mt_perf_lost {			/* LOST (id, lost) and LOST_SAMPLES (lost) */
+	uint64_t id, lost;
+	struct mt_perf_sample_id sid;
+};
+
+/* Each: @return 0, or MT_PERF_EFORMAT when the record is too short or a
+ * string is not terminated inside it. */
+int mt_perf_mmap_parse(const struct mt_perf_reader *r,
+		       const struct perf_event_header *rec, struct mt_perf_mmap *m);
+int mt_perf_comm_parse(const struct mt_perf_reader *r,
+		       const struct perf_event_header *rec, struct mt_perf_comm *c);
+int mt_perf_task_parse(const struct mt_perf_reader *r,
+		       const struct perf_event_header *rec, struct mt_perf_task *t);
+int mt_perf_lost_parse(const struct mt_perf_reader *r,
+		       const struct perf_event_header *rec, struct mt_perf_lost *l);
+
+/* @return : "SAMPLE", "MMAP2", "HEADER_ATTR", ... or "type 77". Not
+ * reentrant for unknown types. */
+const char *mt_perf_record_name(uint32_t type);
+
+/* ---- writing ---------------------------------------------------------- */
+
+struct mt_perf_writer;
+
+/* Buffered writes to fd (not closed by the writer).  name labels messages. */
+int mt_perf_writer_new(struct mt_perf_writer **out, int fd, const char *name);
+
+/* Flushes; accepts NULL.  @return : 0 or MT_PERF_EIO from the last flush. */
+int mt_perf_writer_free(struct mt_perf_writer *w);
+
+/* Raw bytes: an item from a reader, a prepared record. */
+int mt_perf_writer_write(struct mt_perf_writer *w, const void *data, size_t size);
+
+/* The 16-byte pipe header (PERFILE2, size 16). */
+int mt_perf_writer_pipe_header(struct mt_perf_writer *w);
+
+/* A HEADER_ATTR record: attr (attr->size bytes) followed by ids. */
+int mt_perf_writer_attr(struct mt_perf_writer *w, const struct perf_event_attr *attr,
+			const uint64_t *ids, size_t nr_ids);
+
+/* An EVENT_UPDATE record of type NAME for the attr that owns id, which is
+ * how perf script learns an event's name. */
+int mt_perf_writer_event_name(struct mt_perf_writer *w, uint64_t id, const char *name);
+
+/* A record as it is, header->size bytes. */
+int mt_perf_writer_record(struct mt_perf_writer *w, const struct perf_event_header *rec);
+
+int mt_perf_writer_flush(struct mt_perf_writer *w);
+
+/* @return : total bytes accepted so far. */
+uint64_t mt_perf_writer_bytes(const struct mt_perf_writer *w);
+
+#endif

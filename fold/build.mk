@@ -1,0 +1,1 @@
+# fold: sources, binaries and tests of this stage (see GNUmakefile).

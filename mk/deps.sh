@@ -1,0 +1,50 @@
+#!/bin/sh
+# Install what mt needs from Debian's packages, then build libperf.
+#   mk/deps.sh          install what is missing (root), or print the apt command
+#   mk/deps.sh --check  exit 0 when everything is present, 1 otherwise (prints nothing)
+#   mk/deps.sh browser  also the browser-test packages (chromium, playwright-core)
+# Package names are Debian's; libperf is built from linux-source-6.1 by mk/libperf.sh.
+set -eu
+
+PACKAGES="build-essential libdw-dev libelf-dev libzstd-dev libcriterion-dev linux-perf
+pkg-config xz-utils zstd linux-source-6.1"
+BROWSER_PACKAGES="chromium nodejs npm"
+
+missing_packages() {
+	for p in $1; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+			printf '%s ' "$p"
+	done
+}
+
+want="$PACKAGES"
+[ "${1:-}" = browser ] && want="$want $BROWSER_PACKAGES"
+missing=$(missing_packages "$want")
+
+if [ "${1:-}" = --check ]; then
+	[ -z "$missing" ]
+	exit
+fi
+
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "mt: missing Debian packages: $missing" >&2
+		echo "mt: run as root:  apt-get update && apt-get install -y $missing" >&2
+		exit 3
+	fi
+	echo "mt: installing $missing" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >&2
+fi
+
+if [ "${1:-}" = browser ]; then
+	# playwright-core drives the system chromium; it never downloads a browser.
+	dir=build/browser
+	mkdir -p "$dir"
+	if [ ! -d "$dir/node_modules/playwright-core" ]; then
+		echo "mt: installing playwright-core into $dir" >&2
+		(cd "$dir" && npm install --silent --no-audit --no-fund playwright-core@1 >&2)
+	fi
+fi

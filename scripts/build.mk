@@ -1,0 +1,1 @@
+# scripts: sources, binaries and tests of this stage (see GNUmakefile).

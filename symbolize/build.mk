@@ -1,0 +1,1 @@
+# symbolize: sources, binaries and tests of this stage (see GNUmakefile).
