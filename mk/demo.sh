@@ -1,0 +1,43 @@
+#!/bin/sh
+# `make demo`: profile examples/wordfreq.c through the whole pipeline and
+# leave build/demo/{demo.mtz,demo.unwound,demo.folded,demo.svg,report.txt,report.json}.
+set -eu
+
+bin=build/bin
+out=build/demo
+prog=build/examples/wordfreq
+rate=${MT_DEMO_RATE:-65536}
+
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo '?')
+if [ "$(id -u)" -ne 0 ] && [ "$paranoid" != '?' ] && [ "$paranoid" -gt 1 ]; then
+	cat >&2 <<EOF
+mt demo: perf_event_open is restricted here (kernel.perf_event_paranoid = $paranoid).
+  Allow user-space profiling of your own processes with
+      sudo sysctl kernel.perf_event_paranoid=1
+  (or run as root, or give mt-capture CAP_PERFMON), then run 'make demo' again.
+EOF
+	exit 3
+fi
+
+mkdir -p "$out"
+echo "mt demo: capturing $prog at one sample per $rate bytes" >&2
+"$bin/mt-capture" --rate "$rate" -o "$out/demo.perf" -- "$prog" 200000 3
+"$bin/mt-encode" -o "$out/demo.mtz" "$out/demo.perf"
+rm -f "$out/demo.perf"
+"$bin/mt-unwind" "$out/demo.mtz" >"$out/demo.unwound"
+"$bin/mt-fold" "$out/demo.unwound" >"$out/demo.folded"
+"$bin/mt-fold" --report "$out/demo.unwound" >"$out/report.txt"
+"$bin/mt-fold" --json "$out/demo.unwound" >"$out/report.json"
+scripts/mt-flamegraph --title "wordfreq: allocated bytes" --countname bytes --colors mem \
+	--stats "$out/report.json" "$out/demo.folded" >"$out/demo.svg"
+
+cat "$out/report.txt"
+cat <<EOF
+
+mt demo: done.
+  $out/demo.mtz      the compressed capture (mt-encode -d gives the perf stream back)
+  $out/demo.unwound  one line per event with its unwound stack (mt-unwind)
+  $out/demo.folded   collapsed stacks (mt-fold)
+  $out/report.txt    the report above; $out/report.json the same as JSON
+  $out/demo.svg      the flame graph: open it in a browser
+EOF
