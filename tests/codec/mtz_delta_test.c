@@ -1,0 +1,430 @@
+/* Unit tests of the .mtz sample coder on synthetic samples shaped like perf's
+ * (header, pid/tid, time, regs, stack size, stack bytes, dyn_size), taken
+ * from a simulated thread stack that changes between samples. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/mtz.h"
+#include "codec/mtz_delta.h"
+#include "codec/mtz_hash.h"
+
+#define NR_REGS 17
+#define SP_INDEX 7
+#define MEM_BASE 0x7ffd00000000ull
+#define MEM_SIZE 65536
+
+/* A simulated address space holding one thread's stack. */
+struct stack_mem {
+	uint8_t b[MEM_SIZE];
+};
+
+static void mem_fill(struct stack_mem *m, unsigned seed)
+{
+	srand(seed);
+	for (size_t i = 0; i < MEM_SIZE; i += 8) {
+		/* return-address-like and small values, as real stacks hold */
+		uint64_t v = (i % 64 == 8) ? 0x555555554000ull + (rand() % 4096)
+					   : (uint64_t)(rand() % 3 ? 0 : rand());
+		memcpy(m->b + i, &v, 8);
+	}
+}
+
+struct sample {
+	uint8_t rec[70000];
+	struct mtz_sample_view v;
+	uint64_t regs[NR_REGS];
+};
+
+/* Builds a sample of thread tid with sp at addr, a stack dump of size bytes
+ * of which dyn are valid (taken from m), the rest filled with pad. */
+static void sample_make(struct sample *s, const struct stack_mem *m, uint32_t tid,
+			uint64_t sp, size_t size, size_t dyn, uint8_t pad, uint64_t time)
+{
+	uint8_t *p = s->rec;
+	size_t off = 8;
+	memcpy(p + off, &tid, 4);		/* pid */
+	memcpy(p + off + 4, &tid, 4);		/* tid */
+	off += 8;
+	memcpy(p + off, &time, 8);
+	off += 8;
+	uint64_t abi = 2;
+	memcpy(p + off, &abi, 8);
+	off += 8;
+	s->v.regs_offset = off;
+	for (unsigned i = 0; i < NR_REGS; i++) {
+		s->regs[i] = i == SP_INDEX ? sp : 0x1000 * i + (time & 0xff);
+		memcpy(p + off, &s->regs[i], 8);
+		off += 8;
+	}
+	uint64_t sz = size;
+	memcpy(p + off, &sz, 8);
+	off += 8;
+	s->v.stack_offset = off;
+	memset(p + off, pad, size);
+	if (dyn) {
+		cr_assert(sp >= MEM_BASE && sp - MEM_BASE + dyn <= MEM_SIZE);
+		memcpy(p + off, m->b + (sp - MEM_BASE), dyn);
+	}
+	off += size;
+	uint64_t d = dyn;
+	if (size) {
+		memcpy(p + off, &d, 8);
+		off += 8;
+	}
+	struct perf_event_header h = { .type = 9, .misc = 2, .size = (uint16_t)off };
+	memcpy(p, &h, 8);
+	s->v.rec = s->rec;
+	s->v.rec_size = off;
+	s->v.tid = tid;
+	s->v.nr_regs = NR_REGS;
+	s->v.sp_index = SP_INDEX;
+	s->v.dyn_size = dyn;
+}
+
+/* Encoder, decoder and the records fed so far. */
+struct rig {
+	struct mtz_delta_enc *enc;
+	struct mtz_delta_dec *dec;
+	struct mtz_buf coded;		/* SAMPLE entries */
+	struct mtz_buf expect;		/* the records, concatenated */
+	size_t last_entry;		/* size of the last entry */
+	size_t last_start;
+};
+
+static void rig_init(struct rig *r)
+{
+	memset(r, 0, sizeof(*r));
+	cr_assert_eq(mtz_delta_enc_new(&r->enc), 0);
+	cr_assert_eq(mtz_delta_dec_new(&r->dec), 0);
+}
+
+static void rig_fini(struct rig *r)
+{
+	mtz_delta_enc_free(r->enc);
+	mtz_delta_dec_free(r->dec);
+	mtz_buf_release(&r->coded);
+	mtz_buf_release(&r->expect);
+}
+
+static void rig_encode(struct rig *r, const struct sample *s)
+{
+	size_t before = r->coded.len;
+	cr_assert_eq(mtz_delta_enc_sample(r->enc, &s->v, &r->coded), 0);
+	cr_assert_eq(r->coded.data[before], MTZ_TAG_SAMPLE);
+	r->last_start = before;
+	r->last_entry = r->coded.len - before;
+	cr_assert_eq(mtz_buf_reserve(&r->expect, s->v.rec_size), 0);
+	mtz_buf_put(&r->expect, s->v.rec, s->v.rec_size);
+}
+
+/* Decodes every entry with a fresh decoder state and compares. */
+static void rig_check(struct rig *r)
+{
+	struct mtz_buf out = { 0 };
+	size_t pos = 0;
+	while (pos < r->coded.len) {
+		size_t used = 0;
+		cr_assert_eq(r->coded.data[pos], MTZ_TAG_SAMPLE);
+		int rc = mtz_delta_dec_sample(r->dec, r->coded.data + pos + 1,
+					      r->coded.len - pos - 1, &used, &out);
+		cr_assert_eq(rc, 0, "entry at %zu: %s", pos, mtz_strerror(rc));
+		pos += 1 + used;
+	}
+	cr_assert_eq(out.len, r->expect.len);
+	cr_assert(memcmp(out.data, r->expect.data, out.len) == 0, "decoded bytes differ");
+	mtz_buf_release(&out);
+}
+
+static struct stack_mem mem, mem2;
+static struct sample s;
+
+Test(mtz_delta, keyframe_round_trip)
+{
+	struct rig r;
+	rig_init(&r);
+	mem_fill(&mem, 1);
+	sample_make(&s, &mem, 100, MEM_BASE + 40000, 8192, 8192, 0, 1);
+	rig_encode(&r, &s);
+	const struct mtz_delta_stats *st = mtz_delta_enc_stats(r.enc);
+	cr_assert_eq(st->coded, 1);
+	cr_assert_eq(st->keyframes, 1);
+	cr_assert_eq(st->fallbacks, 0);
+	cr_assert_eq(st->stack_bytes, 8192);
+	/* a keyframe XORs against zeros: ref_hash 0 and the hash of the bytes */
+	uint8_t *e = r.coded.data + 1;
+	cr_assert_eq(mtz_ld64(e + 24), 0);
+	cr_assert_eq(mtz_ld64(e + 16), mtz_hash(mem.b + 40000, 8192));
+	/* zero words are left out: the entry is smaller than the record */
+	cr_assert_lt(r.last_entry, s.v.rec_size);
+	rig_check(&r);
+	cr_assert_eq(mtz_delta_dec_stats(r.dec)->keyframes, 1);
+	rig_fini(&r);
+}
+
+/* sp moving by delta between two samples whose stacks differ in a few words */
+static void sp_move(long delta)
+{
+	struct rig r;
+	rig_init(&r);
+	mem_fill(&mem, 2);
+	uint64_t sp = MEM_BASE + 30000;
+	sample_make(&s, &mem, 7, sp, 8192, 8192, 0, 1);
+	rig_encode(&r, &s);
+	size_t key = r.last_entry;
+	for (int k = 0; k < 5; k++) {
+		sp += delta;
+		/* the callee wrote a few words below/at the new sp */
+		for (int w = 0; w < 4; w++)
+			mem.b[sp - MEM_BASE + 16 * w] ^= (uint8_t)(0x5a + k);
+		sample_make(&s, &mem, 7, sp, 8192, 8192, 0, 2 + k);
+		rig_encode(&r, &s);
+		/* deltas carry the changed words and the newly covered bytes
+		 * only: far smaller than the keyframe */
+		size_t newly = (size_t)labs(delta) + 64;
+		cr_assert_lt(r.last_entry, s.v.rec_size - 8192 + 200 + 2 * newly,
+			     "delta %ld: entry %zu bytes (keyframe %zu)", delta, r.last_entry, key);
+	}
+	const struct mtz_delta_stats *st = mtz_delta_enc_stats(r.enc);
+	cr_assert_eq(st->keyframes, 1);
+	cr_assert_eq(st->fallbacks, 0);
+	rig_check(&r);
+	rig_fini(&r);
+}
+
+Test(mtz_delta, sp_moves_down) { sp_move(-96); }
+Test(mtz_delta, sp_moves_up) { sp_move(160); }
+Test(mtz_delta, sp_moves_unaligned_down) { sp_move(-13); }
+Test(mtz_delta, sp_moves_unaligned_up) { sp_move(5); }
+
+Test(mtz_delta, sp_moves_beyond_the_reference)
+{
+	struct rig r;
+	rig_init(&r);
+	mem_fill(&mem, 3);
+	sample_make(&s, &mem, 7, MEM_BASE + 100, 4096, 4096, 0, 1);
+	rig_encode(&r, &s);
+	/* no overlap at all: still a delta, against zeros */
+	sample_make(&s, &mem, 7, MEM_BASE + 20000, 4096, 4096, 0, 2);
+	rig_encode(&r, &s);
+	sample_make(&s, &mem, 7, MEM_BASE + 19000, 4096, 4096, 0, 3);
+	rig_encode(&r, &s);
+	cr_assert_eq(mtz_delta_enc_stats(r.enc)->keyframes, 1);
+	rig_check(&r);
+	rig_fini(&r);
+}
+
+Test(mtz_delta, dyn_size_smaller_than_size_and_zero)
+{
+	struct rig r;
+	rig_init(&r);
+	mem_fill(&mem, 4);
+	/* the bytes after dyn_size are whatever the ring buffer held: kept */
+	sample_make(&s, &mem, 9, MEM_BASE + 50000, 8192, 3001, 0xcc, 1);
+	rig_encode(&r, &s);
+	sample_make(&s, &mem, 9, MEM_BASE + 49992, 8192, 3333, 0xdd, 2);
+	rig_encode(&r, &s);
+	sample_make(&s, &mem, 9, MEM_BASE + 49992, 8192, 0, 0xee, 3);
+	rig_encode(&r, &s);
+	sample_make(&s, &mem, 9, MEM_BASE + 49000, 8192, 7, 0x11, 4);
+	rig_encode(&r, &s);
+	sample_make(&s, &mem, 9, MEM_BASE + 49000, 1024, 1024, 0, 5);
+	rig_encode(&r, &s);
+	const struct mtz_delta_stats *st = mtz_delta_enc_stats(r.enc);
+	cr_assert_eq(st->coded, 5);
+	cr_assert_eq(st->stack_bytes, 3001 + 3333 + 0 + 7 + 1024);
+	cr_assert_eq(st->fallbacks, 0);
+	rig_check(&r);
+	rig_fini(&r);
+}
+
+Test(mtz_delta, sample_without_sp_aligns_at_offset_zero)
+{
+	struct rig r;
+	rig_init(&r);
+	mem_fill(&mem, 5);
+	sample_make(&s, &mem, 3, MEM_BASE + 1000, 2048, 2048, 0, 1);
+	s.v.sp_index = -1;
+	rig_encode(&r, &s);
+	mem.b[1000 + 64] ^= 1;
+	sample_make(&s, &mem, 3, MEM_BASE + 1000, 2048, 2048, 0, 2);
+	s.v.sp_index = -1;
+	rig_encode(&r, &s);
+	cr_assert_lt(r.last_entry, 400);
+	rig_check(&r);
+	rig_fini(&r);
+}
+
+Test(mtz_delta, interleaved_threads)
+{
+	struct rig r;
+	rig_init(&r);
+	mem_fill(&mem, 6);
+	mem_fill(&mem2, 7);
+	for (int k = 0; k < 10; k++) {
+		struct stack_mem *m = k % 2 ? &mem2 : &mem;
+		m->b[60000 + 8 * k] ^= 0x77;
+		sample_make(&s, m, k % 2 ? 201 : 200, MEM_BASE + 60000 - 8 * (k % 3),
+			    4096, 4096, 0, k);
+		rig_encode(&r, &s);
+		if (k >= 2)	/* each thread codes against its own stack */
+			cr_assert_lt(r.last_entry, 600, "sample %d: %zu bytes", k, r.last_entry);
+	}
+	const struct mtz_delta_stats *st = mtz_delta_enc_stats(r.enc);
+	cr_assert_eq(st->keyframes, 2);
+	cr_assert_eq(st->fallbacks, 0);
+	rig_check(&r);
+	rig_fini(&r);
+}
+
+Test(mtz_delta, reset_starts_with_keyframes)
+{
+	struct rig r;
+	rig_init(&r);
+	mem_fill(&mem, 8);
+	sample_make(&s, &mem, 1, MEM_BASE + 8192, 4096, 4096, 0, 1);
+	rig_encode(&r, &s);
+	rig_encode(&r, &s);
+	mtz_delta_enc_reset(r.enc);
+	rig_encode(&r, &s);
+	cr_assert_eq(mtz_ld64(r.coded.data + r.last_start + 1 + 24), 0);
+	cr_assert_eq(mtz_delta_enc_stats(r.enc)->keyframes, 2);
+	rig_fini(&r);
+}
+
+Test(mtz_delta, stale_reference_falls_back_to_keyframe)
+{
+	struct rig r;
+	rig_init(&r);
+	mem_fill(&mem, 9);
+	sample_make(&s, &mem, 5, MEM_BASE + 8192, 4096, 4096, 0, 1);
+	rig_encode(&r, &s);
+	/* the encoder's copy no longer matches what a decoder holds */
+	struct mtz_delta_ref *ref = mtz_delta_enc_ref(r.enc, 5);
+	cr_assert_not_null(ref);
+	ref->bytes[100] ^= 0xff;
+	mem.b[8192 + 8] ^= 1;
+	sample_make(&s, &mem, 5, MEM_BASE + 8192, 4096, 4096, 0, 2);
+	rig_encode(&r, &s);
+	const struct mtz_delta_stats *st = mtz_delta_enc_stats(r.enc);
+	cr_assert_eq(st->fallbacks, 1);
+	cr_assert_eq(st->keyframes, 2);
+	cr_assert_eq(mtz_ld64(r.coded.data + r.last_start + 1 + 24), 0);
+	/* and the next one is a delta against the keyframe again */
+	rig_encode(&r, &s);
+	cr_assert_eq(st->keyframes, 2);
+	rig_check(&r);
+	rig_fini(&r);
+}
+
+Test(mtz_delta, reference_hash_mismatch_falls_back_to_keyframe)
+{
+	struct rig r;
+	rig_init(&r);
+	mem_fill(&mem, 10);
+	sample_make(&s, &mem, 5, MEM_BASE + 8192, 4096, 4096, 0, 1);
+	rig_encode(&r, &s);
+	mtz_delta_enc_ref(r.enc, 5)->hash ^= 1;
+	sample_make(&s, &mem, 5, MEM_BASE + 8192, 4096, 4096, 0, 2);
+	rig_encode(&r, &s);
+	cr_assert_eq(mtz_delta_enc_stats(r.enc)->fallbacks, 1);
+	rig_check(&r);
+	rig_fini(&r);
+}
+
+/* Decoder side: a delta whose hashes do not match is refused, not guessed. */
+Test(mtz_delta, decoder_refuses_bad_hashes)
+{
+	struct rig r;
+	rig_init(&r);
+	mem_fill(&mem, 11);
+	sample_make(&s, &mem, 5, MEM_BASE + 8192, 4096, 4096, 0, 1);
+	rig_encode(&r, &s);
+	size_t first = r.last_entry;
+	mem.b[8192 + 16] ^= 3;
+	sample_make(&s, &mem, 5, MEM_BASE + 8192, 4096, 4096, 0, 2);
+	rig_encode(&r, &s);
+	struct mtz_buf out = { 0 };
+	size_t used;
+	cr_assert_eq(mtz_delta_dec_sample(r.dec, r.coded.data + 1, first - 1, &used, &out), 0);
+	uint8_t *e = r.coded.data + first + 1;
+	size_t n = r.last_entry - 1;
+	e[16] ^= 1;		/* hash of the rebuilt bytes */
+	cr_assert_eq(mtz_delta_dec_sample(r.dec, e, n, &used, &out), MTZ_EHASH);
+	e[16] ^= 1;
+	e[24] ^= 1;		/* hash of the reference */
+	cr_assert_eq(mtz_delta_dec_sample(r.dec, e, n, &used, &out), MTZ_EREF);
+	e[24] ^= 1;
+	e[n - 1] ^= 0x40;	/* a coded word */
+	cr_assert_eq(mtz_delta_dec_sample(r.dec, e, n, &used, &out), MTZ_EHASH);
+	e[n - 1] ^= 0x40;
+	/* failures left the reference alone: the intact entry still decodes */
+	size_t len = out.len;
+	cr_assert_eq(mtz_delta_dec_sample(r.dec, e, n, &used, &out), 0);
+	cr_assert_eq(used, n);
+	cr_assert_eq(out.len - len, s.v.rec_size);
+	cr_assert(memcmp(out.data + len, s.v.rec, s.v.rec_size) == 0);
+	mtz_buf_release(&out);
+	rig_fini(&r);
+}
+
+Test(mtz_delta, registers_are_xored_against_the_previous_sample)
+{
+	struct rig r;
+	rig_init(&r);
+	mem_fill(&mem, 12);
+	sample_make(&s, &mem, 5, MEM_BASE + 8192, 1024, 1024, 0, 0x10);
+	rig_encode(&r, &s);
+	uint64_t old[NR_REGS];
+	memcpy(old, s.regs, sizeof(old));
+	/* time 0x13: sample_make varies every register but sp with it */
+	sample_make(&s, &mem, 5, MEM_BASE + 8192 - 32, 1024, 1024, 0, 0x13);
+	rig_encode(&r, &s);
+	const uint8_t *regs = r.coded.data + r.last_start + 1 + MTZ_SAMPLE_FIXED + s.v.regs_offset;
+	for (unsigned i = 0; i < NR_REGS; i++)
+		cr_assert_eq(mtz_ld64(regs + 8 * i), old[i] ^ s.regs[i], "reg %u", i);
+	rig_check(&r);
+	rig_fini(&r);
+}
+
+/* Every truncation of a valid entry is refused without reading past it. */
+Test(mtz_delta, truncated_entries_are_refused)
+{
+	struct rig r;
+	rig_init(&r);
+	mem_fill(&mem, 13);
+	sample_make(&s, &mem, 5, MEM_BASE + 8192, 2048, 2000, 0, 1);
+	rig_encode(&r, &s);
+	size_t n = r.last_entry - 1;
+	struct mtz_buf out = { 0 };
+	for (size_t k = 0; k < n; k++) {
+		uint8_t *copy = malloc(k ? k : 1);
+		memcpy(copy, r.coded.data + 1, k);
+		size_t used;
+		int rc = mtz_delta_dec_sample(r.dec, copy, k, &used, &out);
+		cr_assert(rc == MTZ_ETRUNC || rc == MTZ_EFORMAT, "length %zu: %d", k, rc);
+		free(copy);
+	}
+	cr_assert_eq(out.len, 0);
+	rig_fini(&r);
+	mtz_buf_release(&out);
+}
+
+Test(mtz_delta, inconsistent_views_are_refused)
+{
+	struct rig r;
+	rig_init(&r);
+	mem_fill(&mem, 14);
+	sample_make(&s, &mem, 5, MEM_BASE + 8192, 2048, 2048, 0, 1);
+	struct mtz_sample_view v = s.v;
+	v.dyn_size = v.rec_size;
+	cr_assert_eq(mtz_delta_enc_sample(r.enc, &v, &r.coded), MTZ_EFORMAT);
+	v = s.v;
+	v.sp_index = NR_REGS;
+	cr_assert_eq(mtz_delta_enc_sample(r.enc, &v, &r.coded), MTZ_EFORMAT);
+	v = s.v;
+	v.regs_offset = v.stack_offset - 8;
+	cr_assert_eq(mtz_delta_enc_sample(r.enc, &v, &r.coded), MTZ_EFORMAT);
+	cr_assert_eq(r.coded.len, 0);
+	rig_fini(&r);
+}
