@@ -1,1 +1,41 @@
 # codec: sources, binaries and tests of this stage (see GNUmakefile).
+
+# ---- perf stream library (perf_*.c) --------------------------------------
+CODEC_OBJS += $(B)/obj/codec/perf_error.o
+CODEC_OBJS += $(B)/obj/codec/perf_reader.o
+CODEC_OBJS += $(B)/obj/codec/perf_sample.o
+CODEC_OBJS += $(B)/obj/codec/perf_writer.o
+
+FIXTURE_NAMES += perf_small
+
+CODEC_PERF_TEST_OBJS := \
+	$(B)/obj/tests/codec/perf_test_util.o \
+	$(B)/obj/tests/codec/perf_hostile_test.o \
+	$(B)/obj/tests/codec/perf_roundtrip_test.o \
+	$(B)/obj/tests/codec/perf_record_test.o
+
+# The tests run perf on build/fixtures/perf_small.
+$(B)/tests/codec-perf-tests: $(CODEC_PERF_TEST_OBJS) $(B)/libmtcodec.a | build/fixtures/perf_small
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(CODEC_PERF_TEST_OBJS) $(B)/libmtcodec.a -lcriterion $(LDLIBS)
+UNIT_TESTS += $(B)/tests/codec-perf-tests
+# ---- end of perf stream library ------------------------------------------
+
+# ---- .mtz codec and mt-encode (mtz_*.c, mt_encode.c) ---------------------
+CODEC_OBJS += $(B)/obj/codec/mtz_delta.o
+
+# Programs that use the .mtz reader or writer add this after libmtcodec.a.
+CODEC_LDLIBS := -lzstd
+
+CODEC_MTZ_TEST_OBJS := \
+	$(B)/obj/tests/codec/mtz_delta_test.o
+
+$(B)/tests/codec-mtz-tests: $(CODEC_MTZ_TEST_OBJS) $(B)/libmtcodec.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(CODEC_MTZ_TEST_OBJS) $(B)/libmtcodec.a -lcriterion $(CODEC_LDLIBS) $(LDLIBS)
+UNIT_TESTS += $(B)/tests/codec-mtz-tests
+# ---- end of .mtz codec ---------------------------------------------------
+
+# The library: keep this after every CODEC_OBJS += (prerequisites expand when read).
+$(B)/libmtcodec.a: $(CODEC_OBJS)
+LIBS += $(B)/libmtcodec.a

@@ -61,13 +61,20 @@ struct mt_perf_item {
 	const void *data;	/* owned by the reader, valid until the next call */
 	size_t size;		/* bytes at data (a record's header.size) */
 	uint64_t offset;	/* byte offset of data in the input */
-	/* Records only: data as a header; for samples, the matching attr. */
+	/* Records only: data as a header (8-byte aligned). */
 	const struct perf_event_header *header;
+	/* Records only: for samples the matching attr; for other kernel records
+	 * the attr their sample_id trailer names (or the only attr); else NULL. */
+	const struct mt_perf_evsel *evsel;
 };
 
 /* Open path ("-" for stdin) for reading; the format is detected from the
- * magic (PERFILE2, with the header size telling pipe from file).
- * @return : 0, or a negative code (with *out NULL). */
+ * magic (PERFILE2, with the header size telling pipe from file).  A file's
+ * attrs (and, when seekable, its EVENT_DESC names) are read here: by pread
+ * when the input is a regular file, else from the bytes before the data
+ * section (kept in memory, at most 16 MiB).
+ * @return : 0, or a negative code (with *out NULL; the message is then in
+ *           mt_perf_reader_error(NULL), per thread, and errno is kept). */
 int mt_perf_reader_open(struct mt_perf_reader **out, const char *path);
 
 /* Same on an open fd; the reader does not close it.  name labels messages. */
@@ -89,7 +96,13 @@ enum mt_perf_format mt_perf_reader_format(const struct mt_perf_reader *r);
  *           (the message is in mt_perf_reader_error). */
 int mt_perf_reader_next(struct mt_perf_reader *r, struct mt_perf_item *item);
 
-/* @return : the last error's full message, "" when there was none. */
+/* Errors that break the framing (ETRUNC, EIO, a bad record size, a bad file
+ * header) are sticky: next returns them again.  Errors inside a record whose
+ * size is sound (EFORMAT, ENOATTR) skip it: next goes on after it.
+ * Messages name the byte offset and record type but not the input (see
+ * mt_perf_reader_name), e.g. "record at offset 4120 (SAMPLE): ...".
+ * @return : the last error's full message, "" when there was none; with r
+ *           NULL, the message of this thread's last failed open. */
 const char *mt_perf_reader_error(const struct mt_perf_reader *r);
 
 /* The input's name as given to open. */
@@ -220,6 +233,10 @@ int mt_perf_writer_event_name(struct mt_perf_writer *w, uint64_t id, const char 
 int mt_perf_writer_record(struct mt_perf_writer *w, const struct perf_event_header *rec);
 
 int mt_perf_writer_flush(struct mt_perf_writer *w);
+
+/* @return : the message of the first failed write ("" when none); errors
+ *           are sticky: every later call returns the same code. */
+const char *mt_perf_writer_error(const struct mt_perf_writer *w);
 
 /* @return : total bytes accepted so far. */
 uint64_t mt_perf_writer_bytes(const struct mt_perf_writer *w);

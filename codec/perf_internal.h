@@ -1,0 +1,83 @@
+/* Internals shared by the perf stream reader and its record parsers.  Not
+ * part of the library's API: only codec/perf_*.c include this. */
+#ifndef MT_PERF_INTERNAL_H
+#define MT_PERF_INTERNAL_H
+
+#include "codec/perf_stream.h"
+
+#include <stdarg.h>
+
+/* Record types of perf's user space (tools/lib/perf/include/perf/event.h);
+ * the kernel's own stop below 64. */
+enum {
+	MT_PERF_RECORD_HEADER_ATTR = 64,
+	MT_PERF_RECORD_HEADER_EVENT_TYPE = 65,
+	MT_PERF_RECORD_HEADER_TRACING_DATA = 66,
+	MT_PERF_RECORD_HEADER_BUILD_ID = 67,
+	MT_PERF_RECORD_FINISHED_ROUND = 68,
+	MT_PERF_RECORD_ID_INDEX = 69,
+	MT_PERF_RECORD_AUXTRACE_INFO = 70,
+	MT_PERF_RECORD_AUXTRACE = 71,
+	MT_PERF_RECORD_AUXTRACE_ERROR = 72,
+	MT_PERF_RECORD_THREAD_MAP = 73,
+	MT_PERF_RECORD_CPU_MAP = 74,
+	MT_PERF_RECORD_STAT_CONFIG = 75,
+	MT_PERF_RECORD_STAT = 76,
+	MT_PERF_RECORD_STAT_ROUND = 77,
+	MT_PERF_RECORD_EVENT_UPDATE = 78,
+	MT_PERF_RECORD_TIME_CONV = 79,
+	MT_PERF_RECORD_HEADER_FEATURE = 80,
+	MT_PERF_RECORD_COMPRESSED = 81,
+	MT_PERF_RECORD_FINISHED_INIT = 82,
+};
+
+/* EVENT_UPDATE types and the feature number of EVENT_DESC (perf's header.h). */
+#define MT_PERF_EVENT_UPDATE_NAME 2
+#define MT_PERF_FEAT_EVENT_DESC 12
+#define MT_PERF_FEAT_BITS 256
+
+#define MT_PERF_MAGIC 0x32454c4946524550ULL	/* "PERFILE2" little-endian */
+#define MT_PERF_PIPE_HEADER_SIZE 16
+#define MT_PERF_FILE_HEADER_SIZE 104
+
+struct mt_perf_evsel_priv {
+	struct mt_perf_evsel pub;
+	uint64_t *ids;
+	size_t cap_ids;
+	char *name;
+};
+
+/* Where a sample's or trailer's id sits, derived from the attrs. */
+struct mt_perf_id_map {
+	uint64_t *keys;		/* open addressing; 0 keys are kept aside */
+	struct mt_perf_evsel_priv **vals;
+	size_t cap, count;
+	struct mt_perf_evsel_priv *zero;	/* owner of id 0, if any */
+};
+
+/* Size of the fixed sample_id_all trailer for a sample_type. */
+size_t mt_perf__trailer_size(uint64_t sample_type);
+
+/* The evsel for a sample / a non-sample record, or NULL. why (may be NULL)
+ * receives a reason on failure. */
+const struct mt_perf_evsel *mt_perf__sample_evsel(const struct mt_perf_reader *r,
+						   const struct perf_event_header *rec,
+						   char *why, size_t whylen);
+const struct mt_perf_evsel *mt_perf__other_evsel(const struct mt_perf_reader *r,
+						  const struct perf_event_header *rec);
+
+/* Lookup of an id among the reader's attrs; NULL when none owns it. */
+const struct mt_perf_evsel *mt_perf__evsel_by_id(const struct mt_perf_reader *r,
+						  uint64_t id);
+size_t mt_perf__nr_evsels(const struct mt_perf_reader *r);
+
+/* Parsers with a reason for the failure written into why. */
+int mt_perf__sample_parse(const struct mt_perf_reader *r, const struct perf_event_header *rec,
+			  struct mt_perf_sample *s, char *why, size_t whylen);
+int mt_perf__check_record(const struct mt_perf_reader *r, const struct perf_event_header *rec,
+			  const struct mt_perf_evsel **evsel, char *why, size_t whylen);
+
+__attribute__((format(printf, 3, 4)))
+void mt_perf__why(char *why, size_t whylen, const char *fmt, ...);
+
+#endif

@@ -1,0 +1,3 @@
+/* hostile tests: filled in below. */
+#include <criterion/criterion.h>
+#include "tests/codec/perf_test_util.h"
