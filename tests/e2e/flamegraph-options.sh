@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# mt-flamegraph's options do what --help says, checked on a small input whose figures
+# are worked out by hand: title and subtitle, count units, palettes, width, minwidth
+# (omitted frames reported), --reverse, --inverted, and --stats (samples, error,
+# hatching of frames with few samples; missing fields tolerated; exact mode).
+set -euo pipefail
+fg="$MT_SRC/scripts/mt-flamegraph"
+check="$MT_SRC/tests/e2e/flamegraph_check.py"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "$*"; exit 1; }
+frames() { python3 "$check" frames "$1"; }
+has_tip() {  # has_tip SVG LINE: some frame's tooltip has exactly LINE
+	python3 "$check" tips "$1" | grep -qxF -- "$2"
+}
+
+# Total 1,048,576 + 4,096 + 16 = 1,052,688 bytes.
+cat >"$tmp/in.folded" <<'IN'
+main;load;read_file;malloc 1048576
+main;load;parse;calloc 4096
+main;tiny;malloc 16
+IN
+
+# Title, subtitle, units.  1 MiB + 4 KiB + 16 B under main: "1.00 MiB (1,052,688 bytes)".
+"$fg" --minwidth 0 --title 'T <&> title' --subtitle 'sub title' --countname bytes "$tmp/in.folded" >"$tmp/a.svg"
+grep -q '<text id="title"[^>]*>T &lt;&amp;&gt; title</text>' "$tmp/a.svg" || fail "title"
+grep -q '<text id="subtitle"[^>]*>sub title</text>' "$tmp/a.svg" || fail "subtitle"
+has_tip "$tmp/a.svg" '1.00 MiB (1,052,688 bytes), 100.00% of all' || fail "bytes units"
+has_tip "$tmp/a.svg" '4.00 KiB (4,096 bytes), 0.39% of all' || fail "KiB units"
+has_tip "$tmp/a.svg" '16 bytes, <0.01% of all' || fail "small byte counts"
+"$fg" --countname objects "$tmp/in.folded" >"$tmp/b.svg"
+has_tip "$tmp/b.svg" '1,052,688 objects, 100.00% of all' || fail "countname objects"
+"$fg" "$tmp/in.folded" >"$tmp/d.svg"
+has_tip "$tmp/d.svg" '1,052,688 samples, 100.00% of all' || fail "default countname"
+grep -q '<text id="title"[^>]*>Flame Graph</text>' "$tmp/d.svg" || fail "default title"
+
+# Palettes change colours, not geometry.
+for c in mem cpu hot; do
+	"$fg" --minwidth 0 --colors "$c" "$tmp/in.folded" >"$tmp/$c.svg"
+	python3 "$check" layout "$tmp/in.folded" "$tmp/$c.svg" >/dev/null
+	grep -o 'fill="rgb([^"]*)"' "$tmp/$c.svg" | sort -u >"$tmp/$c.fills"
+done
+cmp -s "$tmp/mem.fills" "$tmp/cpu.fills" && fail "mem and cpu palettes identical"
+cmp -s "$tmp/cpu.fills" "$tmp/hot.fills" && fail "cpu and hot palettes identical"
+frames "$tmp/mem.svg" | cut -f1-3 >"$tmp/mem.geo"
+frames "$tmp/hot.svg" | cut -f1-3 >"$tmp/hot.geo"
+cmp "$tmp/mem.geo" "$tmp/hot.geo"
+
+# --width: 510 px leaves 490 for the data; main spans it all (490 - 0.5 gap).
+"$fg" --width 510 "$tmp/in.folded" >"$tmp/w.svg"
+grep -q '<svg [^>]*width="510"' "$tmp/w.svg" || fail "width attribute"
+frames "$tmp/w.svg" | grep -q $'\tmain\t489.50\t' || fail "width 510: main not 489.50"
+
+# --minwidth: at 1200 px (1180 for data), tiny (16 B) is 0.018 px and its malloc too:
+# below the default 0.1 px, both omitted and reported; with 0 they are drawn.
+"$fg" "$tmp/in.folded" >"$tmp/m.svg"
+frames "$tmp/m.svg" | grep -q $'\ttiny\t' && fail "tiny drawn at the default minwidth"
+grep -q '<text id="omitted"[^>]*>2 frames narrower than 0.1 px not drawn (&lt;0.01% of all at their roots)' \
+	"$tmp/m.svg" || fail "omitted frames not reported"
+"$fg" --minwidth 0 "$tmp/in.folded" >"$tmp/m0.svg"
+python3 "$check" layout "$tmp/in.folded" "$tmp/m0.svg" >/dev/null
+grep -q 'id="omitted"' "$tmp/m0.svg" && fail "omitted line with --minwidth 0"
+# 1% of the total: parse (4 KiB, 0.39%) and its calloc go too: 4 frames.
+"$fg" --minwidth 1% "$tmp/in.folded" >"$tmp/m1.svg"
+grep -q '>4 frames narrower than 1% not drawn (0.39% of all at their roots)' "$tmp/m1.svg" ||
+	fail "--minwidth 1%"
+
+# --reverse: merged from the leaf, the root's children are malloc (1 MiB + 16) and calloc.
+"$fg" --reverse --minwidth 0 "$tmp/in.folded" >"$tmp/r.svg"
+python3 "$check" layout "$tmp/in.folded" "$tmp/r.svg" --reverse
+python3 "$check" tips "$tmp/r.svg" | grep -A1 -x malloc | grep -qxF '1,048,592 samples, 99.61% of all' ||
+	fail "--reverse: malloc not merged"
+# --inverted: the root row is the top one.
+"$fg" --inverted --minwidth 0 "$tmp/in.folded" >"$tmp/i.svg"
+python3 "$check" layout "$tmp/in.folded" "$tmp/i.svg" --inverted
+grep -q '>Icicle Graph<' "$tmp/i.svg" || fail "--inverted default title"
+
+# --stats: read_file's 1 MiB from 16 samples at rate 65536 (1/sqrt(16) = 25%: +-256 KiB),
+# parse's 4 KiB from 1 sample, tiny from 0 samples plus one from a stack the input lacks.
+cat >"$tmp/stats.json" <<'JSON'
+{"metric": "alloc_bytes", "mode": "sample", "rate": 65536, "some_future_field": [1, 2],
+ "stacks": [
+  {"stack": "main;load;read_file;malloc", "samples": 16, "estimate": 1048576},
+  {"stack": ["main", "load", "parse", "calloc"], "samples": 1},
+  {"stack": "main;tiny;malloc", "samples": 0},
+  {"stack": "not;in;input", "samples": 3},
+  {"stack": "main;broken", "samples": "x"},
+  {"no_stack_field": 1}
+ ]}
+JSON
+"$fg" --minwidth 0 --stats "$tmp/stats.json" "$tmp/in.folded" >"$tmp/s.svg"
+has_tip "$tmp/s.svg" '1.00 MiB (1,048,576 bytes), 99.61% of all' || fail "stats: units from metric"
+has_tip "$tmp/s.svg" '16 samples, ±256 KiB (±25.0%, 1σ), 95%: 585 KiB–1.62 MiB' ||
+	fail "stats: read_file's samples and error"
+python3 "$check" tips "$tmp/s.svg" | grep -q '^17 samples, '  || fail "stats: main's samples (16 + 1 + 0)"
+has_tip "$tmp/s.svg" '0 samples: no estimate of the error' || fail "stats: zero samples"
+# Few samples (< 10): parse, its calloc, tiny and its malloc are hatched; main is not.
+frames "$tmp/s.svg" | awk -F'\t' '$4 ~ /few/ {print $2}' | sort | tr '\n' ' ' >"$tmp/few"
+[ "$(cat "$tmp/few")" = "calloc malloc parse tiny " ] || fail "hatched frames: $(cat "$tmp/few")"
+[ "$(grep -c 'class="h"' "$tmp/s.svg")" -eq 4 ] || fail "hatch overlays"
+grep -q 'fewer than 10 samples (error above ±32%): 4 frames' "$tmp/s.svg" || fail "few legend"
+"$fg" --minwidth 0 --few-samples 20 --stats "$tmp/stats.json" "$tmp/in.folded" >"$tmp/s20.svg"
+grep -q 'fewer than 20 samples (error above ±22%): 9 frames' "$tmp/s20.svg" || fail "--few-samples 20"
+
+# Missing fields: no stacks but a rate and a bytes metric: samples = bytes / rate.
+echo '{"metric": "alloc_bytes", "rate": 65536}' >"$tmp/rate.json"
+"$fg" --minwidth 0 --stats "$tmp/rate.json" "$tmp/in.folded" >"$tmp/rate.svg"
+python3 "$check" tips "$tmp/rate.svg" | grep -q '^16 samples, ±256 KiB'  || fail "samples from the rate"
+# Nothing usable: no sample lines, no hatching, no legend, no error.
+echo '{}' >"$tmp/empty.json"
+"$fg" --minwidth 0 --stats "$tmp/empty.json" "$tmp/in.folded" >"$tmp/e.svg"
+grep -q ' samples, ±' "$tmp/e.svg" && fail "samples invented from an empty stats file"
+grep -q 'fewlegend' "$tmp/e.svg" && fail "few-samples legend without samples"
+# Exact (trace) mode: no error, nothing hatched.
+echo '{"metric": "alloc_bytes", "mode": "trace", "stacks": [{"stack": "main;tiny;malloc", "samples": 1}]}' \
+	>"$tmp/exact.json"
+"$fg" --minwidth 0 --stats "$tmp/exact.json" "$tmp/in.folded" >"$tmp/x.svg"
+has_tip "$tmp/x.svg" 'exact (every event recorded): no sampling error' || fail "exact mode"
+grep -q 'class="f few' "$tmp/x.svg" && fail "hatching in exact mode"
+
+# -o writes the same bytes as stdout.
+"$fg" -o "$tmp/o.svg" "$tmp/in.folded"
+"$fg" "$tmp/in.folded" | cmp - "$tmp/o.svg"
+echo "flamegraph options: ok"
