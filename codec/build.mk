@@ -22,18 +22,36 @@ UNIT_TESTS += $(B)/tests/codec-perf-tests
 # ---- end of perf stream library ------------------------------------------
 
 # ---- .mtz codec and mt-encode (mtz_*.c, mt_encode.c) ---------------------
+CODEC_OBJS += $(B)/obj/codec/mtz_common.o
 CODEC_OBJS += $(B)/obj/codec/mtz_delta.o
+CODEC_OBJS += $(B)/obj/codec/mtz_frame.o
+CODEC_OBJS += $(B)/obj/codec/mtz_reader.o
+CODEC_OBJS += $(B)/obj/codec/mtz_writer.o
+CODEC_OBJS += $(B)/obj/codec/progress.o
 
 # Programs that use the .mtz reader or writer add this after libmtcodec.a.
 CODEC_LDLIBS := -lzstd
 
+$(B)/bin/mt-encode: $(B)/obj/codec/mt_encode.o $(B)/libmtcodec.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(B)/libmtcodec.a $(CODEC_LDLIBS) $(LDLIBS)
+
+# mt-decode is mt-encode -d under another name.
+$(B)/bin/mt-decode: $(B)/bin/mt-encode
+	ln -sf mt-encode $@
+
+BINS += $(B)/bin/mt-encode
+BINS += $(B)/bin/mt-decode
+
 CODEC_MTZ_TEST_OBJS := \
-	$(B)/obj/tests/codec/mtz_delta_test.o
+	$(B)/obj/tests/codec/mtz_delta_test.o \
+	$(B)/obj/tests/codec/mtz_container_test.o
 
 $(B)/tests/codec-mtz-tests: $(CODEC_MTZ_TEST_OBJS) $(B)/libmtcodec.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $(CODEC_MTZ_TEST_OBJS) $(B)/libmtcodec.a -lcriterion $(CODEC_LDLIBS) $(LDLIBS)
 UNIT_TESTS += $(B)/tests/codec-mtz-tests
+
 # ---- end of .mtz codec ---------------------------------------------------
 
 # The library: keep this after every CODEC_OBJS += (prerequisites expand when read).

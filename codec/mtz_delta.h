@@ -27,7 +27,7 @@
 #define MTZ_MAX_REGS 64
 
 /* Entry tags inside a frame. */
-enum { MTZ_TAG_PASS = 1, MTZ_TAG_SAMPLE = 2 };
+enum { MTZ_TAG_PASS = 1, MTZ_TAG_SAMPLE = 2, MTZ_TAG_BLOB = 3 };
 
 /* Fixed bytes of a SAMPLE entry after its tag. */
 #define MTZ_SAMPLE_FIXED 32

@@ -1,0 +1,352 @@
+/* mt-encode: perf stream (pipe or perf.data) to .mtz and back (-d). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "codec/mtz.h"
+#include "codec/perf_stream.h"
+#include "codec/progress.h"
+
+enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2, EXIT_ENV = 3 };
+
+static const char *prog = "mt-encode";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: mt-encode [options] [IN]         perf stream or perf.data -> .mtz\n"
+"       mt-encode -d [options] [IN]      .mtz -> the original bytes (also: mt-decode)\n"
+"\n"
+"IN defaults to stdin ('-'); output goes to stdout unless -o is given.\n"
+"\n"
+"options:\n"
+"  -o, --output FILE    write to FILE instead of stdout\n"
+"  -d, --decode         decode an .mtz back to the perf stream, byte for byte\n"
+"      --raw            no delta coding of stacks, zstd only (kill switch)\n"
+"  -l, --level N        zstd level, 1..19 (default 3)\n"
+"      --frame-size N   bytes of input per frame, 4096..67108864 (default\n"
+"                       33554432); smaller frames lose less on damage\n"
+"      --stats          print detailed statistics on stderr\n"
+"  -q, --quiet          no summary line, no progress\n"
+"  -f, --force          write to a terminal anyway\n"
+"  -h, --help           this help\n"
+"\n"
+"exit status:\n"
+"  0  success\n"
+"  1  data problem: input rejected, or damaged/truncated frames skipped\n"
+"  2  usage error\n"
+"  3  environment: cannot open, create or write a file\n");
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double mb(uint64_t b)
+{
+	return (double)b / 1e6;
+}
+
+static int open_output(const char *path, int force)
+{
+	if (!path || strcmp(path, "-") == 0) {
+		if (!force && isatty(STDOUT_FILENO)) {
+			fprintf(stderr, "%s: refusing to write binary data to a terminal "
+				"(use -o FILE or -f)\n", prog);
+			return -2;
+		}
+		return STDOUT_FILENO;
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		fprintf(stderr, "%s: cannot create '%s': %s\n", prog, path, strerror(errno));
+	return fd;
+}
+
+struct opts {
+	const char *in, *out;
+	int decode, stats, quiet, force;
+	struct mtz_options mtz;
+};
+
+static int encode(const struct opts *o, int ofd)
+{
+	struct mt_perf_reader *pr = NULL;
+	struct mtz_writer *w = NULL;
+	const char *oname = o->out ? o->out : "-";
+	int status = EXIT_OK, rc;
+	double t0 = now();
+
+	if ((rc = mt_perf_reader_open(&pr, o->in))) {
+		const char *msg = mt_perf_reader_error(NULL);
+		if (rc == MT_PERF_EIO) {
+			fprintf(stderr, "%s: cannot open '%s': %s\n", prog, o->in,
+				*msg ? msg : strerror(errno));
+			return EXIT_ENV;
+		}
+		fprintf(stderr, "%s: '%s': %s\n", prog, o->in, *msg ? msg : mt_perf_strerror(rc));
+		return EXIT_DATA;
+	}
+	if ((rc = mtz_writer_new(&w, ofd, oname, &o->mtz))) {
+		fprintf(stderr, "%s: %s\n", prog, mtz_strerror(rc));
+		mt_perf_reader_free(pr);
+		return rc == MTZ_ENOMEM ? EXIT_ENV : EXIT_USAGE;
+	}
+	struct mt_progress prog_line;
+	uint64_t total = 0;
+	if (strcmp(o->in, "-") != 0) {
+		int fd = open(o->in, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			total = mt_progress_input_size(fd);
+			close(fd);
+		}
+	}
+	mt_progress_init(&prog_line, prog, total, o->quiet);
+
+	struct mt_perf_item item;
+	char last_err[512] = "";
+	uint64_t skipped = 0, n = 0;
+	for (;;) {
+		rc = mt_perf_reader_next(pr, &item);
+		if (rc == 0)
+			break;
+		if (rc < 0) {
+			const char *msg = mt_perf_reader_error(pr);
+			/* framing errors are sticky: the same message twice means stop */
+			if (strcmp(msg, last_err) == 0)
+				break;
+			fprintf(stderr, "%s: '%s': %s\n", prog, o->in, msg);
+			snprintf(last_err, sizeof(last_err), "%s", msg);
+			status = EXIT_DATA;
+			skipped++;
+			continue;
+		}
+		last_err[0] = 0;
+		if ((rc = mtz_writer_item(w, pr, &item))) {
+			fprintf(stderr, "%s: %s\n", prog, mtz_writer_error(w));
+			status = rc == MTZ_EIO ? EXIT_ENV : EXIT_DATA;
+			goto out;
+		}
+		if ((++n & 1023) == 0)
+			mt_progress_update(&prog_line, item.offset);
+	}
+	if ((rc = mtz_writer_finish(w))) {
+		fprintf(stderr, "%s: %s\n", prog, mtz_writer_error(w));
+		status = rc == MTZ_EIO ? EXIT_ENV : EXIT_DATA;
+		goto out;
+	}
+	mt_progress_release(&prog_line);
+	if (skipped)
+		fprintf(stderr, "%s: '%s': %llu record%s could not be read and %s missing "
+			"from the output\n", prog, o->in, (unsigned long long)skipped,
+			skipped == 1 ? "" : "s", skipped == 1 ? "is" : "are");
+
+	struct mtz_stats st;
+	mtz_writer_stats(w, &st);
+	double secs = now() - t0;
+	if (o->stats) {
+		fprintf(stderr,
+			"%s: input        %llu bytes (%s), %llu records, %llu samples\n"
+			"%s: coded        %llu samples, %llu stack bytes, %llu keyframes, "
+			"%llu fallbacks\n"
+			"%s: output       %llu bytes in %llu frames (%s)\n"
+			"%s: per sample   %.1f bytes in, %.1f bytes out\n",
+			prog, (unsigned long long)st.bytes_in,
+			mt_perf_reader_format(pr) == MT_PERF_PIPE ? "pipe" : "file",
+			(unsigned long long)st.records, (unsigned long long)st.samples,
+			prog, (unsigned long long)st.coded, (unsigned long long)st.stack_bytes,
+			(unsigned long long)st.keyframes, (unsigned long long)st.fallbacks,
+			prog, (unsigned long long)st.bytes_out, (unsigned long long)st.frames,
+			o->mtz.raw ? "raw, zstd only" : "delta + zstd",
+			prog, st.samples ? (double)st.bytes_in / (double)st.samples : 0.0,
+			st.samples ? (double)st.bytes_out / (double)st.samples : 0.0);
+	}
+	if (!o->quiet)
+		fprintf(stderr, "%s: %llu records, %.1f MB stack in, %.1f MB in, %.2f MB out, "
+			"ratio %.1fx, %llu keyframes, %llu fallbacks, %.0f MB/s\n",
+			prog, (unsigned long long)st.records, mb(st.stack_bytes), mb(st.bytes_in),
+			mb(st.bytes_out),
+			st.bytes_out ? (double)st.bytes_in / (double)st.bytes_out : 0.0,
+			(unsigned long long)st.keyframes, (unsigned long long)st.fallbacks,
+			secs > 0 ? mb(st.bytes_in) / secs : 0.0);
+out:
+	mt_progress_release(&prog_line);
+	mtz_writer_free(w);
+	mt_perf_reader_free(pr);
+	return status;
+}
+
+static void warn(void *ctx, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "%s: %s\n", prog, msg);
+}
+
+static int write_all(int fd, const char *name, const void *p, size_t n)
+{
+	const char *b = p;
+	while (n) {
+		ssize_t k = write(fd, b, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			fprintf(stderr, "%s: cannot write '%s': %s\n", prog, name, strerror(errno));
+			return -1;
+		}
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static int decode(const struct opts *o, int ofd)
+{
+	struct mtz_reader *r = NULL;
+	const char *oname = o->out ? o->out : "-";
+	double t0 = now();
+	int rc = mtz_reader_open(&r, o->in);
+	if (rc) {
+		if (rc == MTZ_EIO) {
+			fprintf(stderr, "%s: cannot open '%s': %s\n", prog, o->in, strerror(errno));
+			return EXIT_ENV;
+		}
+		fprintf(stderr, "%s: '%s': %s\n", prog, o->in, mtz_strerror(rc));
+		return rc == MTZ_ENOMEM ? EXIT_ENV : EXIT_DATA;
+	}
+	mtz_reader_set_warn(r, warn, NULL);
+	int status = EXIT_OK;
+	size_t cap = 1 << 20;
+	char *buf = malloc(cap);
+	if (!buf) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		mtz_reader_free(r);
+		return EXIT_ENV;
+	}
+	for (;;) {
+		ssize_t n = mtz_reader_read(r, buf, cap);
+		if (n == 0)
+			break;
+		if (n < 0) {
+			fprintf(stderr, "%s: %s\n", prog, mtz_reader_error(r));
+			status = errno == ENOMEM ? EXIT_ENV : EXIT_DATA;
+			break;
+		}
+		if (write_all(ofd, oname, buf, (size_t)n)) {
+			status = EXIT_ENV;
+			break;
+		}
+	}
+	free(buf);
+	struct mtz_stats st;
+	mtz_reader_stats(r, &st);
+	if (status == EXIT_OK && mtz_reader_damage(r))
+		status = EXIT_DATA;
+	double secs = now() - t0;
+	if (st.frames_lost)
+		fprintf(stderr, "%s: '%s': %llu frame%s lost (%llu bytes of .mtz skipped)\n",
+			prog, o->in, (unsigned long long)st.frames_lost,
+			st.frames_lost == 1 ? "" : "s", (unsigned long long)st.bytes_lost);
+	if (o->stats)
+		fprintf(stderr, "%s: %llu frames intact, %llu samples decoded (%llu keyframes), "
+			"%.1f ns per record\n", prog, (unsigned long long)st.frames,
+			(unsigned long long)st.samples, (unsigned long long)st.keyframes,
+			st.records ? secs * 1e9 / (double)st.records : 0.0);
+	if (!o->quiet)
+		fprintf(stderr, "%s: %llu records, %.2f MB in, %.1f MB out, %llu frames, "
+			"%llu lost, %.0f MB/s\n", prog, (unsigned long long)st.records,
+			mb(st.bytes_in), mb(st.bytes_out), (unsigned long long)st.frames,
+			(unsigned long long)st.frames_lost, secs > 0 ? mb(st.bytes_out) / secs : 0.0);
+	mtz_reader_free(r);
+	return status;
+}
+
+static int parse_num(const char *s, long lo, long hi, long *v)
+{
+	char *end;
+	errno = 0;
+	long x = strtol(s, &end, 10);
+	if (errno || end == s || *end || x < lo || x > hi)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_RAW = 256, OPT_STATS, OPT_FRAME };
+	static const struct option longs[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "decode", no_argument, NULL, 'd' },
+		{ "raw", no_argument, NULL, OPT_RAW },
+		{ "level", required_argument, NULL, 'l' },
+		{ "frame-size", required_argument, NULL, OPT_FRAME },
+		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct opts o = { .in = "-" };
+	const char *base = strrchr(argv[0], '/');
+	base = base ? base + 1 : argv[0];
+	mtz_options_init(&o.mtz);
+	if (strcmp(base, "mt-decode") == 0) {
+		prog = "mt-decode";
+		o.decode = 1;
+	}
+	int c;
+	long v;
+	while ((c = getopt_long(argc, argv, "o:dl:qfh", longs, NULL)) != -1) {
+		switch (c) {
+		case 'o': o.out = optarg; break;
+		case 'd': o.decode = 1; break;
+		case OPT_RAW: o.mtz.raw = 1; break;
+		case 'l':
+			if (parse_num(optarg, 1, 19, &v)) {
+				fprintf(stderr, "%s: --level wants 1..19, not '%s'\n", prog, optarg);
+				return EXIT_USAGE;
+			}
+			o.mtz.level = (int)v;
+			break;
+		case OPT_FRAME:
+			if (parse_num(optarg, 4096, 64L << 20, &v)) {
+				fprintf(stderr, "%s: --frame-size wants 4096..67108864, not '%s'\n",
+					prog, optarg);
+				return EXIT_USAGE;
+			}
+			o.mtz.frame_size = (size_t)v;
+			break;
+		case OPT_STATS: o.stats = 1; break;
+		case 'q': o.quiet = 1; break;
+		case 'f': o.force = 1; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (argc - optind > 1) {
+		fprintf(stderr, "%s: one input at most\n", prog);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (optind < argc)
+		o.in = argv[optind];
+	int ofd = open_output(o.out, o.force);
+	if (ofd == -2)
+		return EXIT_USAGE;
+	if (ofd < 0)
+		return EXIT_ENV;
+	int status = o.decode ? decode(&o, ofd) : encode(&o, ofd);
+	if (ofd != STDOUT_FILENO && close(ofd) != 0 && status == EXIT_OK) {
+		fprintf(stderr, "%s: cannot write '%s': %s\n", prog, o.out, strerror(errno));
+		status = EXIT_ENV;
+	}
+	return status;
+}

@@ -1,0 +1,448 @@
+/* Reading .mtz: frames checked, decompressed and decoded back to the perf
+ * stream; a damaged frame is reported, counted and skipped. */
+#include "codec/mtz.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "codec/mtz_buf.h"
+#include "codec/mtz_delta.h"
+#include "codec/mtz_frame.h"
+#include "codec/mtz_hash.h"
+
+struct mtz_reader {
+	mt_perf_read_fn read;
+	void *read_ctx;
+	int fd, own_fd;
+	char *name;
+	/* input window: bytes [pos, len) of buf sit at file offset base + pos */
+	uint8_t *buf;
+	size_t pos, len, cap;
+	uint64_t base;
+	int eof;
+	/* decoded bytes of the current frame, handed out from out_pos */
+	struct mtz_buf out;
+	size_t out_pos;
+	struct mtz_buf raw;
+	ZSTD_DCtx *dctx;
+	struct mtz_delta_dec *dec;
+	uint32_t next_frame;		/* number the next frame should carry */
+	uint64_t next_orig;		/* original offset it should start at */
+	int done;
+	uint64_t damage;
+	mtz_warn_fn warn;
+	void *warn_ctx;
+	struct mtz_stats st;
+	char err[512];
+};
+
+static ssize_t fd_read(void *ctx, void *buf, size_t n)
+{
+	return read(*(int *)ctx, buf, n);
+}
+
+static void damaged(struct mtz_reader *r, const char *fmt, ...)
+{
+	va_list ap;
+	int k = snprintf(r->err, sizeof(r->err), "'%s': ", r->name);
+	va_start(ap, fmt);
+	vsnprintf(r->err + k, sizeof(r->err) - (size_t)k, fmt, ap);
+	va_end(ap);
+	r->damage++;
+	if (r->warn)
+		r->warn(r->warn_ctx, r->err);
+}
+
+static uint64_t at(const struct mtz_reader *r)
+{
+	return r->base + r->pos;
+}
+
+/* Makes at least need bytes available at pos unless the input ends first.
+ * @return : bytes available, or MTZ_EIO / MTZ_ENOMEM. */
+static ssize_t fill(struct mtz_reader *r, size_t need)
+{
+	while (r->len - r->pos < need && !r->eof) {
+		if (r->pos) {	/* slide the window */
+			memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+			r->base += r->pos;
+			r->len -= r->pos;
+			r->pos = 0;
+		}
+		if (r->cap - r->len < 65536 || r->cap < need) {
+			size_t cap = r->cap ? r->cap : 1 << 20;
+			while (cap < need || cap - r->len < 65536)
+				cap *= 2;
+			uint8_t *p = realloc(r->buf, cap);
+			if (!p) {
+				snprintf(r->err, sizeof(r->err), "out of memory");
+				return MTZ_ENOMEM;
+			}
+			r->buf = p;
+			r->cap = cap;
+		}
+		ssize_t k = r->read(r->read_ctx, r->buf + r->len, r->cap - r->len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			snprintf(r->err, sizeof(r->err), "cannot read '%s': %s", r->name,
+				 strerror(errno));
+			return MTZ_EIO;
+		}
+		if (k == 0)
+			r->eof = 1;
+		r->len += (size_t)k;
+		r->st.bytes_in += (uint64_t)k;
+	}
+	return (ssize_t)(r->len - r->pos);
+}
+
+static void skip(struct mtz_reader *r, size_t n)
+{
+	r->pos += n;
+}
+
+int mtz_reader_new(struct mtz_reader **out, mt_perf_read_fn read, void *ctx,
+		   const char *name)
+{
+	struct mtz_reader *r = calloc(1, sizeof(*r));
+	*out = NULL;
+	if (!r)
+		return MTZ_ENOMEM;
+	r->read = read;
+	r->read_ctx = ctx;
+	r->fd = -1;
+	r->name = strdup(name ? name : "-");
+	r->dctx = ZSTD_createDCtx();
+	int rc = MTZ_ENOMEM;
+	if (!r->name || !r->dctx || mtz_delta_dec_new(&r->dec))
+		goto fail;
+	ssize_t n = fill(r, MTZ_FILE_HEADER_SIZE);
+	if (n < 0) {
+		rc = (int)n;
+		goto fail;
+	}
+	if (n < MTZ_MAGIC_SIZE || !mtz_is_mtz(r->buf, (size_t)n)) {
+		rc = MTZ_EMAGIC;
+		goto fail;
+	}
+	if (n < MTZ_FILE_HEADER_SIZE) {
+		rc = MTZ_ETRUNC;
+		goto fail;
+	}
+	unsigned flags;
+	if ((rc = mtz_file_header_check(r->buf, &flags)))
+		goto fail;
+	skip(r, MTZ_FILE_HEADER_SIZE);
+	*out = r;
+	return 0;
+fail:
+	mtz_reader_free(r);
+	return rc;
+}
+
+int mtz_reader_fdopen(struct mtz_reader **out, int fd, const char *name)
+{
+	int *fdp = malloc(sizeof(int));
+	*out = NULL;
+	if (!fdp)
+		return MTZ_ENOMEM;
+	*fdp = fd;
+	int rc = mtz_reader_new(out, fd_read, fdp, name);
+	if (rc) {
+		free(fdp);
+		return rc;
+	}
+	(*out)->fd = fd;
+	return 0;
+}
+
+int mtz_reader_open(struct mtz_reader **out, const char *path)
+{
+	*out = NULL;
+	if (strcmp(path, "-") == 0)
+		return mtz_reader_fdopen(out, 0, "-");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return MTZ_EIO;
+	int rc = mtz_reader_fdopen(out, fd, path);
+	if (rc) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return rc;
+	}
+	(*out)->own_fd = 1;
+	return 0;
+}
+
+void mtz_reader_free(struct mtz_reader *r)
+{
+	if (!r)
+		return;
+	if (r->fd >= 0) {
+		if (r->own_fd)
+			close(r->fd);
+		free(r->read_ctx);
+	}
+	free(r->buf);
+	mtz_buf_release(&r->out);
+	mtz_buf_release(&r->raw);
+	ZSTD_freeDCtx(r->dctx);
+	mtz_delta_dec_free(r->dec);
+	free(r->name);
+	free(r);
+}
+
+void mtz_reader_set_warn(struct mtz_reader *r, mtz_warn_fn fn, void *ctx)
+{
+	r->warn = fn;
+	r->warn_ctx = ctx;
+}
+
+uint64_t mtz_reader_damage(const struct mtz_reader *r)
+{
+	return r->damage;
+}
+
+const char *mtz_reader_error(const struct mtz_reader *r)
+{
+	return r->err;
+}
+
+void mtz_reader_stats(const struct mtz_reader *r, struct mtz_stats *st)
+{
+	const struct mtz_delta_stats *d = mtz_delta_dec_stats(r->dec);
+	*st = r->st;
+	st->coded = d->coded;
+	st->keyframes = d->keyframes;
+	st->stack_bytes = d->stack_bytes;
+}
+
+/* Decodes a frame's entries into r->out.  @return : 0 or a code, with *where
+ * the entry's offset in the decompressed frame. */
+static int decode_entries(struct mtz_reader *r, const struct mtz_frame_header *h,
+			  size_t *where)
+{
+	const uint8_t *p = r->raw.data;
+	size_t n = h->raw_size, pos = 0;
+	uint64_t records = 0, samples = 0;
+	int rc;
+
+	r->out.len = 0;
+	r->out_pos = 0;
+	mtz_delta_dec_reset(r->dec);
+	if (mtz_buf_reserve(&r->out, h->out_size))
+		return MTZ_ENOMEM;
+	while (pos < n) {
+		*where = pos;
+		uint8_t tag = p[pos++];
+		if (tag == MTZ_TAG_PASS || tag == MTZ_TAG_BLOB) {
+			if (n - pos < 4)
+				return MTZ_ETRUNC;
+			uint32_t len = mtz_ld32(p + pos);
+			pos += 4;
+			if (n - pos < len)
+				return MTZ_ETRUNC;
+			if (len > h->out_size - r->out.len)
+				return MTZ_EFORMAT;
+			mtz_buf_put(&r->out, p + pos, len);
+			pos += len;
+			records += tag == MTZ_TAG_PASS;
+		} else if (tag == MTZ_TAG_SAMPLE) {
+			size_t used;
+			if ((rc = mtz_delta_dec_sample(r->dec, p + pos, n - pos, &used, &r->out)))
+				return rc;
+			if (r->out.len > h->out_size)
+				return MTZ_EFORMAT;
+			pos += used;
+			records++;
+			samples++;
+		} else {
+			return MTZ_EFORMAT;
+		}
+	}
+	*where = pos;
+	if (r->out.len != h->out_size)
+		return MTZ_ETRUNC;
+	r->st.records += records;
+	r->st.samples += samples;
+	return 0;
+}
+
+/* Looks for the next valid frame header after a damaged one, from pos + 1.
+ * @return : 1 found (at pos), 0 none before the end, or an error code. */
+static int resync(struct mtz_reader *r)
+{
+	skip(r, 1);
+	for (;;) {
+		ssize_t n = fill(r, MTZ_FRAME_HEADER_SIZE);
+		if (n < 0)
+			return (int)n;
+		if (n < MTZ_FRAME_HEADER_SIZE)
+			break;
+		const uint8_t *p = r->buf + r->pos;
+		size_t limit = (size_t)n - MTZ_FRAME_HEADER_SIZE + 1;
+		for (size_t i = 0; i < limit; i++) {
+			if (p[i] != 'M' || p[i + 1] != 'T' || p[i + 2] != 'Z')
+				continue;
+			struct mtz_frame_header h;
+			if (mtz_frame_header_parse(p + i, &h)) {
+				skip(r, i);
+				return 1;
+			}
+		}
+		skip(r, limit);
+		if (r->eof)
+			break;
+	}
+	skip(r, r->len - r->pos);
+	return 0;
+}
+
+/* Reads frames until one decodes or the input ends.
+ * @return : 1 a frame is in r->out, 0 end, or a fatal error code. */
+static int next_frame(struct mtz_reader *r)
+{
+	for (;;) {
+		uint64_t off = at(r);
+		ssize_t n = fill(r, MTZ_FRAME_HEADER_SIZE);
+		if (n < 0)
+			return (int)n;
+		if (n == 0) {
+			damaged(r, "truncated at offset %llu: no end marker after frame %u",
+				(unsigned long long)off, r->next_frame);
+			return 0;
+		}
+		struct mtz_frame_header h;
+		if (n < MTZ_FRAME_HEADER_SIZE || !mtz_frame_header_parse(r->buf + r->pos, &h)) {
+			int found = resync(r);
+			if (found < 0)
+				return found;
+			uint64_t skipped = at(r) - off;
+			r->st.bytes_lost += skipped;
+			if (!found) {
+				r->st.frames_lost++;
+				damaged(r, "frame %u at offset %llu: %s; no frame follows "
+					"(%llu bytes skipped, original bytes from %llu lost)",
+					r->next_frame, (unsigned long long)off,
+					n < MTZ_FRAME_HEADER_SIZE ? "truncated header"
+								  : "damaged header",
+					(unsigned long long)skipped,
+					(unsigned long long)r->next_orig);
+				return 0;
+			}
+			mtz_frame_header_parse(r->buf + r->pos, &h);
+			uint32_t lost = h.frame_no > r->next_frame ? h.frame_no - r->next_frame : 0;
+			r->st.frames_lost += lost;
+			damaged(r, "frame %u at offset %llu: damaged header; skipped %llu bytes "
+				"to frame %u at offset %llu (%u frame%s lost, original bytes "
+				"%llu..%llu)", r->next_frame, (unsigned long long)off,
+				(unsigned long long)skipped, h.frame_no,
+				(unsigned long long)at(r), lost, lost == 1 ? "" : "s",
+				(unsigned long long)r->next_orig,
+				(unsigned long long)h.out_offset);
+			r->next_frame = h.frame_no;
+			r->next_orig = h.out_offset;
+			continue;
+		}
+		if (h.end) {
+			skip(r, MTZ_FRAME_HEADER_SIZE);
+			if (h.frame_no != r->next_frame || h.out_offset != r->next_orig)
+				damaged(r, "end marker at offset %llu: %u frames and %llu bytes "
+					"written, %u frames and %llu bytes seen",
+					(unsigned long long)off, h.frame_no,
+					(unsigned long long)h.out_offset, r->next_frame,
+					(unsigned long long)r->next_orig);
+			return 0;
+		}
+		r->next_frame = h.frame_no + 1;
+		r->next_orig = h.out_offset + h.out_size;
+		size_t total = MTZ_FRAME_HEADER_SIZE + (size_t)h.comp_size;
+		if ((n = fill(r, total)) < 0)
+			return (int)n;
+		if ((size_t)n < total) {
+			r->st.frames_lost++;
+			r->st.bytes_lost += (uint64_t)n;
+			skip(r, (size_t)n);
+			damaged(r, "frame %u at offset %llu: truncated (%u payload bytes, %zu "
+				"present); original bytes %llu..%llu lost", h.frame_no,
+				(unsigned long long)off, h.comp_size,
+				(size_t)n - MTZ_FRAME_HEADER_SIZE,
+				(unsigned long long)h.out_offset,
+				(unsigned long long)(h.out_offset + h.out_size));
+			return 0;
+		}
+		const uint8_t *payload = r->buf + r->pos + MTZ_FRAME_HEADER_SIZE;
+		const char *cause = NULL;
+		char why[128];
+		size_t where = 0;
+		if (mtz_hash(payload, h.comp_size) != h.payload_hash) {
+			cause = "checksum mismatch";
+		} else {
+			r->raw.len = 0;
+			if (mtz_buf_reserve(&r->raw, h.raw_size ? h.raw_size : 1))
+				return MTZ_ENOMEM;
+			size_t k = ZSTD_decompressDCtx(r->dctx, r->raw.data, h.raw_size,
+						       payload, h.comp_size);
+			if (ZSTD_isError(k)) {
+				snprintf(why, sizeof(why), "zstd: %s", ZSTD_getErrorName(k));
+				cause = why;
+			} else if (k != h.raw_size) {
+				cause = "decompressed size differs from the header";
+			} else {
+				int rc = decode_entries(r, &h, &where);
+				if (rc == MTZ_ENOMEM)
+					return rc;
+				if (rc) {
+					snprintf(why, sizeof(why), "entry at +%zu: %s", where,
+						 mtz_strerror(rc));
+					cause = why;
+				}
+			}
+		}
+		skip(r, total);
+		if (cause) {
+			r->out.len = r->out_pos = 0;
+			r->st.frames_lost++;
+			r->st.bytes_lost += total;
+			damaged(r, "frame %u at offset %llu: %s; frame skipped (original bytes "
+				"%llu..%llu lost)", h.frame_no, (unsigned long long)off, cause,
+				(unsigned long long)h.out_offset,
+				(unsigned long long)(h.out_offset + h.out_size));
+			continue;
+		}
+		r->st.frames++;
+		r->st.bytes_out += r->out.len;
+		return 1;
+	}
+}
+
+ssize_t mtz_reader_read(void *ctx, void *buf, size_t len)
+{
+	struct mtz_reader *r = ctx;
+	while (r->out_pos == r->out.len) {
+		if (r->done)
+			return 0;
+		int rc = next_frame(r);
+		if (rc < 0) {
+			r->done = 1;
+			errno = rc == MTZ_ENOMEM ? ENOMEM : EIO;
+			return -1;
+		}
+		if (rc == 0)
+			r->done = 1;
+	}
+	size_t n = r->out.len - r->out_pos;
+	if (n > len)
+		n = len;
+	memcpy(buf, r->out.data + r->out_pos, n);
+	r->out_pos += n;
+	return (ssize_t)n;
+}

@@ -1,0 +1,326 @@
+/* Unit tests of the .mtz container: a synthetic perf pipe stream written with
+ * the perf writer is encoded with mtz_writer and read back with mtz_reader,
+ * intact, with a byte flipped in one frame, truncated, and in raw mode. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "codec/mtz.h"
+#include "codec/mtz_buf.h"
+#include "codec/mtz_frame.h"
+
+#define NR_REGS 3		/* bits 6, 7 (sp), 8 */
+#define STACK 2048
+
+struct mem { uint8_t *p; size_t n; };
+
+static struct mem fd_slurp(int fd)
+{
+	struct mem m = { 0 };
+	off_t n = lseek(fd, 0, SEEK_END);
+	cr_assert_geq(n, 0);
+	m.n = (size_t)n;
+	m.p = malloc(m.n ? m.n : 1);
+	cr_assert_eq(pread(fd, m.p, m.n, 0), (ssize_t)m.n);
+	return m;
+}
+
+static int memfd_with(const struct mem *m)
+{
+	int fd = memfd_create("mtz-test", 0);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, m->p, m->n), (ssize_t)m->n);
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
+/* A pipe stream: header, one attr, COMM-like filler records and nsamples
+ * samples of two threads whose stacks change by a few words each time. */
+static struct mem make_stream(int nsamples)
+{
+	int fd = memfd_create("perf", 0);
+	struct mt_perf_writer *w;
+	cr_assert_eq(mt_perf_writer_new(&w, fd, "perf"), 0);
+	cr_assert_eq(mt_perf_writer_pipe_header(w), 0);
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			       PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
+		.sample_regs_user = 0x1c0,
+		.sample_stack_user = STACK,
+	};
+	uint64_t id = 42;
+	cr_assert_eq(mt_perf_writer_attr(w, &attr, &id, 1), 0);
+
+	static uint8_t stack[2][65536];
+	srand(7);
+	for (int t = 0; t < 2; t++)
+		for (size_t i = 0; i < sizeof(stack[t]); i++)
+			stack[t][i] = (uint8_t)(rand() % 5 ? 0 : rand());
+	uint64_t base = 0x7ffc00000000ull;
+	static uint8_t rec[8 + 40 + 8 * (1 + NR_REGS) + 8 + STACK + 8];
+	for (int k = 0; k < nsamples; k++) {
+		int t = k % 2;
+		uint64_t sp = base + 30000 - 16 * (uint64_t)(k % 7) - (uint64_t)t;
+		for (int j = 0; j < 3; j++)
+			stack[t][sp - base + 8 * (size_t)(rand() % 64)] ^= (uint8_t)rand();
+		size_t dyn = k % 11 == 5 ? 1000 : STACK;
+		uint8_t *p = rec + 8;
+		uint64_t v;
+		memcpy(p, &id, 8); p += 8;
+		v = 0x401000 + (uint64_t)(k % 13); memcpy(p, &v, 8); p += 8;
+		uint32_t pt[2] = { 1000, 1000 + (uint32_t)t }; memcpy(p, pt, 8); p += 8;
+		v = 1000000 + 997 * (uint64_t)k; memcpy(p, &v, 8); p += 8;
+		v = 2; memcpy(p, &v, 8); p += 8;		/* PERF_SAMPLE_REGS_ABI_64 */
+		uint64_t regs[NR_REGS] = { 0x1234 + (uint64_t)k, sp, 0x99 };
+		memcpy(p, regs, sizeof(regs)); p += sizeof(regs);
+		v = STACK; memcpy(p, &v, 8); p += 8;
+		memcpy(p, stack[t] + (sp - base), dyn);
+		memset(p + dyn, 0xab, STACK - dyn);	/* stale ring bytes */
+		p += STACK;
+		v = dyn; memcpy(p, &v, 8); p += 8;
+		struct perf_event_header h = { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
+					       (uint16_t)(p - rec) };
+		memcpy(rec, &h, 8);
+		cr_assert_eq(mt_perf_writer_record(w, (struct perf_event_header *)rec), 0);
+	}
+	cr_assert_eq(mt_perf_writer_free(w), 0);
+	struct mem m = fd_slurp(fd);
+	close(fd);
+	return m;
+}
+
+static struct mem encode(const struct mem *in, int raw, size_t frame_size, struct mtz_stats *st)
+{
+	int ifd = memfd_with(in);
+	int ofd = memfd_create("mtz", 0);
+	struct mt_perf_reader *r;
+	struct mtz_writer *w;
+	struct mtz_options o;
+	mtz_options_init(&o);
+	o.raw = raw;
+	o.frame_size = frame_size;
+	cr_assert_eq(mt_perf_reader_fdopen(&r, ifd, "in"), 0);
+	cr_assert_eq(mtz_writer_new(&w, ofd, "out", &o), 0);
+	struct mt_perf_item item;
+	int rc;
+	while ((rc = mt_perf_reader_next(r, &item)) == 1)
+		cr_assert_eq(mtz_writer_item(w, r, &item), 0, "%s", mtz_writer_error(w));
+	cr_assert_eq(rc, 0, "%s", mt_perf_reader_error(r));
+	cr_assert_eq(mtz_writer_finish(w), 0);
+	mtz_writer_stats(w, st);
+	mtz_writer_free(w);
+	mt_perf_reader_free(r);
+	struct mem m = fd_slurp(ofd);
+	close(ifd);
+	close(ofd);
+	cr_assert_eq(st->bytes_out, m.n);
+	return m;
+}
+
+struct decoded {
+	struct mem out;
+	struct mtz_stats st;
+	uint64_t damage;
+	int warnings;
+	char last[512];
+};
+
+static void on_warn(void *ctx, const char *msg)
+{
+	struct decoded *d = ctx;
+	d->warnings++;
+	snprintf(d->last, sizeof(d->last), "%s", msg);
+}
+
+static struct decoded decode(const struct mem *mtz)
+{
+	struct decoded d = { 0 };
+	int fd = memfd_with(mtz);
+	struct mtz_reader *r;
+	cr_assert_eq(mtz_reader_fdopen(&r, fd, "t.mtz"), 0);
+	mtz_reader_set_warn(r, on_warn, &d);
+	struct mtz_buf b = { 0 };
+	for (;;) {
+		cr_assert_eq(mtz_buf_reserve(&b, 4096), 0);
+		ssize_t n = mtz_reader_read(r, b.data + b.len, 4096);
+		cr_assert_geq(n, 0);
+		if (!n)
+			break;
+		b.len += (size_t)n;
+	}
+	d.out.p = b.data;
+	d.out.n = b.len;
+	d.damage = mtz_reader_damage(r);
+	mtz_reader_stats(r, &d.st);
+	mtz_reader_free(r);
+	close(fd);
+	return d;
+}
+
+/* Frame headers of an .mtz, found by walking the sizes. */
+static size_t frames_of(const struct mem *m, size_t *offs, struct mtz_frame_header *hs, size_t max)
+{
+	size_t pos = MTZ_FILE_HEADER_SIZE, k = 0;
+	while (pos + MTZ_FRAME_HEADER_SIZE <= m->n && k < max) {
+		struct mtz_frame_header h;
+		cr_assert(mtz_frame_header_parse(m->p + pos, &h), "header at %zu", pos);
+		if (h.end)
+			break;
+		offs[k] = pos;
+		hs[k++] = h;
+		pos += MTZ_FRAME_HEADER_SIZE + h.comp_size;
+	}
+	return k;
+}
+
+Test(mtz_container, round_trip_many_frames)
+{
+	struct mem in = make_stream(400);
+	struct mtz_stats st;
+	struct mem z = encode(&in, 0, 65536, &st);
+	cr_assert_eq(st.samples, 400);
+	cr_assert_eq(st.coded, 400);
+	cr_assert_eq(st.fallbacks, 0);
+	cr_assert_geq(st.frames, 8);
+	/* each frame starts both threads afresh */
+	cr_assert_eq(st.keyframes, 2 * st.frames);
+	cr_assert_lt(z.n * 10, in.n, "%zu bytes from %zu", z.n, in.n);
+	cr_assert(mtz_is_mtz(z.p, z.n));
+	cr_assert_not(mtz_is_mtz(in.p, in.n));
+	struct decoded d = decode(&z);
+	cr_assert_eq(d.damage, 0, "%s", d.last);
+	cr_assert_eq(d.out.n, in.n);
+	cr_assert(memcmp(d.out.p, in.p, in.n) == 0);
+	cr_assert_eq(d.st.frames, st.frames);
+	cr_assert_eq(d.st.samples, 400);
+	free(in.p); free(z.p); free(d.out.p);
+}
+
+Test(mtz_container, raw_mode_round_trip)
+{
+	struct mem in = make_stream(50);
+	struct mtz_stats st;
+	struct mem z = encode(&in, 1, 65536, &st);
+	cr_assert_eq(st.coded, 0);
+	cr_assert_eq(mtz_ld16(z.p + 10), MTZ_FLAG_RAW);
+	struct decoded d = decode(&z);
+	cr_assert_eq(d.damage, 0);
+	cr_assert_eq(d.out.n, in.n);
+	cr_assert(memcmp(d.out.p, in.p, in.n) == 0);
+	free(in.p); free(z.p); free(d.out.p);
+}
+
+/* Damage at byte `at` of frame k loses frame k's original bytes only. */
+static void damage_frame(size_t k, int in_header)
+{
+	struct mem in = make_stream(300);
+	struct mtz_stats st;
+	struct mem z = encode(&in, 0, 32768, &st);
+	size_t offs[256];
+	struct mtz_frame_header hs[256];
+	size_t nf = frames_of(&z, offs, hs, 256);
+	cr_assert_gt(nf, k + 1);
+	size_t at = offs[k] + (in_header ? 13 : MTZ_FRAME_HEADER_SIZE + hs[k].comp_size / 2);
+	z.p[at] ^= 0x10;
+	struct decoded d = decode(&z);
+	cr_assert_eq(d.damage, 1);
+	cr_assert_eq(d.warnings, 1);
+	cr_assert_eq(d.st.frames_lost, 1);
+	cr_assert_eq(d.st.frames, nf - 1);
+	char want[64];
+	snprintf(want, sizeof(want), "frame %zu at offset %zu", k, offs[k]);
+	cr_assert(strstr(d.last, want), "message '%s' lacks '%s'", d.last, want);
+	/* the output is the input without frame k's bytes */
+	size_t a = hs[k].out_offset, b = a + hs[k].out_size;
+	cr_assert_eq(d.out.n, in.n - (b - a));
+	cr_assert(memcmp(d.out.p, in.p, a) == 0);
+	cr_assert(memcmp(d.out.p + a, in.p + b, in.n - b) == 0);
+	free(in.p); free(z.p); free(d.out.p);
+}
+
+Test(mtz_container, flipped_payload_byte_loses_one_frame) { damage_frame(3, 0); }
+Test(mtz_container, flipped_header_byte_loses_one_frame) { damage_frame(2, 1); }
+Test(mtz_container, flipped_byte_in_first_frame) { damage_frame(0, 0); }
+
+Test(mtz_container, truncation_is_reported)
+{
+	struct mem in = make_stream(200);
+	struct mtz_stats st;
+	struct mem z = encode(&in, 0, 32768, &st);
+	size_t offs[256];
+	struct mtz_frame_header hs[256];
+	size_t nf = frames_of(&z, offs, hs, 256);
+	cr_assert_gt(nf, 2);
+	/* inside the last frame: the frames before it come out whole */
+	struct mem cut = { z.p, offs[nf - 1] + 100 };
+	struct decoded d = decode(&cut);
+	cr_assert_eq(d.damage, 1);
+	cr_assert(strstr(d.last, "truncated"), "%s", d.last);
+	cr_assert_eq(d.out.n, hs[nf - 1].out_offset);
+	cr_assert(memcmp(d.out.p, in.p, d.out.n) == 0);
+	free(d.out.p);
+	/* only the end marker missing: all data, still reported */
+	cut.n = z.n - MTZ_FRAME_HEADER_SIZE;
+	d = decode(&cut);
+	cr_assert_eq(d.damage, 1);
+	cr_assert_eq(d.out.n, in.n);
+	free(d.out.p);
+	/* every prefix: no crash, never more output than the input had */
+	for (size_t n = MTZ_FILE_HEADER_SIZE; n < z.n; n += 97) {
+		cut.n = n;
+		d = decode(&cut);
+		cr_assert_geq(d.damage, 1);
+		cr_assert_leq(d.out.n, in.n);
+		cr_assert(memcmp(d.out.p, in.p, d.out.n) == 0);
+		free(d.out.p);
+	}
+	free(in.p); free(z.p);
+}
+
+Test(mtz_container, not_mtz_and_unknown_version)
+{
+	struct mem in = make_stream(3);
+	int fd = memfd_with(&in);
+	struct mtz_reader *r;
+	cr_assert_eq(mtz_reader_fdopen(&r, fd, "x"), MTZ_EMAGIC);
+	cr_assert_null(r);
+	close(fd);
+	struct mtz_stats st;
+	struct mem z = encode(&in, 0, 65536, &st);
+	z.p[8] = 9;	/* version 9 */
+	fd = memfd_with(&z);
+	cr_assert_eq(mtz_reader_fdopen(&r, fd, "x"), MTZ_EVERSION);
+	close(fd);
+	struct mem shortz = { z.p, 11 };
+	fd = memfd_with(&shortz);
+	cr_assert_eq(mtz_reader_fdopen(&r, fd, "x"), MTZ_ETRUNC);
+	close(fd);
+	free(in.p); free(z.p);
+}
+
+/* Many single-byte flips anywhere: never a crash, and whatever comes out
+ * is the input with whole frames missing. */
+Test(mtz_container, random_flips_lose_whole_frames_only)
+{
+	struct mem in = make_stream(120);
+	struct mtz_stats st;
+	struct mem z = encode(&in, 0, 16384, &st);
+	srand(99);
+	for (int i = 0; i < 300; i++) {
+		size_t at = MTZ_FILE_HEADER_SIZE + (size_t)rand() % (z.n - MTZ_FILE_HEADER_SIZE);
+		uint8_t bit = (uint8_t)(1u << (rand() % 8));
+		z.p[at] ^= bit;
+		struct decoded d = decode(&z);
+		z.p[at] ^= bit;
+		cr_assert_geq(d.damage, 1, "flip at %zu went unnoticed", at);
+		cr_assert_leq(d.out.n, in.n);
+		free(d.out.p);
+	}
+	free(in.p); free(z.p);
+}
