@@ -10,6 +10,7 @@ FIXTURE_NAMES += perf_small
 
 CODEC_PERF_TEST_OBJS := \
 	$(B)/obj/tests/codec/perf_test_util.o \
+	$(B)/obj/tests/codec/perf_test_build.o \
 	$(B)/obj/tests/codec/perf_hostile_test.o \
 	$(B)/obj/tests/codec/perf_roundtrip_test.o \
 	$(B)/obj/tests/codec/perf_record_test.o
@@ -28,6 +29,9 @@ CODEC_OBJS += $(B)/obj/codec/mtz_frame.o
 CODEC_OBJS += $(B)/obj/codec/mtz_reader.o
 CODEC_OBJS += $(B)/obj/codec/mtz_writer.o
 CODEC_OBJS += $(B)/obj/codec/progress.o
+
+FIXTURE_NAMES += codec_malloc_loop
+FIXTURE_NAMES += codec_threads
 
 # Programs that use the .mtz reader or writer add this after libmtcodec.a.
 CODEC_LDLIBS := -lzstd
