@@ -1,1 +1,48 @@
-# capture: sources, binaries and tests of this stage (see GNUmakefile).
+# capture: mt-capture and the preload sampler libmt-sampler.so (see GNUmakefile).
+
+# ---- libmt-sampler.so: runs inside profiled programs, so it never takes the
+# sanitizers (SANITIZE=1 included): PIC, -O2, exports only the interposed
+# functions and the markers.
+SAMPLER_SRCS := \
+	capture/sampler.c \
+	capture/sampler_rand.c \
+	capture/sampler_table.c
+SAMPLER_ASM := \
+	capture/sampler_x86_64.S
+SAMPLER_CFLAGS := -std=gnu11 -O2 -g $(WARN) -fPIC -fvisibility=hidden \
+	-ftls-model=initial-exec -fno-plt
+SAMPLER_OBJS := $(patsubst %.c,$(B)/obj-sampler/%.o,$(SAMPLER_SRCS)) \
+	$(patsubst %.S,$(B)/obj-sampler/%.o,$(SAMPLER_ASM))
+
+$(B)/obj-sampler/%.o: %.c | deps-ok
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(SAMPLER_CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/obj-sampler/%.o: %.S | deps-ok
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -fPIC -c $< -o $@
+
+$(B)/libmt-sampler.so: $(SAMPLER_OBJS)
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-z,now -o $@ $^ -ldl -lm -pthread
+
+LIBS += $(B)/libmt-sampler.so
+
+-include $(wildcard $(B)/obj-sampler/capture/*.d)
+
+# ---- mt-capture
+CAPTURE_OBJS := \
+	$(B)/obj/capture/mt_capture.o \
+	$(B)/obj/capture/capture_run.o \
+	$(B)/obj/capture/capture_events.o \
+	$(B)/obj/capture/capture_elf.o \
+	$(B)/obj/capture/capture_proc.o
+
+$(CAPTURE_OBJS): CPPFLAGS += $(LIBPERF_CFLAGS)
+$(CAPTURE_OBJS): | $(LIBPERF_DEP)
+
+$(B)/bin/mt-capture: $(CAPTURE_OBJS) $(B)/libmtcodec.a $(LIBPERF_DEP)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(CAPTURE_OBJS) $(B)/libmtcodec.a $(LIBPERF_LIBS) -lelf $(LDLIBS)
+
+BINS += $(B)/bin/mt-capture

@@ -1,0 +1,115 @@
+/* mt-capture internals shared by its files: event specs, the ELF symbol
+ * lookup, /proc synthesis and the capture run.  Functions return 0 or -1
+ * with a message (git style, no program prefix) in err[MT_CAPTURE_ERRLEN].
+ */
+#ifndef MT_CAPTURE_H
+#define MT_CAPTURE_H
+
+#include <limits.h>
+#include <signal.h>
+#include <linux/perf_event.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define MT_CAPTURE_ERRLEN 512
+#define MT_CAPTURE_MAX_EVENTS 24
+
+/* x86_64 perf registers AX..R15 without DS ES FS GS: what perf itself asks
+ * for with --call-graph dwarf, and what the unwinder needs. */
+#define MT_CAPTURE_REGS_MASK 0xff0fffULL
+
+enum mt_capture_mode { MT_CAPTURE_SAMPLE, MT_CAPTURE_TRACE, MT_CAPTURE_EVENT };
+
+/* One event to open: its attr, the name written to the stream and, for
+ * uprobes, the path that attr.config1 points to (so it must not move while
+ * the event is opened: specs live in a fixed array). */
+struct mt_capture_event {
+	char name[128];
+	struct perf_event_attr attr;
+	char path[PATH_MAX];
+};
+
+struct mt_capture_events {
+	struct mt_capture_event ev[MT_CAPTURE_MAX_EVENTS];
+	int nr;
+};
+
+/* File offset of the function symbol name in the ELF file path (what the
+ * uprobe PMU's config2 wants): its address mapped through the PT_LOAD
+ * segment that holds it.  Looks in .symtab, then .dynsym.
+ * @return : 0, 1 when the file has no such function, -1 on error (err). */
+int mt_capture_elf_func_offset(const char *path, const char *name, uint64_t *offset,
+			       char *err);
+
+/* The uprobe PMU's type from sysfs.  @return : the type or -1 (err). */
+int mt_capture_uprobe_type(char *err);
+
+/* Add the sample mode's markers in sampler (mt:alloc, mt:free, mt:totals).
+ * @return : 0 or -1 (err). */
+int mt_capture_events_sample(struct mt_capture_events *evs, const char *sampler,
+			     unsigned stack_size, char *err);
+
+/* Add trace mode's entry (and, when period is 1, return) probes on the
+ * allocator functions lib defines.  @return : 0 or -1 (err). */
+int mt_capture_events_trace(struct mt_capture_events *evs, const char *lib,
+			    unsigned stack_size, uint64_t period, char *err);
+
+/* Add one event by name (cpu-clock, cycles, ...), freq Hz when freq is not
+ * 0, else every period events.  @return : 0 or -1 (err). */
+int mt_capture_events_named(struct mt_capture_events *evs, const char *name,
+			    unsigned stack_size, uint64_t freq, uint64_t period, char *err);
+
+/* Names accepted by mt_capture_events_named, for --help: NULL-terminated. */
+extern const char *const mt_capture_event_names[];
+
+struct mt_perf_writer;
+
+/* Write synthesized COMM (one per thread) and MMAP2 (executable mappings)
+ * records for the running process pid, as the kernel would have for a
+ * process started under capture; id is the tracking event's sample id.
+ * @return : 0 or -1 (err); *records counts what was written. */
+int mt_capture_proc_synthesize(struct mt_perf_writer *w, pid_t pid, uint64_t id,
+			       uint64_t *records, char *err);
+
+/* The threads of pid from /proc/pid/task.  @return : count (>= 1) with a
+ * malloc'd array in *tids, or -1 (err). */
+int mt_capture_proc_threads(pid_t pid, pid_t **tids, char *err);
+
+/* ---- the capture run ---------------------------------------------------- */
+
+enum {
+	MT_CAPTURE_EPERM = -2,		/* perf_event_open denied */
+	MT_CAPTURE_ENOEXEC = -3,	/* the command could not be run */
+	MT_CAPTURE_EWRITE = -4,		/* the output failed */
+};
+
+struct mt_capture_run_opts {
+	struct mt_capture_events *evs;
+	pid_t pid;		/* -p: attach to this running process, or 0 */
+	char *const *argv;	/* else run this command */
+	char *const *env;	/* NAME=VALUE strings to set in the command, NULL-ended */
+	unsigned mmap_pages;	/* per CPU ring, a power of two */
+	int out_fd;
+	const char *out_name;
+	/* Set by the SIGINT/SIGTERM handlers: how many arrived, the last one. */
+	const volatile sig_atomic_t *stops, *stop_signal;
+};
+
+struct mt_capture_stats {
+	uint64_t samples, lost, records, bytes;
+	double seconds;
+	int status;		/* the command's wait status (launch mode) */
+	int exited;		/* status is valid */
+	int detached;		/* stopped by a second signal, command left running */
+};
+
+/* Open the events on the command (started here, enabled at its exec) or on
+ * every thread of pid, write the stream to out_fd until the command exits,
+ * pid disappears or *stop is set, and fill *st.  The first stop signal is
+ * passed on to a launched command and capture goes on until it exits; a
+ * second one ends the capture at once.  The stream is complete in every case
+ * where the output could be written.
+ * @return : 0, -1 (err), or an MT_CAPTURE_E* code (err filled). */
+int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats *st, char *err);
+
+#endif

@@ -1,0 +1,85 @@
+/* Symbol file offsets for uprobes, with libelf. */
+#include "capture/capture.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int find_in(Elf *elf, Elf_Scn *scn, const char *name, GElf_Addr *addr)
+{
+	GElf_Shdr sh;
+	Elf_Data *data;
+	if (!gelf_getshdr(scn, &sh) || !(data = elf_getdata(scn, NULL)) || !sh.sh_entsize)
+		return 0;
+	size_t n = sh.sh_size / sh.sh_entsize;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym sym;
+		if (!gelf_getsym(data, (int)i, &sym))
+			continue;
+		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
+			continue;
+		if (sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		const char *s = elf_strptr(elf, sh.sh_link, sym.st_name);
+		if (s && !strcmp(s, name)) {
+			*addr = sym.st_value;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int mt_capture_elf_func_offset(const char *path, const char *name, uint64_t *offset, char *err)
+{
+	int rc = -1;
+	Elf *elf = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, MT_CAPTURE_ERRLEN, "cannot open '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		snprintf(err, MT_CAPTURE_ERRLEN, "'%s' is not an ELF file", path);
+		goto out;
+	}
+	GElf_Addr addr = 0;
+	int found = 0;
+	for (int pass = 0; pass < 2 && !found; pass++) {
+		Elf_Scn *scn = NULL;
+		while (!found && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			if (gelf_getshdr(scn, &sh) &&
+			    sh.sh_type == (pass ? SHT_DYNSYM : SHT_SYMTAB))
+				found = find_in(elf, scn, name, &addr);
+		}
+	}
+	if (!found) {
+		rc = 1;
+		goto out;
+	}
+	size_t nph;
+	if (elf_getphdrnum(elf, &nph)) {
+		snprintf(err, MT_CAPTURE_ERRLEN, "'%s': no program headers", path);
+		goto out;
+	}
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    addr >= ph.p_vaddr && addr < ph.p_vaddr + ph.p_filesz) {
+			*offset = addr - ph.p_vaddr + ph.p_offset;
+			rc = 0;
+			goto out;
+		}
+	}
+	snprintf(err, MT_CAPTURE_ERRLEN, "'%s': symbol '%s' lies in no loadable segment", path, name);
+out:
+	elf_end(elf);
+	close(fd);
+	return rc;
+}

@@ -1,0 +1,209 @@
+/* Event specs for the three modes (attr fields: docs/formats/capture-events.md). */
+#include "capture/capture.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct mt_capture_event *event_add(struct mt_capture_events *evs, const char *name,
+					  unsigned stack_size, int with_stack, char *err)
+{
+	if (evs->nr >= MT_CAPTURE_MAX_EVENTS) {
+		snprintf(err, MT_CAPTURE_ERRLEN, "too many events (at most %d)", MT_CAPTURE_MAX_EVENTS);
+		return NULL;
+	}
+	struct mt_capture_event *e = &evs->ev[evs->nr++];
+	memset(e, 0, sizeof(*e));
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	struct perf_event_attr *a = &e->attr;
+	a->size = sizeof(*a);
+	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			 PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD | PERF_SAMPLE_REGS_USER;
+	if (with_stack) {
+		/* perf script unwinds the dump only for evsels with CALLCHAIN. */
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER;
+		a->exclude_callchain_user = 1;
+		a->sample_stack_user = stack_size;
+	}
+	a->sample_regs_user = MT_CAPTURE_REGS_MASK;
+	a->sample_period = 1;
+	a->read_format = PERF_FORMAT_ID;
+	a->inherit = 1;
+	a->sample_id_all = 1;
+	a->disabled = 1;
+	a->exclude_hv = 1;
+	if (evs->nr == 1) {	/* the tracking event */
+		a->mmap = 1;
+		a->mmap2 = 1;
+		a->comm = 1;
+		a->comm_exec = 1;
+		a->task = 1;
+		a->build_id = 1;
+	}
+	return e;
+}
+
+int mt_capture_uprobe_type(char *err)
+{
+	const char *p = "/sys/bus/event_source/devices/uprobe/type";
+	FILE *f = fopen(p, "re");
+	int type = -1;
+	if (!f) {
+		snprintf(err, MT_CAPTURE_ERRLEN,
+			 "cannot open '%s': %s (kernel without CONFIG_UPROBE_EVENTS?)", p,
+			 strerror(errno));
+		return -1;
+	}
+	if (fscanf(f, "%d", &type) != 1 || type < 0) {
+		snprintf(err, MT_CAPTURE_ERRLEN, "'%s': not a number", p);
+		type = -1;
+	}
+	fclose(f);
+	return type;
+}
+
+/* A uprobe (or uretprobe) on function fn of path.  @return : 0, 1 when
+ * path does not define fn, -1 on error. */
+static int uprobe_add(struct mt_capture_events *evs, const char *name, const char *path,
+		      const char *fn, int ret, unsigned stack_size, int with_stack,
+		      uint64_t *offset_out, char *err)
+{
+	uint64_t off;
+	int rc = mt_capture_elf_func_offset(path, fn, &off, err);
+	if (rc)
+		return rc;
+	int type = mt_capture_uprobe_type(err);
+	if (type < 0)
+		return -1;
+	struct mt_capture_event *e = event_add(evs, name, stack_size, with_stack, err);
+	if (!e)
+		return -1;
+	snprintf(e->path, sizeof(e->path), "%s", path);
+	e->attr.type = (uint32_t)type;
+	e->attr.config = ret ? 1 : 0;	/* format/retprobe: config:0 */
+	e->attr.uprobe_path = (uint64_t)(uintptr_t)e->path;
+	e->attr.probe_offset = off;
+	if (offset_out)
+		*offset_out = off;
+	return 0;
+}
+
+int mt_capture_events_sample(struct mt_capture_events *evs, const char *sampler,
+			     unsigned stack_size, char *err)
+{
+	static const struct { const char *name, *fn; int stack; } markers[] = {
+		{ "mt:alloc", "mt_sampler_mark_alloc", 1 },
+		{ "mt:free", "mt_sampler_mark_free", 0 },
+		{ "mt:totals", "mt_sampler_mark_totals", 0 },
+	};
+	for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]); i++) {
+		int rc = uprobe_add(evs, markers[i].name, sampler, markers[i].fn, 0, stack_size,
+				    markers[i].stack, NULL, err);
+		if (rc > 0)
+			snprintf(err, MT_CAPTURE_ERRLEN, "'%s' has no function %s: not the mt sampler?",
+				 sampler, markers[i].fn);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+int mt_capture_events_trace(struct mt_capture_events *evs, const char *lib,
+			    unsigned stack_size, uint64_t period, char *err)
+{
+	/* memalign before aligned_alloc: glibc 2.36 makes them one function,
+	 * which gets one probe named after the first. */
+	static const char *const fns[] = {
+		"malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign",
+		"memalign", "aligned_alloc", "valloc", "pvalloc",
+	};
+	uint64_t seen[sizeof(fns) / sizeof(fns[0])];
+	int nseen = 0, probes = 0;
+	char group[64];
+	const char *base = strrchr(lib, '/');
+	base = base ? base + 1 : lib;
+	size_t glen = strcspn(base, ".");
+	snprintf(group, sizeof(group), "probe_%.*s", (int)(glen < 50 ? glen : 50), base);
+
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		uint64_t off;
+		int rc = mt_capture_elf_func_offset(lib, fns[i], &off, err);
+		if (rc < 0)
+			return -1;
+		if (rc > 0)
+			continue;
+		int dup = 0;
+		for (int j = 0; j < nseen; j++)
+			dup |= seen[j] == off;
+		if (dup)
+			continue;
+		seen[nseen++] = off;
+		char name[128];
+		int is_free = !strcmp(fns[i], "free");
+		snprintf(name, sizeof(name), "%s:%s", group, fns[i]);
+		if (uprobe_add(evs, name, lib, fns[i], 0, stack_size, !is_free, NULL, err))
+			return -1;
+		evs->ev[evs->nr - 1].attr.sample_period = period;
+		probes++;
+		if (period == 1 && !is_free) {
+			snprintf(name, sizeof(name), "%s:%s__return", group, fns[i]);
+			if (uprobe_add(evs, name, lib, fns[i], 1, stack_size, 0, NULL, err))
+				return -1;
+		}
+	}
+	if (!probes) {
+		snprintf(err, MT_CAPTURE_ERRLEN, "'%s' defines none of the allocator functions", lib);
+		return -1;
+	}
+	return 0;
+}
+
+static const struct named {
+	const char *name;
+	uint32_t type;
+	uint64_t config;
+} named[] = {
+	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+	{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+	{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN },
+	{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
+	{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
+	{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
+	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
+};
+
+const char *const mt_capture_event_names[] = {
+	"cpu-clock", "task-clock", "page-faults", "minor-faults", "major-faults",
+	"context-switches", "cpu-migrations", "cycles", "instructions", "cache-references",
+	"cache-misses", "branches", "branch-misses", NULL,
+};
+
+int mt_capture_events_named(struct mt_capture_events *evs, const char *name,
+			    unsigned stack_size, uint64_t freq, uint64_t period, char *err)
+{
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+		if (strcmp(named[i].name, name))
+			continue;
+		struct mt_capture_event *e = event_add(evs, name, stack_size, 1, err);
+		if (!e)
+			return -1;
+		e->attr.type = named[i].type;
+		e->attr.config = named[i].config;
+		if (freq) {
+			e->attr.freq = 1;
+			e->attr.sample_freq = freq;
+		} else {
+			e->attr.sample_period = period;
+		}
+		return 0;
+	}
+	snprintf(err, MT_CAPTURE_ERRLEN, "unknown event '%s' (see --help for the list)", name);
+	return -1;
+}

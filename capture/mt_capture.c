@@ -1,0 +1,341 @@
+/* mt-capture: options, checks and exit codes around mt_capture_run(). */
+#include "capture/capture.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum { EXIT_DATA = 1, EXIT_USAGE = 2, EXIT_ENV = 3 };
+
+static const char usage_text[] =
+	"usage: mt-capture [options] [--] COMMAND [ARGS...]\n"
+	"       mt-capture [options] -p PID\n"
+	"\n"
+	"Capture allocations (or any perf event) with user stacks as a perf pipe\n"
+	"stream on stdout, for mt-encode, mt-unwind or `perf script -i`.\n"
+	"\n"
+	"Modes:\n"
+	"  --mode sample   (default with a command) preload libmt-sampler.so: byte-sampled\n"
+	"                  allocations with stacks, frees of sampled pointers, exact totals\n"
+	"  --mode trace    (default with -p) uprobes on every allocator call in libc or --lib\n"
+	"  --mode event    (default with -e) any perf event, e.g. -e cpu-clock -F 999\n"
+	"\n"
+	"Options:\n"
+	"  -o, --output FILE      write the stream to FILE instead of stdout\n"
+	"  -p, --pid PID          attach to a running process (trace, event; sample if it\n"
+	"                         already preloads libmt-sampler.so)\n"
+	"      --rate BYTES       sample mode: mean bytes between sample points (524288);\n"
+	"                         1 records every allocation\n"
+	"      --seed N           sample mode: reproducible sampling (default: fresh seed)\n"
+	"      --lib PATH         trace mode: the allocator to probe (default: libc)\n"
+	"  -e, --event NAME       event mode: the event (cpu-clock, task-clock, cycles, ...)\n"
+	"  -F, --freq HZ          event mode: samples per second (default 999)\n"
+	"  -c, --count N          event mode: a sample every N events; trace mode: record\n"
+	"                         every Nth call of each function (no return probes)\n"
+	"      --stack-size N     bytes of user stack per sample (8192, at most 65528)\n"
+	"      --mmap-pages N     ring buffer pages per CPU, a power of two (256)\n"
+	"  -h, --help             this text\n"
+	"\n"
+	"Environment: MT_SAMPLER=PATH overrides where libmt-sampler.so is found\n"
+	"(default: DIR/../lib/mt, DIR/.. and DIR, DIR holding mt-capture).\n"
+	"\n"
+	"At the end one line on stderr: samples, lost samples, bytes, duration.\n"
+	"Exit status: the command's (128+N when killed by signal N); with -p 0.\n"
+	"Errors: 1 output failed or data lost in writing, 2 usage (also: COMMAND\n"
+	"not found), 3 environment (perf_event_open denied: perf_event_paranoid /\n"
+	"CAP_PERFMON; sampler or uprobe PMU missing).\n";
+
+static volatile sig_atomic_t stops, stop_signal;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+	stops++;
+}
+
+static int fail(int code, const char *fmt, const char *a, const char *b)
+{
+	fprintf(stderr, "mt-capture: ");
+	fprintf(stderr, fmt, a, b);
+	fputc('\n', stderr);
+	return code;
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+	errno = 0;
+	if (!s || !*s || *s == '-')
+		return -1;
+	unsigned long long x = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+/* Is cmd runnable (a path, or a name found in PATH)? */
+static int command_exists(const char *cmd, char *why, size_t len)
+{
+	if (strchr(cmd, '/')) {
+		if (access(cmd, X_OK) == 0)
+			return 1;
+		snprintf(why, len, "%s", strerror(errno));
+		return 0;
+	}
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path;; p++) {
+		const char *e = strchrnul(p, ':');
+		char full[PATH_MAX];
+		snprintf(full, sizeof(full), "%.*s/%s", (int)(e - p), e == p ? "." : p, cmd);
+		struct stat sb;
+		if (stat(full, &sb) == 0 && S_ISREG(sb.st_mode) && access(full, X_OK) == 0)
+			return 1;
+		if (!*e)
+			break;
+		p = e;
+	}
+	snprintf(why, len, "command not found");
+	return 0;
+}
+
+/* libmt-sampler.so: $MT_SAMPLER, else beside the binary (installed layout
+ * PREFIX/bin + PREFIX/lib/mt, build tree build/bin + build). */
+static int find_sampler(char *out, size_t len)
+{
+	const char *env = getenv("MT_SAMPLER");
+	if (env && *env) {
+		if (!realpath(env, out))
+			return -1;
+		return 0;
+	}
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = 0;
+	const char *dir = dirname(exe);
+	static const char *const rel[] = { "../lib/mt/libmt-sampler.so", "../libmt-sampler.so",
+					   "libmt-sampler.so" };
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		char cand[PATH_MAX + 64];
+		snprintf(cand, sizeof(cand), "%s/%s", dir, rel[i]);
+		if (access(cand, R_OK) == 0 && realpath(cand, out))
+			return 0;
+	}
+	(void)len;
+	return -1;
+}
+
+/* The first mapped file of pid (0: ourselves) whose basename starts with
+ * prefix, e.g. the libc or the sampler a running process uses. */
+static int find_mapped(pid_t pid, const char *prefix, char *out, size_t len)
+{
+	char path[64], line[PATH_MAX + 256];
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/maps");
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	int rc = -1;
+	while (rc && fgets(line, sizeof(line), f)) {
+		char *name = strchr(line, '/');
+		if (!name)
+			continue;
+		name[strcspn(name, "\n")] = 0;
+		const char *base = strrchr(name, '/') + 1;
+		if (!strncmp(base, prefix, strlen(prefix))) {
+			snprintf(out, len, "%s", name);
+			rc = 0;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "lib", required_argument, NULL, 'l' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "stack-size", required_argument, NULL, 'S' },
+		{ "mmap-pages", required_argument, NULL, 'M' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *output = NULL, *mode_s = NULL, *lib = NULL, *event = NULL;
+	uint64_t pid = 0, rate = 524288, seed = 0, freq = 0, count = 0, stack = 8192, pages = 256;
+	int seeded = 0, opt;
+	char err[MT_CAPTURE_ERRLEN];
+
+	while ((opt = getopt_long(argc, argv, "+o:p:e:F:c:h", longopts, NULL)) != -1) {
+		uint64_t *num = NULL;
+		switch (opt) {
+		case 'o': output = optarg; break;
+		case 'm': mode_s = optarg; break;
+		case 'l': lib = optarg; break;
+		case 'e': event = optarg; break;
+		case 'p': num = &pid; break;
+		case 'r': num = &rate; break;
+		case 's': num = &seed; seeded = 1; break;
+		case 'F': num = &freq; break;
+		case 'c': num = &count; break;
+		case 'S': num = &stack; break;
+		case 'M': num = &pages; break;
+		case 'h': fputs(usage_text, stdout); return 0;
+		default: fputs(usage_text, stderr); return EXIT_USAGE;
+		}
+		if (num && parse_u64(optarg, num))
+			return fail(EXIT_USAGE, "invalid number '%s' for -%s", optarg,
+				    (char[]){ (char)(opt < 'a' && opt != 'F' ? '-' : opt), 0 });
+	}
+	char **cmd = argv + optind;
+	int have_cmd = optind < argc;
+	if (have_cmd == (pid != 0))
+		return fail(EXIT_USAGE, "give a command or -p PID (one of them)%s%s", "",
+			    "\nTry 'mt-capture --help'.");
+	if (pid > INT32_MAX)
+		return fail(EXIT_USAGE, "invalid pid", "", "");
+	enum mt_capture_mode mode = event ? MT_CAPTURE_EVENT : pid ? MT_CAPTURE_TRACE : MT_CAPTURE_SAMPLE;
+	if (mode_s) {
+		if (!strcmp(mode_s, "sample"))
+			mode = MT_CAPTURE_SAMPLE;
+		else if (!strcmp(mode_s, "trace"))
+			mode = MT_CAPTURE_TRACE;
+		else if (!strcmp(mode_s, "event"))
+			mode = MT_CAPTURE_EVENT;
+		else
+			return fail(EXIT_USAGE, "unknown mode '%s' (sample, trace or event)", mode_s, "");
+	}
+	if (stack > 65528 || stack % 8)
+		return fail(EXIT_USAGE, "--stack-size must be a multiple of 8, at most 65528%s%s", "", "");
+	if (!pages || (pages & (pages - 1)) || pages > (1u << 20))
+		return fail(EXIT_USAGE, "--mmap-pages must be a power of two%s%s", "", "");
+	if (!rate)
+		return fail(EXIT_USAGE, "--rate must be at least 1%s%s", "", "");
+	if (freq && count)
+		return fail(EXIT_USAGE, "-F and -c exclude each other%s%s", "", "");
+	if (event && mode != MT_CAPTURE_EVENT)
+		return fail(EXIT_USAGE, "-e needs --mode event%s%s", "", "");
+	if (freq && mode != MT_CAPTURE_EVENT)
+		return fail(EXIT_USAGE, "-F is for event mode%s%s", "", "");
+	if (count && mode == MT_CAPTURE_SAMPLE)
+		return fail(EXIT_USAGE, "-c is for trace and event modes (sample mode: --rate)%s%s", "", "");
+	if (lib && mode != MT_CAPTURE_TRACE)
+		return fail(EXIT_USAGE, "--lib is for trace mode%s%s", "", "");
+	if (have_cmd) {
+		char why[128];
+		if (!command_exists(cmd[0], why, sizeof(why)))
+			return fail(EXIT_USAGE, "cannot run '%s': %s", cmd[0], why);
+	}
+
+	static struct mt_capture_events evs;
+	char path[PATH_MAX];
+	char *env[4] = { NULL };
+	int rc;
+	switch (mode) {
+	case MT_CAPTURE_SAMPLE:
+		if (pid) {
+			if (find_mapped((pid_t)pid, "libmt-sampler", path, sizeof(path)))
+				return fail(EXIT_USAGE,
+					    "process %s does not preload libmt-sampler.so: use --mode trace%s",
+					    argv[optind - 1], "");
+		} else if (find_sampler(path, sizeof(path))) {
+			return fail(EXIT_ENV, "cannot find libmt-sampler.so (set MT_SAMPLER=PATH)%s%s",
+				    "", "");
+		}
+		rc = mt_capture_events_sample(&evs, path, (unsigned)stack, err);
+		if (!rc && have_cmd) {
+			const char *old = getenv("LD_PRELOAD");
+			if (asprintf(&env[0], "LD_PRELOAD=%s%s%s", path, old && *old ? ":" : "",
+				     old ? old : "") < 0 ||
+			    asprintf(&env[1], "MT_SAMPLER_RATE=%" PRIu64, rate) < 0 ||
+			    (seeded && asprintf(&env[2], "MT_SAMPLER_SEED=%" PRIu64, seed) < 0))
+				return fail(EXIT_ENV, "out of memory%s%s", "", "");
+		}
+		break;
+	case MT_CAPTURE_TRACE:
+		if (!lib) {
+			if (find_mapped((pid_t)pid, "libc.so", path, sizeof(path)) &&
+			    find_mapped((pid_t)pid, "libc-", path, sizeof(path)))
+				return fail(EXIT_ENV, "cannot find the libc %s; use --lib PATH%s",
+					    pid ? "of that process" : "", "");
+			lib = path;
+		}
+		rc = mt_capture_events_trace(&evs, lib, (unsigned)stack, count ? count : 1, err);
+		break;
+	default:
+		rc = mt_capture_events_named(&evs, event ? event : "cpu-clock", (unsigned)stack,
+					     count ? 0 : freq ? freq : 999, count, err);
+		break;
+	}
+	if (rc)
+		return fail(strstr(err, "unknown event") ? EXIT_USAGE : EXIT_ENV, "%s%s", err, "");
+
+	int fd = 1;
+	const char *out_name = "stdout";
+	if (output && strcmp(output, "-")) {
+		fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return fail(EXIT_ENV, "cannot open '%s': %s", output, strerror(errno));
+		out_name = output;
+	} else if (isatty(1)) {
+		return fail(EXIT_USAGE, "refusing to write a binary stream to a terminal: use -o FILE "
+			    "or a pipe%s%s", "", "");
+	}
+
+	struct sigaction sa = { .sa_handler = on_stop };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	struct mt_capture_run_opts ro = {
+		.evs = &evs, .pid = (pid_t)pid, .argv = have_cmd ? cmd : NULL, .env = env,
+		.mmap_pages = (unsigned)pages, .out_fd = fd, .out_name = out_name,
+		.stops = &stops, .stop_signal = &stop_signal,
+	};
+	struct mt_capture_stats st;
+	rc = mt_capture_run(&ro, &st, err);
+	if (fd != 1 && close(fd) && !rc) {
+		snprintf(err, sizeof(err), "cannot write '%s': %s", out_name, strerror(errno));
+		rc = MT_CAPTURE_EWRITE;
+	}
+	for (int i = 0; env[i]; i++)
+		free(env[i]);
+	if (rc && rc != MT_CAPTURE_EWRITE) {
+		fprintf(stderr, "mt-capture: %s\n", err);
+		return rc == MT_CAPTURE_ENOEXEC ? EXIT_USAGE : EXIT_ENV;
+	}
+	fprintf(stderr, "mt-capture: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64
+		" bytes, %.3f s%s\n", st.samples, st.lost, st.bytes, st.seconds,
+		st.lost ? " (samples lost: raise --mmap-pages, or --rate in sample mode)" : "");
+	if (rc) {
+		fprintf(stderr, "mt-capture: %s\n", err);
+		return EXIT_DATA;
+	}
+	if (st.detached)
+		return 128 + (int)stop_signal;
+	if (st.exited)
+		return WIFEXITED(st.status) ? WEXITSTATUS(st.status) : 128 + WTERMSIG(st.status);
+	return 0;
+}

@@ -1,0 +1,35 @@
+/* Architecture-specific pieces of the sampler (x86_64 here): the markers
+ * defined in sampler_x86_64.S and counter updates that a signal handler
+ * cannot tear (one instruction each, no lock prefix: single writer). */
+#ifndef MT_SAMPLER_ARCH_H
+#define MT_SAMPLER_ARCH_H
+
+#include <stdint.h>
+
+/* Markers: do nothing; mt-capture uprobes them.  Arguments: see
+ * docs/formats/capture-events.md. */
+void mt_sampler_mark_alloc(uint64_t size, const void *ptr, uint64_t points, uint64_t rate,
+			   uint64_t fn);
+void mt_sampler_mark_free(const void *ptr, uint64_t size, uint64_t points, uint64_t rate,
+			  uint64_t fn);
+void mt_sampler_mark_totals(void);
+
+/* Calls mt_sampler_mark_totals with v[0..9] in DI SI DX CX R8 R9 AX R10 R11 R12. */
+void mt_sampler_report_totals(const uint64_t v[10]);
+
+/* *p += v as one instruction: a signal handler that allocates in between
+ * cannot lose an update; other threads read it with relaxed loads. */
+static inline void mt_sampler_add(uint64_t *p, uint64_t v)
+{
+	__asm__ volatile("addq %1, %0" : "+m"(*p) : "er"(v) : "cc");
+}
+
+/* *p -= v; @return : the new value is <= 0. */
+static inline int mt_sampler_sub_le0(int64_t *p, uint64_t v)
+{
+	unsigned char le;
+	__asm__ volatile("subq %2, %0\n\tsetle %1" : "+m"(*p), "=q"(le) : "er"(v) : "cc");
+	return le;
+}
+
+#endif

@@ -1,0 +1,112 @@
+/* Live sampled pointers (see sampler_table.h): linear probing with
+ * backward-shift deletion under one spinlock.  Only sampled allocations and
+ * filter hits come here, a tiny fraction of calls at the default rate. */
+#include "capture/sampler_table.h"
+
+#include <stddef.h>
+#include <sys/mman.h>
+
+unsigned char mt_sampler_filter[1u << MT_SAMPLER_FILTER_BITS];
+
+static struct mt_sampler_entry *slots;
+static unsigned used;
+static int lock_word;
+
+void mt_sampler_table_lock(void)
+{
+	while (__atomic_exchange_n(&lock_word, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&lock_word, __ATOMIC_RELAXED))
+			__builtin_ia32_pause();
+}
+
+void mt_sampler_table_unlock(void)
+{
+	__atomic_store_n(&lock_word, 0, __ATOMIC_RELEASE);
+}
+
+static unsigned slot_of(uintptr_t p)
+{
+	return (unsigned)(((uint64_t)p * 0xff51afd7ed558ccdULL) >> 42) & (MT_SAMPLER_TABLE_SLOTS - 1);
+}
+
+static void filter_add(uintptr_t p, int delta)
+{
+	unsigned char *f = &mt_sampler_filter[mt_sampler_table_hash(p)];
+	unsigned char v = __atomic_load_n(f, __ATOMIC_RELAXED);
+	if (v == 255)	/* saturated: stays set, only costs lookups */
+		return;
+	__atomic_store_n(f, (unsigned char)(v + delta), __ATOMIC_RELAXED);
+}
+
+int mt_sampler_table_insert(const void *ptr, uint64_t size, uint64_t points)
+{
+	uintptr_t p = (uintptr_t)ptr;
+	int rc = -1;
+	mt_sampler_table_lock();
+	if (!slots) {
+		void *m = mmap(NULL, sizeof(*slots) * MT_SAMPLER_TABLE_SLOTS, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (m == MAP_FAILED)
+			goto out;
+		slots = m;
+	}
+	for (unsigned i = slot_of(p);; i = (i + 1) & (MT_SAMPLER_TABLE_SLOTS - 1)) {
+		if (slots[i].ptr == p) {
+			slots[i].size = size;
+			slots[i].points = points;
+			rc = 0;
+			goto out;
+		}
+		if (!slots[i].ptr) {
+			/* Keep probe chains short: refuse beyond 3/4 full. */
+			if (used >= MT_SAMPLER_TABLE_SLOTS / 4 * 3)
+				goto out;
+			slots[i] = (struct mt_sampler_entry){ p, size, points };
+			used++;
+			filter_add(p, 1);
+			rc = 0;
+			goto out;
+		}
+	}
+out:
+	mt_sampler_table_unlock();
+	return rc;
+}
+
+int mt_sampler_table_remove(const void *ptr, struct mt_sampler_entry *e)
+{
+	uintptr_t p = (uintptr_t)ptr;
+	int found = 0;
+	mt_sampler_table_lock();
+	if (!slots)
+		goto out;
+	unsigned i = slot_of(p);
+	for (;; i = (i + 1) & (MT_SAMPLER_TABLE_SLOTS - 1)) {
+		if (!slots[i].ptr)
+			goto out;
+		if (slots[i].ptr == p)
+			break;
+	}
+	*e = slots[i];
+	found = 1;
+	used--;
+	filter_add(p, -1);
+	/* Backward shift: move later members of the chain into the hole when
+	 * their home slot does not lie cyclically in (hole, j]. */
+	for (unsigned j = i;;) {
+		j = (j + 1) & (MT_SAMPLER_TABLE_SLOTS - 1);
+		if (!slots[j].ptr)
+			break;
+		unsigned home = slot_of(slots[j].ptr);
+		unsigned dist_home = (j - home) & (MT_SAMPLER_TABLE_SLOTS - 1);
+		unsigned dist_hole = (j - i) & (MT_SAMPLER_TABLE_SLOTS - 1);
+		if (dist_home >= dist_hole) {
+			slots[i] = slots[j];
+			i = j;
+		}
+	}
+	slots[i].ptr = 0;
+out:
+	mt_sampler_table_unlock();
+	return found;
+}

@@ -1,0 +1,58 @@
+/* x86_64 part of the sampler: the marker functions mt-capture uprobes, and
+ * the call that passes the exit totals in ten registers.
+ *
+ * Each marker starts with a 5-byte nop, an instruction the kernel's uprobe
+ * code emulates (and on recent kernels replaces by a fast trampoline call):
+ * about 1 us per hit where a marker starting with `ret` costs ~15 us.
+ * tests/capture/test_sampler_markers.c checks these first bytes in the .so.
+ * The register contract is in docs/formats/capture-events.md.
+ */
+	.text
+
+	.macro MARKER name
+	.globl \name
+	.protected \name	/* exported for the uprobe, called directly */
+	.type \name, @function
+	.p2align 4
+\name:
+	.cfi_startproc
+	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00	/* nopl 0x0(%rax,%rax,1) */
+	ret
+	.cfi_endproc
+	.size \name, . - \name
+	.endm
+
+	MARKER mt_sampler_mark_alloc
+	MARKER mt_sampler_mark_free
+	MARKER mt_sampler_mark_totals
+
+/* void mt_sampler_report_totals(const uint64_t v[10])
+ * Calls mt_sampler_mark_totals with v[0..9] in DI SI DX CX R8 R9 AX R10 R11 R12. */
+	.globl mt_sampler_report_totals
+	.hidden mt_sampler_report_totals
+	.type mt_sampler_report_totals, @function
+	.p2align 4
+mt_sampler_report_totals:
+	.cfi_startproc
+	push %r12
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %r12, 0
+	mov 72(%rdi), %r12
+	mov 64(%rdi), %r11
+	mov 56(%rdi), %r10
+	mov 48(%rdi), %rax
+	mov 40(%rdi), %r9
+	mov 32(%rdi), %r8
+	mov 24(%rdi), %rcx
+	mov 16(%rdi), %rdx
+	mov 8(%rdi), %rsi
+	mov 0(%rdi), %rdi
+	call mt_sampler_mark_totals
+	pop %r12
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %r12
+	ret
+	.cfi_endproc
+	.size mt_sampler_report_totals, . - mt_sampler_report_totals
+
+	.section .note.GNU-stack, "", @progbits
