@@ -9,9 +9,17 @@ check="$MT_SRC/tests/e2e/flamegraph_check.py"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "$*"; exit 1; }
-frames() { python3 "$check" frames "$1"; }
+# Through files, not pipes: grep -q closing a pipe early would fail under pipefail.
+frames() { python3 "$check" frames "$1" >"$tmp/frames.txt"; cat "$tmp/frames.txt"; }
+tips() { python3 "$check" tips "$1" >"$tmp/tips.txt"; cat "$tmp/tips.txt"; }
+has_frame() {  # has_frame SVG TAB-SEPARATED-TEXT
+	python3 "$check" frames "$1" >"$tmp/frames.txt"; grep -qF -- "$2" "$tmp/frames.txt"
+}
 has_tip() {  # has_tip SVG LINE: some frame's tooltip has exactly LINE
-	python3 "$check" tips "$1" | grep -qxF -- "$2"
+	python3 "$check" tips "$1" >"$tmp/tips.txt"; grep -qxF -- "$2" "$tmp/tips.txt"
+}
+tip_matches() {  # tip_matches SVG REGEX
+	python3 "$check" tips "$1" >"$tmp/tips.txt"; grep -qE -- "$2" "$tmp/tips.txt"
 }
 
 # Total 1,048,576 + 4,096 + 16 = 1,052,688 bytes.
@@ -49,12 +57,12 @@ cmp "$tmp/mem.geo" "$tmp/hot.geo"
 # --width: 510 px leaves 490 for the data; main spans it all (490 - 0.5 gap).
 "$fg" --width 510 "$tmp/in.folded" >"$tmp/w.svg"
 grep -q '<svg [^>]*width="510"' "$tmp/w.svg" || fail "width attribute"
-frames "$tmp/w.svg" | grep -q $'\tmain\t489.50\t' || fail "width 510: main not 489.50"
+has_frame "$tmp/w.svg" $'\tmain\t489.50\t' || fail "width 510: main not 489.50"
 
 # --minwidth: at 1200 px (1180 for data), tiny (16 B) is 0.018 px and its malloc too:
 # below the default 0.1 px, both omitted and reported; with 0 they are drawn.
 "$fg" "$tmp/in.folded" >"$tmp/m.svg"
-frames "$tmp/m.svg" | grep -q $'\ttiny\t' && fail "tiny drawn at the default minwidth"
+has_frame "$tmp/m.svg" $'\ttiny\t' && fail "tiny drawn at the default minwidth"
 grep -q '<text id="omitted"[^>]*>2 frames narrower than 0.1 px not drawn (&lt;0.01% of all at their roots)' \
 	"$tmp/m.svg" || fail "omitted frames not reported"
 "$fg" --minwidth 0 "$tmp/in.folded" >"$tmp/m0.svg"
@@ -68,7 +76,8 @@ grep -q '>4 frames narrower than 1% not drawn (0.39% of all at their roots)' "$t
 # --reverse: merged from the leaf, the root's children are malloc (1 MiB + 16) and calloc.
 "$fg" --reverse --minwidth 0 "$tmp/in.folded" >"$tmp/r.svg"
 python3 "$check" layout "$tmp/in.folded" "$tmp/r.svg" --reverse
-python3 "$check" tips "$tmp/r.svg" | grep -A1 -x malloc | grep -qxF '1,048,592 samples, 99.61% of all' ||
+tips "$tmp/r.svg" >/dev/null
+grep -A1 -x malloc "$tmp/tips.txt" | grep -xF '1,048,592 samples, 99.61% of all' >/dev/null ||
 	fail "--reverse: malloc not merged"
 # --inverted: the root row is the top one.
 "$fg" --inverted --minwidth 0 "$tmp/in.folded" >"$tmp/i.svg"
@@ -92,7 +101,7 @@ JSON
 has_tip "$tmp/s.svg" '1.00 MiB (1,048,576 bytes), 99.61% of all' || fail "stats: units from metric"
 has_tip "$tmp/s.svg" '16 samples, ±256 KiB (±25.0%, 1σ), 95%: 585 KiB–1.62 MiB' ||
 	fail "stats: read_file's samples and error"
-python3 "$check" tips "$tmp/s.svg" | grep -q '^17 samples, '  || fail "stats: main's samples (16 + 1 + 0)"
+tip_matches "$tmp/s.svg" '^17 samples, '  || fail "stats: main's samples (16 + 1 + 0)"
 has_tip "$tmp/s.svg" '0 samples: no estimate of the error' || fail "stats: zero samples"
 # Few samples (< 10): parse, its calloc, tiny and its malloc are hatched; main is not.
 frames "$tmp/s.svg" | awk -F'\t' '$4 ~ /few/ {print $2}' | sort | tr '\n' ' ' >"$tmp/few"
@@ -105,7 +114,7 @@ grep -q 'fewer than 20 samples (error above ±22%): 9 frames' "$tmp/s20.svg" || 
 # Missing fields: no stacks but a rate and a bytes metric: samples = bytes / rate.
 echo '{"metric": "alloc_bytes", "rate": 65536}' >"$tmp/rate.json"
 "$fg" --minwidth 0 --stats "$tmp/rate.json" "$tmp/in.folded" >"$tmp/rate.svg"
-python3 "$check" tips "$tmp/rate.svg" | grep -q '^16 samples, ±256 KiB'  || fail "samples from the rate"
+tip_matches "$tmp/rate.svg" '^16 samples, ±256 KiB'  || fail "samples from the rate"
 # Nothing usable: no sample lines, no hatching, no legend, no error.
 echo '{}' >"$tmp/empty.json"
 "$fg" --minwidth 0 --stats "$tmp/empty.json" "$tmp/in.folded" >"$tmp/e.svg"
