@@ -1,1 +1,40 @@
-# symbolize: sources, binaries and tests of this stage (see GNUmakefile).
+# symbolize: mt-unwind, its library, tests and fixtures (see GNUmakefile).
+
+UNWIND_SRCS := \
+	symbolize/arch_x86_64.c \
+	symbolize/cfi.c \
+	symbolize/demangle.c \
+	symbolize/hashmap.c \
+	symbolize/maps.c \
+	symbolize/module.c \
+	symbolize/out.c \
+	symbolize/sym.c \
+	symbolize/unwind.c
+UNWIND_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(UNWIND_SRCS))
+UNWIND_LDLIBS := -ldw -lelf -lstdc++
+
+$(B)/libmtunwind.a: $(UNWIND_OBJS)
+LIBS += $(B)/libmtunwind.a
+
+# mt-unwind reads .mtz through the codec's reader (zstd).
+$(B)/bin/mt-unwind: $(B)/obj/symbolize/mt_unwind.o $(B)/libmtunwind.a $(B)/libmtcodec.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(B)/obj/symbolize/mt_unwind.o $(B)/libmtunwind.a \
+		$(B)/libmtcodec.a $(CODEC_LDLIBS) $(UNWIND_LDLIBS) $(LDLIBS)
+BINS += $(B)/bin/mt-unwind
+
+# Fixtures with known call paths (tests/e2e/unwind-*.sh check them).
+FIXTURE_NAMES += unwind_recursion
+FIXTURE_NAMES += unwind_inline
+FIXTURE_NAMES += unwind_tailcall
+FIXTURE_NAMES += unwind_dlopen
+FIXTURE_NAMES += unwind_threads
+FIXTURE_NAMES += unwind_cxx
+FIXTURE_NAMES += unwind_signal
+
+# The library unwind_dlopen loads at run time (not linked to it).
+build/fixtures/unwind_dlopen_lib.so: tests/fixtures/unwind_dlopen_lib.c | deps-ok
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(FIXTURE_FLAGS) -fPIC -shared -o $@ $<
+build/fixtures/unwind_dlopen build/fixtures/unwind_dlopen-fp: build/fixtures/unwind_dlopen_lib.so
+FIXTURES += build/fixtures/unwind_dlopen_lib.so

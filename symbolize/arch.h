@@ -1,0 +1,36 @@
+/* Architecture-specific register numbering for the unwinder (x86_64 only so
+ * far; an aarch64 port replaces arch_x86_64.c and these constants).
+ *
+ * Registers inside mt-unwind are numbered the DWARF way, because the CFI
+ * rules name them so; perf's REGS_USER order is translated once per sample.
+ */
+#ifndef MT_UNWIND_ARCH_H
+#define MT_UNWIND_ARCH_H
+
+#include <stdint.h>
+
+#define MT_UNWIND_NREGS 17	/* DWARF 0..16: rax..r15 and the return address */
+#define MT_UNWIND_REG_FP 6	/* rbp */
+#define MT_UNWIND_REG_SP 7	/* rsp */
+#define MT_UNWIND_REG_RA 16	/* return address column (rip) */
+
+/* The registers a sample carries, DWARF-numbered. */
+struct mt_unwind_regs {
+	uint64_t r[MT_UNWIND_NREGS];
+	uint32_t valid;		/* bit n: r[n] is known */
+};
+
+/* Translate perf's REGS_USER values (in mask bit order, nr of them) into
+ * DWARF numbering; registers absent from mask stay invalid.
+ * @return : 0, or -1 when the sample lacks the instruction or stack pointer. */
+int mt_unwind_arch_regs_from_perf(struct mt_unwind_regs *out, uint64_t mask,
+				  const uint64_t *vals, unsigned nr);
+
+/* @return : the perf_event_attr.sample_regs_user mask that covers every
+ *           register mt-unwind uses (for tools that record). */
+uint64_t mt_unwind_arch_perf_mask(void);
+
+/* @return : a register's short name ("rsp"), "?" for an unknown number. */
+const char *mt_unwind_arch_reg_name(unsigned dwarf_reg);
+
+#endif

@@ -1,0 +1,57 @@
+/* x86_64: perf's register order (asm/perf_regs.h) to DWARF numbering. */
+#include "symbolize/arch.h"
+
+#include <asm/perf_regs.h>
+
+/* perf register index -> DWARF register, -1 for those CFI never names. */
+static const int8_t perf_to_dwarf[PERF_REG_X86_64_MAX] = {
+	[PERF_REG_X86_AX] = 0,  [PERF_REG_X86_DX] = 1,  [PERF_REG_X86_CX] = 2,
+	[PERF_REG_X86_BX] = 3,  [PERF_REG_X86_SI] = 4,  [PERF_REG_X86_DI] = 5,
+	[PERF_REG_X86_BP] = 6,  [PERF_REG_X86_SP] = 7,  [PERF_REG_X86_R8] = 8,
+	[PERF_REG_X86_R9] = 9,  [PERF_REG_X86_R10] = 10, [PERF_REG_X86_R11] = 11,
+	[PERF_REG_X86_R12] = 12, [PERF_REG_X86_R13] = 13, [PERF_REG_X86_R14] = 14,
+	[PERF_REG_X86_R15] = 15, [PERF_REG_X86_IP] = 16,
+	[PERF_REG_X86_FLAGS] = -1, [PERF_REG_X86_CS] = -1, [PERF_REG_X86_SS] = -1,
+	[PERF_REG_X86_DS] = -1, [PERF_REG_X86_ES] = -1, [PERF_REG_X86_FS] = -1,
+	[PERF_REG_X86_GS] = -1,
+};
+
+int mt_unwind_arch_regs_from_perf(struct mt_unwind_regs *out, uint64_t mask,
+				  const uint64_t *vals, unsigned nr)
+{
+	unsigned i = 0;
+
+	out->valid = 0;
+	for (int bit = 0; bit < 64 && i < nr; bit++) {
+		if (!(mask & (1ULL << bit)))
+			continue;
+		uint64_t v = vals[i++];
+		if (bit >= PERF_REG_X86_64_MAX)
+			continue;
+		int d = perf_to_dwarf[bit];
+		if (d < 0)
+			continue;
+		out->r[d] = v;
+		out->valid |= 1u << d;
+	}
+	const uint32_t need = (1u << MT_UNWIND_REG_SP) | (1u << MT_UNWIND_REG_RA);
+	return (out->valid & need) == need ? 0 : -1;
+}
+
+uint64_t mt_unwind_arch_perf_mask(void)
+{
+	uint64_t m = 0;
+	for (int i = 0; i < PERF_REG_X86_64_MAX; i++)
+		if (perf_to_dwarf[i] >= 0)
+			m |= 1ULL << i;
+	return m;
+}
+
+const char *mt_unwind_arch_reg_name(unsigned r)
+{
+	static const char *const names[MT_UNWIND_NREGS] = {
+		"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
+		"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip",
+	};
+	return r < MT_UNWIND_NREGS ? names[r] : "?";
+}

@@ -1,0 +1,108 @@
+/* Compiled CFI rules: libdw answers once per pc what its CFI row says, and
+ * the answer is kept as a small rule the unwinder applies in a tight loop.
+ *
+ *   CFA  = register + offset            (or a DWARF expression)
+ *   reg  = same value | undefined | [CFA + off] | CFA + off | other register
+ *          | [expression] | expression
+ *
+ * Expressions (PLT entries, stack realignment in main, signal trampolines)
+ * are copied into the rule and run by a small evaluator over the register
+ * set and the stack dump; a row using an operation the evaluator lacks
+ * compiles to MT_UNWIND_RULE_FAIL and the unwinder takes the frame-pointer
+ * fallback there.
+ */
+#ifndef MT_UNWIND_CFI_H
+#define MT_UNWIND_CFI_H
+
+#include <elfutils/libdw.h>
+#include <stdint.h>
+
+#include "symbolize/arch.h"
+#include "symbolize/module.h"
+
+enum mt_unwind_rule_status {
+	MT_UNWIND_RULE_OK,
+	MT_UNWIND_RULE_NONE,	/* no CFI covers the pc */
+	MT_UNWIND_RULE_FAIL,	/* CFI exists but did not compile */
+};
+
+enum mt_unwind_reg_rule {
+	MT_UNWIND_SAME,		/* the caller's value is the callee's */
+	MT_UNWIND_UNDEF,	/* lost (call-clobbered; RA undefined: outermost) */
+	MT_UNWIND_AT_CFA,	/* saved at CFA + off */
+	MT_UNWIND_VAL_CFA,	/* value is CFA + off */
+	MT_UNWIND_REG,		/* value is in register off */
+	MT_UNWIND_AT_EXPR,	/* saved at the address expr computes */
+	MT_UNWIND_VAL_EXPR,	/* value is what expr computes */
+};
+
+struct mt_unwind_expr {
+	uint32_t nops;
+	Dwarf_Op ops[];
+};
+
+struct mt_unwind_rule {
+	uint8_t status;		/* enum mt_unwind_rule_status */
+	uint8_t signal;		/* the FDE is a signal trampoline's ('S') */
+	uint8_t cfa_is_expr;
+	uint8_t cfa_reg;
+	int64_t cfa_off;
+	const struct mt_unwind_expr *cfa_expr;
+	uint8_t kind[MT_UNWIND_NREGS];	/* enum mt_unwind_reg_rule */
+	int64_t off[MT_UNWIND_NREGS];
+	const struct mt_unwind_expr *expr[MT_UNWIND_NREGS];
+};
+
+/* The memory an unwind may read: the stack dump, at its address. */
+struct mt_unwind_memory {
+	uint64_t base;		/* address of data[0] (the sample's sp) */
+	const uint8_t *data;
+	uint64_t size;
+};
+
+/* Read the word at addr from the dump.  @return : 0, or -1 outside it. */
+static inline int mt_unwind_memory_read(const struct mt_unwind_memory *mem, uint64_t addr,
+					uint64_t *val)
+{
+	uint64_t off = addr - mem->base;
+	if (addr < mem->base || off > mem->size || mem->size - off < 8)
+		return -1;
+	__builtin_memcpy(val, mem->data + off, 8);
+	return 0;
+}
+
+/* Compile a libdw frame row.  @return : a rule in one heap block (free()
+ * releases it, expressions included), or NULL when out of memory.  A row
+ * that does not compile gives a rule with status MT_UNWIND_RULE_FAIL. */
+struct mt_unwind_rule *mt_unwind_rule_compile(Dwarf_Frame *frame);
+
+/* The rule for the ELF virtual address vaddr of module m (the pc, or pc-1
+ * for a return address), from m's cache or compiled now from .eh_frame,
+ * else .debug_frame.  @return : the rule (owned by m), or NULL when out of
+ * memory. */
+const struct mt_unwind_rule *mt_unwind_rule_get(struct mt_unwind_module *m, uint64_t vaddr);
+
+/* A static rule for the frame-pointer convention: CFA = rbp + 16, return
+ * address at CFA - 8, rbp at CFA - 16. */
+const struct mt_unwind_rule *mt_unwind_rule_frame_pointer(void);
+
+enum mt_unwind_step {
+	MT_UNWIND_STEP_OK,
+	MT_UNWIND_STEP_OUTERMOST,	/* the return address is undefined */
+	MT_UNWIND_STEP_NO_MEMORY,	/* a read fell outside the dump */
+	MT_UNWIND_STEP_BAD,		/* a register the rule needs is unknown, or
+					   an expression failed */
+};
+
+/* Apply rule to the callee's registers in, giving the caller's in out
+ * (out->r[MT_UNWIND_REG_RA] is the return address).
+ * @return : an enum mt_unwind_step. */
+int mt_unwind_rule_apply(const struct mt_unwind_rule *rule, const struct mt_unwind_regs *in,
+			 const struct mt_unwind_memory *mem, struct mt_unwind_regs *out);
+
+/* Evaluate a DWARF expression (cfa pushed first when push_cfa).
+ * @return : 0 with *result, or -1 (unsupported op, bad register, memory). */
+int mt_unwind_expr_eval(const struct mt_unwind_expr *e, const struct mt_unwind_regs *regs,
+			const struct mt_unwind_memory *mem, uint64_t cfa, uint64_t *result);
+
+#endif

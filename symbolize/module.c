@@ -1,0 +1,298 @@
+/* ELF module cache: open files once, check build-ids, find debug info. */
+#include "symbolize/module.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct mt_unwind_modules {
+	struct mt_unwind_module *list;
+	struct mt_unwind_hashmap by_key;	/* key hash -> module (first one) */
+	char *debuginfo_path;			/* what Dwfl_Callbacks points at */
+	Dwfl_Callbacks callbacks;
+};
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+static uint64_t key_hash(const char *path, const uint8_t *id, unsigned id_len)
+{
+	uint64_t h = fnv1a(0xcbf29ce484222325ULL, path, strlen(path) + 1);
+	h = fnv1a(h, id, id_len);
+	return h == MT_UNWIND_HASH_EMPTY ? 0 : h;
+}
+
+int mt_unwind_modules_new(struct mt_unwind_modules **out, const char *debuginfo_path)
+{
+	struct mt_unwind_modules *ms = calloc(1, sizeof(*ms));
+	if (!ms)
+		return -ENOMEM;
+	/* libdwfl's default is ":.debug:/usr/lib/debug"; user directories go
+	 * first.  Only absolute directories are searched by build-id. */
+	const char *dflt = ":.debug:/usr/lib/debug";
+	if (debuginfo_path && *debuginfo_path) {
+		size_t n = strlen(debuginfo_path) + strlen(dflt) + 2;
+		ms->debuginfo_path = malloc(n);
+		if (!ms->debuginfo_path) {
+			free(ms);
+			return -ENOMEM;
+		}
+		snprintf(ms->debuginfo_path, n, "%s%s", debuginfo_path, dflt);
+	}
+	ms->callbacks.find_elf = dwfl_build_id_find_elf;
+	ms->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	ms->callbacks.section_address = dwfl_offline_section_address;
+	ms->callbacks.debuginfo_path = ms->debuginfo_path ? &ms->debuginfo_path : NULL;
+	*out = ms;
+	return 0;
+}
+
+static void module_free(struct mt_unwind_module *m)
+{
+	if (m->dwfl)
+		dwfl_end(m->dwfl);
+	for (size_t i = 0; i < m->rules.cap; i++)
+		if (m->rules.keys[i] != MT_UNWIND_HASH_EMPTY)
+			free((void *)(uintptr_t)m->rules.vals[i]);
+	for (size_t i = 0; i < m->frames.cap; i++)
+		if (m->frames.keys[i] != MT_UNWIND_HASH_EMPTY)
+			free((void *)(uintptr_t)m->frames.vals[i]);
+	mt_unwind_hashmap_release(&m->rules);
+	mt_unwind_hashmap_release(&m->frames);
+	free(m->loads);
+	free(m->path);
+	free(m);
+}
+
+void mt_unwind_modules_free(struct mt_unwind_modules *ms)
+{
+	if (!ms)
+		return;
+	while (ms->list) {
+		struct mt_unwind_module *m = ms->list;
+		ms->list = m->next;
+		module_free(m);
+	}
+	mt_unwind_hashmap_release(&ms->by_key);
+	free(ms->debuginfo_path);
+	free(ms);
+}
+
+void mt_unwind_modules_each(struct mt_unwind_modules *ms,
+			    void (*fn)(struct mt_unwind_module *m, void *arg), void *arg)
+{
+	for (struct mt_unwind_module *m = ms->list; m; m = m->next)
+		fn(m, arg);
+}
+
+/* The vdso as a file: copy this process's image into a memfd. */
+static int vdso_fd(void)
+{
+	const unsigned char *img = (const void *)getauxval(AT_SYSINFO_EHDR);
+	if (!img)
+		return -1;
+	const Elf64_Ehdr *eh = (const void *)img;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
+		return -1;
+	size_t size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	if (size < sizeof(*eh) || size > (16u << 20))
+		return -1;
+	int fd = memfd_create("vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t done = 0;
+	while (done < size) {
+		ssize_t n = write(fd, img + done, size - done);
+		if (n <= 0) {
+			close(fd);
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
+static int read_loads(struct mt_unwind_module *m, Elf *elf)
+{
+	size_t n;
+	if (elf_getphdrnum(elf, &n) != 0)
+		return -1;
+	m->loads = calloc(n ? n : 1, sizeof(*m->loads));
+	if (!m->loads)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		m->loads[m->nr_loads++] = (struct mt_unwind_load){
+			.offset = ph.p_offset, .filesz = ph.p_filesz, .vaddr = ph.p_vaddr };
+	}
+	return 0;
+}
+
+static void module_open(struct mt_unwind_modules *ms, struct mt_unwind_module *m)
+{
+	int fd;
+	if (strcmp(m->path, "[vdso]") == 0) {
+		fd = vdso_fd();
+		if (fd < 0) {
+			m->state = MT_UNWIND_MOD_MISSING;
+			m->open_errno = ENOENT;
+			return;
+		}
+	} else {
+		/* O_NONBLOCK: a fifo put in the file's place must not hang us;
+		 * we refuse it right after fstat anyway. */
+		fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0) {
+			m->state = MT_UNWIND_MOD_MISSING;
+			m->open_errno = errno;
+			return;
+		}
+		struct stat st;
+		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			m->state = MT_UNWIND_MOD_NOT_REGULAR;
+			return;
+		}
+	}
+	m->dwfl = dwfl_begin(&ms->callbacks);
+	if (!m->dwfl) {
+		close(fd);
+		m->state = MT_UNWIND_MOD_BAD_ELF;
+		return;
+	}
+	dwfl_report_begin(m->dwfl);
+	/* base 0 relative to p_vaddr: module addresses are ELF vaddrs. */
+	m->mod = dwfl_report_elf(m->dwfl, m->name, m->path, fd, 0, true);
+	dwfl_report_end(m->dwfl, NULL, NULL);
+	if (!m->mod) {
+		close(fd);	/* not consumed on failure */
+		m->state = MT_UNWIND_MOD_BAD_ELF;
+		return;
+	}
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(m->mod, &bias);
+	if (!elf || read_loads(m, elf) != 0) {
+		m->state = MT_UNWIND_MOD_BAD_ELF;
+		return;
+	}
+	const unsigned char *bits;
+	GElf_Addr idaddr;
+	int n = dwfl_module_build_id(m->mod, &bits, &idaddr);
+	if (n > 0) {
+		m->file_id_len = (unsigned)(n > 20 ? 20 : n);
+		memcpy(m->file_id, bits, m->file_id_len);
+	}
+	if (m->want_id_len &&
+	    (m->file_id_len != m->want_id_len ||
+	     memcmp(m->file_id, m->want_id, m->want_id_len) != 0)) {
+		m->state = MT_UNWIND_MOD_MISMATCH;
+		return;
+	}
+	m->state = MT_UNWIND_MOD_OK;
+}
+
+struct mt_unwind_module *mt_unwind_modules_get(struct mt_unwind_modules *ms, const char *path,
+					       const uint8_t *id, unsigned id_len)
+{
+	if (id_len > 20)
+		id_len = 20;
+	uint64_t h = key_hash(path, id, id_len), v;
+	if (mt_unwind_hashmap_get(&ms->by_key, h, &v)) {
+		struct mt_unwind_module *m = (void *)(uintptr_t)v;
+		if (strcmp(m->path, path) == 0 && m->want_id_len == id_len &&
+		    memcmp(m->want_id, id, id_len) == 0)
+			return m;
+		for (m = ms->list; m; m = m->next)	/* hash collision: rare */
+			if (strcmp(m->path, path) == 0 && m->want_id_len == id_len &&
+			    memcmp(m->want_id, id, id_len) == 0)
+				return m;
+	}
+	struct mt_unwind_module *m = calloc(1, sizeof(*m));
+	if (!m || !(m->path = strdup(path))) {
+		free(m);
+		return NULL;
+	}
+	const char *slash = strrchr(m->path, '/');
+	m->name = slash ? slash + 1 : m->path;
+	memcpy(m->want_id, id, id_len);
+	m->want_id_len = id_len;
+	m->owner = ms;
+	module_open(ms, m);
+	if (mt_unwind_hashmap_put(&ms->by_key, h, (uintptr_t)m) != 0) {
+		module_free(m);
+		return NULL;
+	}
+	m->next = ms->list;
+	ms->list = m;
+	return m;
+}
+
+int mt_unwind_module_vaddr_delta(const struct mt_unwind_module *m, uint64_t offset,
+				 int64_t *delta)
+{
+	for (size_t i = 0; i < m->nr_loads; i++) {
+		const struct mt_unwind_load *l = &m->loads[i];
+		/* Mappings start on page boundaries below p_offset. */
+		uint64_t lo = l->offset & ~(uint64_t)0xfff;
+		if (offset >= lo && offset < l->offset + l->filesz) {
+			*delta = (int64_t)(l->vaddr - l->offset);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+void mt_unwind_module_load_cfi(struct mt_unwind_module *m)
+{
+	if (m->cfi_loaded)
+		return;
+	m->cfi_loaded = 1;
+	if (m->state != MT_UNWIND_MOD_OK)
+		return;
+	m->eh_cfi = dwfl_module_eh_cfi(m->mod, &m->eh_bias);
+}
+
+void mt_unwind_module_load_dwarf_cfi(struct mt_unwind_module *m)
+{
+	if (m->dw_cfi_loaded)
+		return;
+	m->dw_cfi_loaded = 1;
+	if (m->state != MT_UNWIND_MOD_OK)
+		return;
+	m->dw_cfi = dwfl_module_dwarf_cfi(m->mod, &m->dw_bias);
+}
+
+void mt_unwind_module_load_dwarf(struct mt_unwind_module *m)
+{
+	if (m->dwarf_loaded)
+		return;
+	m->dwarf_loaded = 1;
+	if (m->state != MT_UNWIND_MOD_OK)
+		return;
+	m->dwarf = dwfl_module_getdwarf(m->mod, &m->dwarf_bias);
+}
+
+const char *mt_unwind_module_state_str(enum mt_unwind_module_state s)
+{
+	switch (s) {
+	case MT_UNWIND_MOD_OK: return "ok";
+	case MT_UNWIND_MOD_MISSING: return "cannot open";
+	case MT_UNWIND_MOD_NOT_REGULAR: return "not a regular file";
+	case MT_UNWIND_MOD_BAD_ELF: return "not a readable ELF file";
+	case MT_UNWIND_MOD_MISMATCH: return "build-id mismatch";
+	}
+	return "?";
+}

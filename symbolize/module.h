@@ -1,0 +1,98 @@
+/* ELF modules: files that mappings point at, opened once and shared by every
+ * address space that maps them.
+ *
+ * Each module owns a small offline Dwfl (one module in it, placed at its ELF
+ * virtual addresses, so module addresses are the addresses objdump shows).
+ * libdwfl finds separate debug info (/usr/lib/debug/.build-id, debuglink,
+ * --debuginfo-path, debuginfod when DEBUGINFOD_URLS is set) on first need.
+ * The per-PC caches (unwind rules, frame text) hang off the module.
+ */
+#ifndef MT_UNWIND_MODULE_H
+#define MT_UNWIND_MODULE_H
+
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <stdint.h>
+
+#include "symbolize/hashmap.h"
+
+enum mt_unwind_module_state {
+	MT_UNWIND_MOD_OK,
+	MT_UNWIND_MOD_MISSING,		/* cannot open (errno in open_errno) */
+	MT_UNWIND_MOD_NOT_REGULAR,	/* a device, fifo, directory: never opened */
+	MT_UNWIND_MOD_BAD_ELF,		/* not a readable ELF file */
+	MT_UNWIND_MOD_MISMATCH,		/* build-id differs from the recorded one */
+};
+
+struct mt_unwind_load {			/* a PT_LOAD segment */
+	uint64_t offset, filesz, vaddr;
+};
+
+struct mt_unwind_module {
+	char *path;			/* as mapped */
+	const char *name;		/* basename of path */
+	enum mt_unwind_module_state state;
+	int open_errno;
+	uint8_t want_id[20];		/* build-id the recording gave, if any */
+	unsigned want_id_len;
+	uint8_t file_id[20];		/* build-id of the file found */
+	unsigned file_id_len;
+
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	struct mt_unwind_load *loads;
+	size_t nr_loads;
+
+	/* Loaded on first use: CFI (eh_frame, then debug_frame), DWARF. */
+	int cfi_loaded, dw_cfi_loaded;
+	Dwarf_CFI *eh_cfi, *dw_cfi;
+	Dwarf_Addr eh_bias, dw_bias;
+	int dwarf_loaded;
+	Dwarf *dwarf;
+	Dwarf_Addr dwarf_bias;
+
+	struct mt_unwind_hashmap rules;	/* vaddr -> struct mt_unwind_rule * */
+	struct mt_unwind_hashmap frames;/* vaddr -> struct mt_unwind_sym * */
+	void *owner;			/* the mt_unwind_modules it belongs to */
+	struct mt_unwind_module *next;	/* in the cache's list */
+};
+
+struct mt_unwind_modules;
+
+/* A module cache.  debuginfo_path: extra directories (colon-separated) to
+ * search for separate debug info before the default ones; may be NULL.
+ * @return : 0, or -ENOMEM. */
+int mt_unwind_modules_new(struct mt_unwind_modules **out, const char *debuginfo_path);
+
+/* Frees every module and its caches.  Accepts NULL. */
+void mt_unwind_modules_free(struct mt_unwind_modules *ms);
+
+/* The module for path as recorded with build-id id (len 0 when the
+ * recording had none).  Opens the file on first request; failures are
+ * cached too, so the result is never NULL except out of memory: check
+ * ->state.  "[vdso]" is served from this process's own vdso image, which
+ * is the recording's when both ran on the same kernel (the build-id check
+ * catches the other case).  Returned modules live as long as ms. */
+struct mt_unwind_module *mt_unwind_modules_get(struct mt_unwind_modules *ms, const char *path,
+					       const uint8_t *id, unsigned id_len);
+
+/* Call fn on every module (for the summary). */
+void mt_unwind_modules_each(struct mt_unwind_modules *ms,
+			    void (*fn)(struct mt_unwind_module *m, void *arg), void *arg);
+
+/* Translate a file offset to an ELF virtual address with the PT_LOAD that
+ * holds it.  @return : 0, or -1 when no segment covers offset. */
+int mt_unwind_module_vaddr_delta(const struct mt_unwind_module *m, uint64_t offset,
+				 int64_t *delta);
+
+/* Load CFI and DWARF on demand.  Safe to call repeatedly.  .debug_frame
+ * may need the separate debug file, so it loads only when .eh_frame lacks
+ * a pc (load_dwarf_cfi). */
+void mt_unwind_module_load_cfi(struct mt_unwind_module *m);
+void mt_unwind_module_load_dwarf_cfi(struct mt_unwind_module *m);
+void mt_unwind_module_load_dwarf(struct mt_unwind_module *m);
+
+/* @return : a static message for a module state. */
+const char *mt_unwind_module_state_str(enum mt_unwind_module_state s);
+
+#endif

@@ -1,0 +1,1075 @@
+/* mt-unwind: perf stack dumps to one text line per event (see
+ * docs/formats/unwind-text.md and docs/unwind.md).  Thin: options, input,
+ * the event kinds of docs/formats/capture-events.md, output and summary. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "codec/mtz.h"
+#include "codec/perf_stream.h"
+#include "symbolize/arch.h"
+#include "symbolize/maps.h"
+#include "symbolize/module.h"
+#include "symbolize/out.h"
+#include "symbolize/sym.h"
+#include "symbolize/unwind.h"
+
+#define EXIT_DATA 1
+#define EXIT_USAGE 2
+#define EXIT_ENV 3
+
+#define RECORD_HEADER_BUILD_ID 67
+#define MISC_BUILD_ID_SIZE (1 << 15)
+
+static const char *prog = "mt-unwind";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: mt-unwind [options] IN\n"
+"Unwind and symbolise the stack dumps of a perf stream: one line per event.\n"
+"IN is an .mtz file, a perf.data file or a perf pipe stream; '-' reads stdin.\n"
+"Output format: docs/formats/unwind-text.md.\n"
+"\n"
+"  -o FILE              write to FILE instead of stdout\n"
+"  --addrs              print every frame as [module+0xADDR] (ELF address)\n"
+"  --srcline            append ' (file:line)' to each frame\n"
+"  --no-inline          do not expand inlined calls\n"
+"  --no-demangle        keep C++/Rust symbol names mangled\n"
+"  --max-depth N        walk at most N physical frames (default 256)\n"
+"  --pid LIST           only events of these processes (comma-separated)\n"
+"  --tid LIST           only events of these threads (comma-separated)\n"
+"  --debuginfo-path DIR search DIR (colon-separated list) for separate debug\n"
+"                       info before /usr/lib/debug; debuginfod is used when\n"
+"                       DEBUGINFOD_URLS is set\n"
+"  --decode-only        read and parse every record, write nothing (benchmarks)\n"
+"  -q, --quiet          no summary on stderr (warnings and errors still)\n"
+"  -h, --help           this text\n"
+"\n"
+"Exit codes: 0 ok; 1 data problem (input truncated, corrupt or partly\n"
+"undecodable: what could be read is still written); 2 usage; 3 environment\n"
+"(cannot open or read the input, out of memory).\n");
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+struct idset {
+	uint32_t *v;
+	size_t n;
+};
+
+static int idset_parse(struct idset *s, const char *arg)
+{
+	const char *p = arg;
+	while (*p) {
+		char *end;
+		errno = 0;
+		unsigned long x = strtoul(p, &end, 10);
+		if (end == p || errno || x > UINT32_MAX || (*end && *end != ','))
+			return -1;
+		uint32_t *v = realloc(s->v, (s->n + 1) * sizeof(*v));
+		if (!v)
+			return -1;
+		s->v = v;
+		s->v[s->n++] = (uint32_t)x;
+		p = *end ? end + 1 : end;
+	}
+	return s->n ? 0 : -1;
+}
+
+static int idset_has(const struct idset *s, uint32_t x)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i] == x)
+			return 1;
+	return 0;
+}
+
+struct opts {
+	struct mt_unwind_symopts sym;
+	unsigned max_depth;
+	struct idset pids, tids;
+	const char *debuginfo_path;
+	const char *output;
+	int decode_only;
+	int quiet;
+	const char *input;
+};
+
+/* ---- event roles, from evsel names (capture-events.md) ------------------ */
+
+enum role {
+	ROLE_UNKNOWN = 0,	/* not yet classified */
+	ROLE_SAMPLE,		/* event mode and anything else */
+	ROLE_MT_ALLOC,
+	ROLE_MT_FREE,
+	ROLE_MT_TOTALS,
+	ROLE_TRACE_ENTRY,	/* probe_LIB:FN */
+	ROLE_TRACE_RETURN,	/* probe_LIB:FN__return */
+};
+
+static const char *const alloc_fns[] = {
+	"malloc", "calloc", "realloc", "reallocarray", "posix_memalign",
+	"aligned_alloc", "memalign", "valloc", "pvalloc", "free",
+};
+#define NR_FNS 10
+#define FN_REALLOC 2
+#define FN_FREE 9
+
+struct evinfo {
+	enum role role;
+	int fn;			/* trace and mt:* roles: index in alloc_fns */
+	int paired;		/* trace entry: its __return event exists */
+};
+
+/* ---- pending trace entries --------------------------------------------- */
+
+struct pending {
+	uint32_t tid;
+	int fn;
+	int internal;		/* entered while another entry was pending */
+	char *line_head;	/* "alloc\tPID/TID\tTIME\tCOMM\tsize=N" */
+	char *line_tail;	/* " fn=... every=N\tSTACK end=R\n" */
+	uint64_t old_ptr;	/* realloc, reallocarray */
+	uint64_t size;
+	struct pending *next;
+};
+
+/* ---- state -------------------------------------------------------------- */
+
+struct state {
+	struct opts *o;
+	struct mt_perf_reader *reader;
+	struct mtz_reader *mtz;
+	struct mt_unwind_modules *modules;
+	struct mt_unwind_maps *maps;
+	struct mt_unwind_out out;
+	struct evinfo *ev;
+	size_t nr_ev;
+	struct mt_unwind_frame *frames;
+	struct pending *pending;
+	/* process-scope totals awaiting an exec or the end (capture-events.md) */
+	struct totals_pending {
+		uint32_t pid;
+		char *line;
+		struct totals_pending *next;
+	} *totals;
+
+	/* counters for the summary */
+	uint64_t events, by_kind[5], frames_out, inline_out, records;
+	uint64_t ends[MT_UNWIND_END_COUNT];
+	uint64_t undecodable, lost_records, lost_count, superseded, internal, unpaired,
+		 filtered, no_regs;
+	struct mt_unwind_stats st;
+	int data_error;
+	char *io_error;
+};
+
+enum { K_ALLOC, K_FREE, K_TOTALS, K_SAMPLE, K_LOST };
+static const char *const kind_names[] = { "alloc", "free", "totals", "sample", "lost" };
+
+static int oom(void)
+{
+	fprintf(stderr, "%s: out of memory\n", prog);
+	exit(EXIT_ENV);
+}
+
+static struct evinfo *evinfo_of(struct state *s, const struct mt_perf_evsel *e)
+{
+	size_t n = mt_perf_reader_nr_evsels(s->reader);
+	if (s->nr_ev < n) {
+		struct evinfo *v = realloc(s->ev, n * sizeof(*v));
+		if (!v)
+			oom();
+		memset(v + s->nr_ev, 0, (n - s->nr_ev) * sizeof(*v));
+		s->ev = v;
+		s->nr_ev = n;
+	}
+	struct evinfo *ei = &s->ev[e->index];
+	if (ei->role != ROLE_UNKNOWN)
+		return ei;
+	const char *name = e->name ? e->name : "";
+	ei->role = ROLE_SAMPLE;
+	if (strcmp(name, "mt:alloc") == 0)
+		ei->role = ROLE_MT_ALLOC;
+	else if (strcmp(name, "mt:free") == 0)
+		ei->role = ROLE_MT_FREE;
+	else if (strcmp(name, "mt:totals") == 0)
+		ei->role = ROLE_MT_TOTALS;
+	else if (strncmp(name, "probe_", 6) == 0 && strchr(name, ':')) {
+		const char *fn = strchr(name, ':') + 1;
+		size_t len = strlen(fn);
+		int ret = len > 8 && strcmp(fn + len - 8, "__return") == 0;
+		if (ret)
+			len -= 8;
+		for (int i = 0; i < NR_FNS; i++)
+			if (strlen(alloc_fns[i]) == len && strncmp(fn, alloc_fns[i], len) == 0) {
+				ei->role = ret ? ROLE_TRACE_RETURN : ROLE_TRACE_ENTRY;
+				ei->fn = i;
+			}
+		if (ei->role == ROLE_TRACE_ENTRY) {
+			/* Paired when the same library's FN__return event exists. */
+			char want[512];
+			snprintf(want, sizeof(want), "%s__return", name);
+			for (size_t i = 0; i < n; i++) {
+				const struct mt_perf_evsel *o = mt_perf_reader_evsel(s->reader, i);
+				if (o->name && strcmp(o->name, want) == 0)
+					ei->paired = 1;
+			}
+		}
+	}
+	return ei;
+}
+
+/* perf register value by perf index (x86: AX=0 BX=1 CX=2 DX=3 SI=4 DI=5 ...). */
+static uint64_t preg(const struct mt_perf_sample *smp, int idx)
+{
+	if (smp->regs_abi == 0 || !(smp->regs_mask & (1ULL << idx)))
+		return 0;
+	unsigned k = (unsigned)__builtin_popcountll(smp->regs_mask & ((1ULL << idx) - 1));
+	return k < smp->nr_regs ? smp->regs[k] : 0;
+}
+#include <asm/perf_regs.h>
+#define R_AX PERF_REG_X86_AX
+#define R_CX PERF_REG_X86_CX
+#define R_DX PERF_REG_X86_DX
+#define R_SI PERF_REG_X86_SI
+#define R_DI PERF_REG_X86_DI
+#define R_R8 PERF_REG_X86_R8
+#define R_R9 PERF_REG_X86_R9
+#define R_R10 PERF_REG_X86_R10
+
+/* ---- writing lines ------------------------------------------------------ */
+
+static void put_comm(struct mt_unwind_out *out, struct state *s, uint32_t tid)
+{
+	struct mt_unwind_thread *t = mt_unwind_maps_thread(s->maps, tid);
+	if (!t || !t->comm[0]) {
+		mt_unwind_out_str(out, "?");
+		return;
+	}
+	char c[sizeof(t->comm)];
+	size_t i;
+	for (i = 0; t->comm[i]; i++) {
+		char ch = t->comm[i];
+		c[i] = (ch == '\t' || ch == '\n' || ch == '\r' || ch == ';') ? '_' : ch;
+	}
+	mt_unwind_out_add(out, c, i);
+}
+
+static void put_head(struct mt_unwind_out *out, struct state *s, int kind, uint32_t pid,
+		     uint32_t tid, uint64_t time)
+{
+	mt_unwind_out_str(out, kind_names[kind]);
+	mt_unwind_out_char(out, '\t');
+	mt_unwind_out_u64(out, pid);
+	mt_unwind_out_char(out, '/');
+	mt_unwind_out_u64(out, tid);
+	mt_unwind_out_char(out, '\t');
+	mt_unwind_out_u64(out, time);
+	mt_unwind_out_char(out, '\t');
+	put_comm(out, s, tid);
+	mt_unwind_out_char(out, '\t');
+	s->events++;
+	s->by_kind[kind]++;
+}
+
+static void put_kv(struct mt_unwind_out *out, const char *key, uint64_t v, int first)
+{
+	if (!first)
+		mt_unwind_out_char(out, ' ');
+	mt_unwind_out_str(out, key);
+	mt_unwind_out_char(out, '=');
+	mt_unwind_out_u64(out, v);
+}
+
+static void put_kx(struct mt_unwind_out *out, const char *key, uint64_t v)
+{
+	mt_unwind_out_char(out, ' ');
+	mt_unwind_out_str(out, key);
+	mt_unwind_out_str(out, "=0x");
+	mt_unwind_out_x64(out, v);
+}
+
+static void put_nostack(struct mt_unwind_out *out, struct state *s)
+{
+	mt_unwind_out_str(out, "\t end=none\n");
+	s->ends[MT_UNWIND_END_NONE]++;
+}
+
+static int is_sampler(const struct mt_unwind_frame *f)
+{
+	if (!f->map)
+		return 0;
+	const char *p = strrchr(f->map->path, '/');
+	p = p ? p + 1 : f->map->path;
+	return strncmp(p, "libmt-sampler.so", 16) == 0;
+}
+
+/* Unwind the sample and write "\tSTACK end=R\n". */
+static void put_stack(struct mt_unwind_out *out, struct state *s,
+		      const struct mt_perf_sample *smp, int drop_sampler)
+{
+	struct mt_unwind_regs regs;
+	if (smp->regs_abi == 0 ||
+	    mt_unwind_arch_regs_from_perf(&regs, smp->regs_mask, smp->regs, smp->nr_regs) != 0) {
+		s->no_regs++;
+		put_nostack(out, s);
+		return;
+	}
+	struct mt_unwind_memory mem = {
+		.base = regs.r[MT_UNWIND_REG_SP],
+		.data = smp->stack,
+		.size = smp->stack ? smp->stack_dyn_size : 0,
+	};
+	if (mem.size > smp->stack_size)
+		mem.size = smp->stack_size;
+	unsigned n = 0;
+	struct mt_unwind_space *sp = mt_unwind_maps_space(s->maps, smp->pid);
+	int end = mt_unwind_walk(s->maps, sp, &regs, &mem, s->frames, s->o->max_depth, &n,
+				 &s->st);
+	unsigned first = 0;
+	if (drop_sampler)	/* keep only the outermost sampler frame */
+		while (first + 1 < n && is_sampler(&s->frames[first]) &&
+		       is_sampler(&s->frames[first + 1]))
+			first++;
+	mt_unwind_out_char(out, '\t');
+	for (unsigned i = n; i-- > first;) {
+		const struct mt_unwind_frame *f = &s->frames[i];
+		struct mt_unwind_module *m = f->map ? f->map->mod : NULL;
+		if (m && m->state == MT_UNWIND_MOD_OK && f->map->delta_ok) {
+			const struct mt_unwind_sym *y =
+				mt_unwind_sym_get(m, f->lookup + (uint64_t)f->map->delta, &s->o->sym);
+			if (!y)
+				oom();
+			mt_unwind_out_add(out, y->text, y->len);
+			s->frames_out += y->nframes;
+			s->inline_out += y->nframes - 1u;
+		} else {
+			char tmp[300];
+			size_t k = mt_unwind_sym_unknown(tmp, sizeof(tmp), f->map, f->pc);
+			mt_unwind_out_add(out, tmp, k);
+			s->frames_out++;
+		}
+		if (i > first)
+			mt_unwind_out_char(out, ';');
+	}
+	mt_unwind_out_str(out, " end=");
+	mt_unwind_out_str(out, mt_unwind_end_str(end));
+	mt_unwind_out_char(out, '\n');
+	s->ends[end]++;
+}
+
+static int filtered(struct state *s, uint32_t pid, uint32_t tid)
+{
+	if ((s->o->pids.n && !idset_has(&s->o->pids, pid)) ||
+	    (s->o->tids.n && !idset_has(&s->o->tids, tid))) {
+		s->filtered++;
+		return 1;
+	}
+	return 0;
+}
+
+static uint64_t period_of(const struct mt_perf_sample *smp)
+{
+	if (smp->sample_type & PERF_SAMPLE_PERIOD)
+		return smp->period;
+	return smp->evsel->attr.freq ? 1 : smp->evsel->attr.sample_period;
+}
+
+/* ---- trace mode --------------------------------------------------------- */
+
+static struct pending *pending_top(struct state *s, uint32_t tid, int fn)
+{
+	for (struct pending *p = s->pending; p; p = p->next)
+		if (p->tid == tid && (fn < 0 || p->fn == fn))
+			return p;
+	return NULL;
+}
+
+static void trace_entry(struct state *s, const struct mt_perf_sample *smp,
+			const struct evinfo *ei)
+{
+	int internal = pending_top(s, smp->tid, -1) != NULL;
+	uint64_t di = preg(smp, R_DI), si = preg(smp, R_SI), dx = preg(smp, R_DX);
+	uint64_t size = 0, old = 0;
+	switch (ei->fn) {
+	case 0: case 7: case 8: size = di; break;		/* malloc valloc pvalloc */
+	case 1: size = di * si; break;				/* calloc */
+	case 2: old = di; size = si; break;			/* realloc */
+	case 3: old = di; size = si * dx; break;		/* reallocarray */
+	case 4: size = dx; break;				/* posix_memalign */
+	case 5: case 6: size = si; break;			/* aligned_alloc memalign */
+	case FN_FREE: old = di; break;
+	}
+	if (internal && !ei->paired) {
+		s->internal++;
+		return;
+	}
+	if (!internal && filtered(s, smp->pid, smp->tid))
+		internal = 1;	/* still tracked so its return pairs */
+	uint64_t every = period_of(smp);
+	if (ei->fn == FN_FREE) {
+		if (!internal) {
+			put_head(&s->out, s, K_FREE, smp->pid, smp->tid, smp->time);
+			put_kx(&s->out, "ptr", old);
+			s->out.len -= 0;
+			mt_unwind_out_str(&s->out, " every=");
+			mt_unwind_out_u64(&s->out, every);
+			put_nostack(&s->out, s);
+		} else {
+			s->internal++;
+		}
+		if (!ei->paired)
+			return;
+	}
+	if (!ei->paired) {
+		put_head(&s->out, s, K_ALLOC, smp->pid, smp->tid, smp->time);
+		put_kv(&s->out, "size", size, 1);
+		put_kx(&s->out, "ptr", 0);
+		mt_unwind_out_str(&s->out, " fn=");
+		mt_unwind_out_str(&s->out, alloc_fns[ei->fn]);
+		put_kv(&s->out, "every", every, 0);
+		put_stack(&s->out, s, smp, 0);
+		return;
+	}
+	/* Paired: format now (the maps are those of now), write at the return. */
+	struct pending *p = calloc(1, sizeof(*p));
+	if (!p)
+		oom();
+	p->tid = smp->tid;
+	p->fn = ei->fn;
+	p->internal = internal;
+	p->old_ptr = old;
+	p->size = size;
+	if (!internal && ei->fn != FN_FREE) {
+		struct mt_unwind_out tmp;
+		mt_unwind_out_init_mem(&tmp);
+		put_head(&tmp, s, K_ALLOC, smp->pid, smp->tid, smp->time);
+		put_kv(&tmp, "size", size, 1);
+		p->line_head = mt_unwind_out_detach(&tmp);
+		mt_unwind_out_init_mem(&tmp);
+		mt_unwind_out_str(&tmp, " fn=");
+		mt_unwind_out_str(&tmp, alloc_fns[ei->fn]);
+		put_kv(&tmp, "every", every, 0);
+		put_stack(&tmp, s, smp, 0);
+		p->line_tail = mt_unwind_out_detach(&tmp);
+		if (!p->line_head || !p->line_tail)
+			oom();
+	}
+	p->next = s->pending;
+	s->pending = p;
+}
+
+static void pending_unlink(struct state *s, struct pending *p)
+{
+	for (struct pending **pp = &s->pending; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	free(p->line_head);
+	free(p->line_tail);
+	free(p);
+}
+
+static void trace_return(struct state *s, const struct mt_perf_sample *smp,
+			 const struct evinfo *ei)
+{
+	struct pending *p = pending_top(s, smp->tid, ei->fn);
+	if (!p) {
+		s->unpaired++;
+		return;
+	}
+	uint64_t ret = preg(smp, R_AX);
+	if (p->internal || p->fn == FN_FREE) {
+		if (p->internal)
+			s->internal++;
+		pending_unlink(s, p);
+		return;
+	}
+	if (p->fn == 4)
+		ret = 0;	/* posix_memalign returns an int; the pointer is not known */
+	/* realloc that moved or freed: the old block is gone. */
+	if ((p->fn == FN_REALLOC || p->fn == 3) && p->old_ptr && (ret || p->size == 0)) {
+		put_head(&s->out, s, K_FREE, smp->pid, smp->tid, smp->time);
+		put_kx(&s->out, "ptr", p->old_ptr);
+		mt_unwind_out_str(&s->out, " every=1");
+		put_nostack(&s->out, s);
+	}
+	if (p->fn == 4 || ret || p->size == 0) {
+		mt_unwind_out_str(&s->out, p->line_head);
+		put_kx(&s->out, "ptr", ret);
+		mt_unwind_out_str(&s->out, p->line_tail);
+	}
+	pending_unlink(s, p);
+}
+
+/* ---- sample mode -------------------------------------------------------- */
+
+static void totals_flush(struct state *s, uint32_t pid, int all)
+{
+	for (struct totals_pending **pp = &s->totals; *pp;) {
+		struct totals_pending *t = *pp;
+		if (all || t->pid == pid) {
+			mt_unwind_out_str(&s->out, t->line);
+			*pp = t->next;
+			free(t->line);
+			free(t);
+		} else {
+			pp = &t->next;
+		}
+	}
+}
+
+static void mt_totals(struct state *s, const struct mt_perf_sample *smp)
+{
+	uint64_t scope = preg(smp, R_DI);
+	uint32_t who = (uint32_t)preg(smp, R_R10);
+	int process = scope == 2;
+	uint32_t pid = smp->pid, tid = process ? smp->pid : who;
+	if (process)
+		pid = tid = who ? who : smp->pid;
+	if (filtered(s, pid, tid))
+		return;
+	struct mt_unwind_out tmp, *out = &s->out;
+	if (process) {
+		mt_unwind_out_init_mem(&tmp);
+		out = &tmp;
+	}
+	put_head(out, s, K_TOTALS, pid, tid, smp->time);
+	mt_unwind_out_str(out, process ? "scope=process" : "scope=thread");
+	put_kv(out, "alloc_bytes", preg(smp, R_SI), 0);
+	put_kv(out, "allocs", preg(smp, R_DX), 0);
+	put_kv(out, "frees", preg(smp, R_CX), 0);
+	put_kv(out, "freed_bytes", preg(smp, R_R8), 0);
+	put_kv(out, "peak_bytes", preg(smp, R_R9), 0);
+	if (process)
+		put_kv(out, "peak_error", preg(smp, R_AX), 0);
+	put_nostack(out, s);
+	if (!process)
+		return;
+	/* Only the last process report before an exec (or the end) counts. */
+	for (struct totals_pending *t = s->totals; t; t = t->next)
+		if (t->pid == pid) {
+			free(t->line);
+			t->line = mt_unwind_out_detach(&tmp);
+			if (!t->line)
+				oom();
+			s->superseded++;
+			s->events--;
+			s->by_kind[K_TOTALS]--;
+			return;
+		}
+	struct totals_pending *t = calloc(1, sizeof(*t));
+	if (!t || !(t->line = mt_unwind_out_detach(&tmp)))
+		oom();
+	t->pid = pid;
+	t->next = s->totals;
+	s->totals = t;
+}
+
+static void on_sample(struct state *s, const struct perf_event_header *h)
+{
+	struct mt_perf_sample smp;
+	int rc = mt_perf_sample_parse(s->reader, h, &smp);
+	if (rc != 0) {
+		s->undecodable++;
+		put_head(&s->out, s, K_LOST, 0, 0, 0);
+		mt_unwind_out_str(&s->out, "count=1 reason=undecodable");
+		put_nostack(&s->out, s);
+		return;
+	}
+	if (s->o->decode_only)
+		return;
+	const struct evinfo *ei = evinfo_of(s, smp.evsel);
+	switch (ei->role) {
+	case ROLE_MT_ALLOC:
+		if (filtered(s, smp.pid, smp.tid))
+			return;
+		put_head(&s->out, s, K_ALLOC, smp.pid, smp.tid, smp.time);
+		put_kv(&s->out, "size", preg(&smp, R_DI), 1);
+		put_kx(&s->out, "ptr", preg(&smp, R_SI));
+		{
+			uint64_t fn = preg(&smp, R_R8);
+			mt_unwind_out_str(&s->out, " fn=");
+			mt_unwind_out_str(&s->out, fn < NR_FNS ? alloc_fns[fn] : "unknown");
+		}
+		put_kv(&s->out, "points", preg(&smp, R_DX), 0);
+		put_kv(&s->out, "rate", preg(&smp, R_CX), 0);
+		put_stack(&s->out, s, &smp, 1);
+		break;
+	case ROLE_MT_FREE:
+		if (filtered(s, smp.pid, smp.tid))
+			return;
+		put_head(&s->out, s, K_FREE, smp.pid, smp.tid, smp.time);
+		mt_unwind_out_str(&s->out, "ptr=0x");
+		mt_unwind_out_x64(&s->out, preg(&smp, R_DI));
+		put_kv(&s->out, "rate", preg(&smp, R_CX), 0);
+		put_nostack(&s->out, s);
+		break;
+	case ROLE_MT_TOTALS:
+		mt_totals(s, &smp);
+		break;
+	case ROLE_TRACE_ENTRY:
+		trace_entry(s, &smp, ei);
+		break;
+	case ROLE_TRACE_RETURN:
+		trace_return(s, &smp, ei);
+		break;
+	default:
+		if (filtered(s, smp.pid, smp.tid))
+			return;
+		put_head(&s->out, s, K_SAMPLE, smp.pid, smp.tid, smp.time);
+		mt_unwind_out_str(&s->out, "event=");
+		{
+			const char *n = smp.evsel->name && *smp.evsel->name ? smp.evsel->name : "unknown";
+			for (const char *c = n; *c; c++)
+				mt_unwind_out_char(&s->out, (*c == ' ' || *c == '\t' || *c == '\n')
+								  ? '_' : *c);
+		}
+		put_kv(&s->out, "period", period_of(&smp), 0);
+		if (smp.evsel->attr.freq)
+			mt_unwind_out_str(&s->out, " freq=1");
+		put_stack(&s->out, s, &smp, 0);
+		break;
+	}
+}
+
+/* ---- other records ------------------------------------------------------ */
+
+static void on_build_id(struct state *s, const uint8_t *p, size_t n, uint16_t misc)
+{
+	/* header (8), pid (4), build_id[24] (20 + size byte + pad), filename */
+	if (n < 8 + 4 + 24 + 1)
+		return;
+	unsigned len = (misc & MISC_BUILD_ID_SIZE) ? p[8 + 4 + 20] : 20;
+	if (len > 20)
+		len = 20;
+	const char *name = (const char *)p + 36;
+	if (!memchr(name, '\0', n - 36))
+		return;
+	/* perf pads 20-byte ids; trailing zero bytes are not part of sha1 ids */
+	if (mt_unwind_maps_add_build_id(s->maps, name, p + 12, len) != 0)
+		oom();
+}
+
+static void on_record(struct state *s, const struct mt_perf_item *it)
+{
+	const struct perf_event_header *h = it->header;
+	s->records++;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		on_sample(s, h);
+		return;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2: {
+		struct mt_perf_mmap m;
+		if (mt_perf_mmap_parse(s->reader, h, &m) != 0) {
+			s->undecodable++;
+			s->data_error = 1;
+			return;
+		}
+		if (mt_unwind_maps_mmap(s->maps, m.pid, m.start, m.len, m.pgoff, m.filename,
+					m.build_id, m.build_id_size, m.executable) != 0)
+			oom();
+		return;
+	}
+	case PERF_RECORD_COMM: {
+		struct mt_perf_comm c;
+		if (mt_perf_comm_parse(s->reader, h, &c) != 0) {
+			s->undecodable++;
+			return;
+		}
+		if (c.exec)
+			totals_flush(s, c.pid, 0);
+		if (mt_unwind_maps_comm(s->maps, c.pid, c.tid, c.comm, c.exec) != 0)
+			oom();
+		return;
+	}
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT: {
+		struct mt_perf_task t;
+		if (mt_perf_task_parse(s->reader, h, &t) != 0) {
+			s->undecodable++;
+			return;
+		}
+		int rc = h->type == PERF_RECORD_FORK
+			 ? mt_unwind_maps_fork(s->maps, t.pid, t.ppid, t.tid, t.ptid)
+			 : mt_unwind_maps_exit(s->maps, t.pid, t.tid);
+		if (rc != 0)
+			oom();
+		return;
+	}
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES: {
+		struct mt_perf_lost l;
+		if (mt_perf_lost_parse(s->reader, h, &l) != 0) {
+			s->undecodable++;
+			return;
+		}
+		s->lost_records++;
+		s->lost_count += l.lost;
+		if (s->o->decode_only)
+			return;
+		put_head(&s->out, s, K_LOST, l.sid.pid, l.sid.tid, l.sid.time);
+		put_kv(&s->out, "count", l.lost, 1);
+		mt_unwind_out_str(&s->out, h->type == PERF_RECORD_LOST ? " reason=kernel"
+								      : " reason=lost-samples");
+		put_nostack(&s->out, s);
+		return;
+	}
+	case RECORD_HEADER_BUILD_ID:
+		on_build_id(s, it->data, it->size, h->misc);
+		return;
+	}
+}
+
+/* perf.data keeps its build-id table after the data: read it first. */
+static void read_file_build_ids(struct state *s, int fd)
+{
+	uint8_t hdr[104];
+	if (pread(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr) || memcmp(hdr, "PERFILE2", 8))
+		return;
+	uint64_t hsize, doff, dsize, feat[4];
+	memcpy(&hsize, hdr + 8, 8);
+	if (hsize < sizeof(hdr))
+		return;
+	memcpy(&doff, hdr + 40, 8);
+	memcpy(&dsize, hdr + 48, 8);
+	memcpy(feat, hdr + 72, 32);
+	const int HEADER_BUILD_ID = 2;
+	if (!(feat[0] & (1ULL << HEADER_BUILD_ID)))
+		return;
+	int idx = __builtin_popcountll(feat[0] & ((1ULL << HEADER_BUILD_ID) - 1));
+	uint64_t sec[2];
+	if (pread(fd, sec, sizeof(sec), (off_t)(doff + dsize + (uint64_t)idx * 16)) != 16)
+		return;
+	if (sec[1] > (64u << 20))
+		return;
+	uint8_t *buf = malloc(sec[1] ? sec[1] : 1);
+	if (!buf)
+		oom();
+	if (pread(fd, buf, sec[1], (off_t)sec[0]) == (ssize_t)sec[1]) {
+		for (uint64_t off = 0; off + 8 <= sec[1];) {
+			struct perf_event_header h;
+			memcpy(&h, buf + off, sizeof(h));
+			if (h.size < 8 || off + h.size > sec[1])
+				break;
+			on_build_id(s, buf + off, h.size, h.misc);
+			off += h.size;
+		}
+	}
+	free(buf);
+}
+
+/* ---- input -------------------------------------------------------------- */
+
+/* Replays the bytes read to sniff the format, then reads the fd. */
+struct sniff {
+	int fd;
+	uint8_t head[8];
+	size_t n, pos;
+};
+
+static ssize_t sniff_read(void *ctx, void *buf, size_t len)
+{
+	struct sniff *sn = ctx;
+	if (sn->pos < sn->n) {
+		size_t k = sn->n - sn->pos;
+		if (k > len)
+			k = len;
+		memcpy(buf, sn->head + sn->pos, k);
+		sn->pos += k;
+		return (ssize_t)k;
+	}
+	for (;;) {
+		ssize_t r = read(sn->fd, buf, len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		return r;
+	}
+}
+
+static void mtz_warn(void *ctx, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "%s: warning: %s\n", prog, msg);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- summary ------------------------------------------------------------ */
+
+struct modsum {
+	uint64_t hits, misses;
+	unsigned modules, mismatches;
+	int quiet;
+};
+
+static void hexid(char *out, const uint8_t *id, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+	out[2 * n] = '\0';
+}
+
+static void module_summary(struct mt_unwind_module *m, void *arg)
+{
+	struct modsum *ms = arg;
+	ms->modules++;
+	ms->hits += m->rules.hits + m->frames.hits;
+	ms->misses += m->rules.misses + m->frames.misses;
+	if (m->state == MT_UNWIND_MOD_MISMATCH) {
+		char want[41], got[41];
+		hexid(want, m->want_id, m->want_id_len);
+		hexid(got, m->file_id, m->file_id_len);
+		ms->mismatches++;
+		fprintf(stderr, "%s: warning: '%s': build-id mismatch (recorded %s, file has %s): "
+			"its frames are not symbolised and are marked _[x]\n", prog, m->path,
+			want, got[0] ? got : "none");
+	}
+}
+
+static void summary(struct state *s, double secs)
+{
+	struct modsum ms = { 0 };
+	mt_unwind_modules_each(s->modules, module_summary, &ms);
+	if (s->o->quiet)
+		return;
+	fprintf(stderr, "%s: %" PRIu64 " events (alloc %" PRIu64 ", free %" PRIu64
+		", totals %" PRIu64 ", sample %" PRIu64 ", lost %" PRIu64 ") from %" PRIu64
+		" records in %.3f s: %.0f events/s\n", prog, s->events, s->by_kind[K_ALLOC],
+		s->by_kind[K_FREE], s->by_kind[K_TOTALS], s->by_kind[K_SAMPLE],
+		s->by_kind[K_LOST], s->records, secs, secs > 0 ? s->events / secs : 0.0);
+	fprintf(stderr, "%s: %" PRIu64 " frames (%" PRIu64 " inline); steps: %" PRIu64
+		" CFI, %" PRIu64 " frame pointer, %" PRIu64 " CFI rows not compiled\n", prog,
+		s->frames_out, s->inline_out, s->st.steps_cfi, s->st.steps_fp, s->st.rules_failed);
+	fprintf(stderr, "%s: stack ends:", prog);
+	for (int e = 0; e < MT_UNWIND_END_COUNT; e++)
+		fprintf(stderr, " %s %" PRIu64, mt_unwind_end_str(e), s->ends[e]);
+	fprintf(stderr, "\n");
+	uint64_t look = ms.hits + ms.misses;
+	fprintf(stderr, "%s: %u modules, %u build-id mismatches; cache hit rate %.2f%% "
+		"(%" PRIu64 " lookups)\n", prog, ms.modules, ms.mismatches,
+		look ? 100.0 * ms.hits / look : 0.0, look);
+	if (s->lost_records)
+		fprintf(stderr, "%s: the recording lost %" PRIu64 " events (%" PRIu64
+			" LOST records)\n", prog, s->lost_count, s->lost_records);
+	if (s->undecodable || s->no_regs || s->filtered || s->superseded || s->internal ||
+	    s->unpaired)
+		fprintf(stderr, "%s: %" PRIu64 " undecodable records, %" PRIu64
+			" samples without registers, %" PRIu64 " filtered out, %" PRIu64
+			" superseded process totals, %" PRIu64 " allocator-internal calls, %"
+			PRIu64 " unpaired returns\n", prog, s->undecodable, s->no_regs,
+			s->filtered, s->superseded, s->internal, s->unpaired);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	enum { O_ADDRS = 256, O_SRCLINE, O_NOINLINE, O_NODEMANGLE, O_MAXDEPTH, O_PID, O_TID,
+	       O_DEBUGINFO, O_DECODE };
+	static const struct option lo[] = {
+		{ "addrs", no_argument, NULL, O_ADDRS },
+		{ "srcline", no_argument, NULL, O_SRCLINE },
+		{ "no-inline", no_argument, NULL, O_NOINLINE },
+		{ "no-demangle", no_argument, NULL, O_NODEMANGLE },
+		{ "max-depth", required_argument, NULL, O_MAXDEPTH },
+		{ "pid", required_argument, NULL, O_PID },
+		{ "tid", required_argument, NULL, O_TID },
+		{ "debuginfo-path", required_argument, NULL, O_DEBUGINFO },
+		{ "decode-only", no_argument, NULL, O_DECODE },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	o->max_depth = 256;
+	int c;
+	while ((c = getopt_long(argc, argv, "o:qh", lo, NULL)) != -1) {
+		char *end;
+		unsigned long v;
+		switch (c) {
+		case 'o': o->output = optarg; break;
+		case 'q': o->quiet = 1; break;
+		case 'h': usage(stdout); exit(0);
+		case O_ADDRS: o->sym.addrs = 1; break;
+		case O_SRCLINE: o->sym.srcline = 1; break;
+		case O_NOINLINE: o->sym.no_inline = 1; break;
+		case O_NODEMANGLE: o->sym.no_demangle = 1; break;
+		case O_DECODE: o->decode_only = 1; break;
+		case O_DEBUGINFO: o->debuginfo_path = optarg; break;
+		case O_MAXDEPTH:
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || *end || end == optarg || v < 1 || v > 65536) {
+				fprintf(stderr, "%s: --max-depth: '%s' is not a number in 1..65536\n",
+					prog, optarg);
+				return -1;
+			}
+			o->max_depth = (unsigned)v;
+			break;
+		case O_PID:
+		case O_TID:
+			if (idset_parse(c == O_PID ? &o->pids : &o->tids, optarg) != 0) {
+				fprintf(stderr, "%s: --%s: '%s' is not a comma-separated list of ids\n",
+					prog, c == O_PID ? "pid" : "tid", optarg);
+				return -1;
+			}
+			break;
+		default:
+			return -1;
+		}
+	}
+	if (optind + 1 != argc) {
+		fprintf(stderr, "%s: %s\n", prog, optind >= argc ? "no input given"
+							    : "more than one input given");
+		return -1;
+	}
+	o->input = argv[optind];
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { 0 };
+	if (parse_args(argc, argv, &o) != 0) {
+		fprintf(stderr, "usage: mt-unwind [options] IN   (see --help)\n");
+		return EXIT_USAGE;
+	}
+	struct state s = { .o = &o };
+	const char *name = strcmp(o.input, "-") == 0 ? "<stdin>" : o.input;
+	int fd = strcmp(o.input, "-") == 0 ? 0 : open(o.input, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "%s: cannot open '%s': %s\n", prog, o.input, strerror(errno));
+		return EXIT_ENV;
+	}
+	struct sniff sn = { .fd = fd };
+	while (sn.n < sizeof(sn.head)) {
+		ssize_t r = read(fd, sn.head + sn.n, sizeof(sn.head) - sn.n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			fprintf(stderr, "%s: cannot read '%s': %s\n", prog, name, strerror(errno));
+			return EXIT_ENV;
+		}
+		if (r == 0)
+			break;
+		sn.n += (size_t)r;
+	}
+	if (sn.n == 0) {
+		fprintf(stderr, "%s: '%s' is empty\n", prog, name);
+		return EXIT_DATA;
+	}
+	int rc;
+	if (mtz_is_mtz(sn.head, sn.n)) {
+		rc = mtz_reader_new(&s.mtz, sniff_read, &sn, name);
+		if (rc != 0) {
+			fprintf(stderr, "%s: '%s': %s\n", prog, name, mtz_strerror(rc));
+			return rc == MTZ_ENOMEM ? EXIT_ENV : EXIT_DATA;
+		}
+		mtz_reader_set_warn(s.mtz, mtz_warn, NULL);
+		rc = mt_perf_reader_new(&s.reader, mtz_reader_read, s.mtz, name);
+	} else {
+		rc = mt_perf_reader_new(&s.reader, sniff_read, &sn, name);
+	}
+	if (rc != 0) {
+		fprintf(stderr, "%s: '%s': %s\n", prog, name,
+			s.reader ? mt_perf_reader_error(s.reader) : mt_perf_strerror(rc));
+		return rc == MT_PERF_ENOMEM ? EXIT_ENV : rc == MT_PERF_EIO ? EXIT_ENV : EXIT_DATA;
+	}
+	int out_fd = 1;
+	if (o.output && !o.decode_only) {
+		out_fd = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (out_fd < 0) {
+			fprintf(stderr, "%s: cannot open '%s': %s\n", prog, o.output, strerror(errno));
+			return EXIT_ENV;
+		}
+	}
+	if (mt_unwind_modules_new(&s.modules, o.debuginfo_path) != 0 ||
+	    mt_unwind_maps_new(&s.maps, s.modules) != 0 ||
+	    !(s.frames = calloc(o.max_depth, sizeof(*s.frames))))
+		oom();
+	mt_unwind_out_init_fd(&s.out, o.decode_only ? -1 : out_fd);
+	if (!s.mtz) {
+		struct stat st;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+			read_file_build_ids(&s, fd);
+	}
+
+	double t0 = now();
+	if (!o.decode_only) {
+		mt_unwind_out_str(&s.out, "# mt-unwind 1\n# input: ");
+		mt_unwind_out_str(&s.out, name);
+		mt_unwind_out_str(&s.out, "\n");
+	}
+	struct mt_perf_item it;
+	int status = 0;
+	while ((rc = mt_perf_reader_next(s.reader, &it)) == 1) {
+		if (it.kind == MT_PERF_ITEM_RECORD)
+			on_record(&s, &it);
+		if (s.out.error)
+			break;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "%s: '%s': %s\n", prog, name, mt_perf_reader_error(s.reader));
+		status = rc == MT_PERF_EIO || rc == MT_PERF_ENOMEM ? EXIT_ENV : EXIT_DATA;
+	}
+	/* Trace entries whose return never came: the call was made. */
+	while (s.pending) {
+		struct pending *p = s.pending;
+		if (!p->internal && p->line_head) {
+			mt_unwind_out_str(&s.out, p->line_head);
+			put_kx(&s.out, "ptr", 0);
+			mt_unwind_out_str(&s.out, p->line_tail);
+			s.unpaired++;
+		}
+		pending_unlink(&s, p);
+	}
+	totals_flush(&s, 0, 1);
+	mt_unwind_out_flush(&s.out);
+	double secs = now() - t0;
+	if (s.out.error) {
+		fprintf(stderr, "%s: cannot write '%s': %s\n", prog, o.output ? o.output : "<stdout>",
+			strerror(s.out.error));
+		return EXIT_ENV;
+	}
+	if (s.mtz && mtz_reader_damage(s.mtz)) {
+		fprintf(stderr, "%s: '%s': damaged: %" PRIu64 " parts could not be read\n", prog,
+			name, mtz_reader_damage(s.mtz));
+		if (!status)
+			status = EXIT_DATA;
+	}
+	if ((s.undecodable || s.data_error) && !status)
+		status = EXIT_DATA;
+	summary(&s, secs);
+	if (o.output && out_fd != 1 && close(out_fd) != 0) {
+		fprintf(stderr, "%s: cannot write '%s': %s\n", prog, o.output, strerror(errno));
+		return EXIT_ENV;
+	}
+	mt_perf_reader_free(s.reader);
+	mtz_reader_free(s.mtz);
+	mt_unwind_maps_free(s.maps);
+	mt_unwind_modules_free(s.modules);
+	mt_unwind_out_release(&s.out);
+	free(s.frames);
+	free(s.ev);
+	free(o.pids.v);
+	free(o.tids.v);
+	if (fd > 0)
+		close(fd);
+	return status;
+}

@@ -1,0 +1,288 @@
+/* Symbols, inline chains and source lines per pc. */
+#include "symbolize/sym.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolize/demangle.h"
+
+/* A growable string for building one entry. */
+struct buf {
+	char *p;
+	size_t len, cap;
+	int oom;
+};
+
+static void buf_add(struct buf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 256;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = 1;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void buf_str(struct buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
+/* A name as a frame: ';' separates frames and TAB/newline fields. */
+static void buf_name(struct buf *b, const char *s)
+{
+	size_t start = b->len;
+	buf_str(b, s);
+	if (b->oom)
+		return;
+	for (char *p = b->p + start; *p; p++) {
+		if (*p == ';')
+			*p = ':';
+		else if (*p == '\t' || *p == '\n' || *p == '\r')
+			*p = '_';
+	}
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+static void buf_srcline(struct buf *b, const char *file, int line)
+{
+	char tmp[32];
+	buf_str(b, " (");
+	buf_name(b, file ? base_name(file) : "??");
+	snprintf(tmp, sizeof(tmp), ":%d)", line);
+	buf_str(b, tmp);
+}
+
+/* name, demangled unless asked not to. */
+static void buf_symbol(struct buf *b, const char *name, const struct mt_unwind_symopts *o)
+{
+	char *d = o->no_demangle ? NULL : mt_unwind_demangle(name);
+	buf_name(b, d ? d : name);
+	free(d);
+}
+
+static void buf_addr(struct buf *b, const struct mt_unwind_module *m, uint64_t vaddr)
+{
+	char tmp[40];
+	buf_str(b, "[");
+	buf_name(b, m->name);
+	snprintf(tmp, sizeof(tmp), "+0x%" PRIx64 "]", vaddr);
+	buf_str(b, tmp);
+}
+
+/* A DIE's name for a frame: the linkage name (demangled) where there is
+ * one, since it carries namespaces and template arguments, else DW_AT_name. */
+static const char *die_name(Dwarf_Die *die, int *linkage)
+{
+	Dwarf_Attribute a;
+	*linkage = 1;
+	const char *s = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+	if (!s)
+		s = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	if (s)
+		return s;
+	*linkage = 0;
+	return dwarf_diename(die);
+}
+
+static void buf_die_name(struct buf *b, Dwarf_Die *die, const struct mt_unwind_symopts *o)
+{
+	int linkage;
+	const char *s = die_name(die, &linkage);
+	if (!s)
+		buf_str(b, "??");
+	else if (linkage)
+		buf_symbol(b, s, o);
+	else
+		buf_name(b, s);
+}
+
+#define MAX_INLINE 64
+
+struct chain {
+	Dwarf_Die scopes[MAX_INLINE];	/* inlined subroutines, innermost first */
+	int n;
+	Dwarf_Die func;			/* the enclosing subprogram */
+	int have_func;
+	Dwarf_Files *files;		/* the CU's file table, for call_file */
+};
+
+static void get_chain(struct mt_unwind_module *m, uint64_t vaddr, struct chain *c)
+{
+	c->n = 0;
+	c->have_func = 0;
+	c->files = NULL;
+	mt_unwind_module_load_dwarf(m);
+	if (!m->dwarf)
+		return;
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, vaddr, &bias);
+	if (!cu)
+		return;
+	Dwarf_Die *scopes;
+	int n = dwarf_getscopes(cu, vaddr - bias, &scopes);
+	if (n <= 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag == DW_TAG_inlined_subroutine && c->n < MAX_INLINE) {
+			c->scopes[c->n++] = scopes[i];
+		} else if (tag == DW_TAG_subprogram) {
+			c->func = scopes[i];
+			c->have_func = 1;
+			break;
+		}
+	}
+	free(scopes);
+	size_t nfiles;
+	if (dwarf_getsrcfiles(cu, &c->files, &nfiles) != 0)
+		c->files = NULL;
+}
+
+/* The call site an inlined subroutine was expanded at. */
+static void call_site(const struct chain *c, Dwarf_Die *inl, const char **file, int *line)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+	*file = NULL;
+	*line = 0;
+	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &a), &w) == 0)
+		*line = (int)w;
+	if (c->files && dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &a), &w) == 0)
+		*file = dwarf_filesrc(c->files, w, NULL, NULL);
+}
+
+static struct mt_unwind_sym *format(struct mt_unwind_module *m, uint64_t vaddr,
+				    const struct mt_unwind_symopts *o)
+{
+	struct buf b = { 0 };
+	struct chain c = { .n = 0 };
+	int nframes = 1;
+
+	if (!o->no_inline || o->srcline)
+		get_chain(m, vaddr, &c);
+	int ninl = o->no_inline ? 0 : c.n;
+
+	const char *leaf_file = NULL;
+	int leaf_line = 0;
+	if (o->srcline) {
+		Dwfl_Line *l = dwfl_module_getsrc(m->mod, vaddr);
+		if (l)
+			leaf_file = dwfl_lineinfo(l, NULL, &leaf_line, NULL, NULL, NULL);
+	}
+
+	/* The physical frame: the ELF symbol (what perf shows), else DWARF. */
+	if (o->addrs) {
+		buf_addr(&b, m, vaddr);
+	} else {
+		GElf_Off off;
+		GElf_Sym sym;
+		const char *name = dwfl_module_addrinfo(m->mod, vaddr, &off, &sym, NULL, NULL,
+							NULL);
+		char plain[256];
+		const char *at = name ? strchr(name, '@') : NULL;
+		if (at && at > name && (size_t)(at - name) < sizeof(plain)) {
+			/* "memcpy@@GLIBC_2.14": the version is not part of the name */
+			memcpy(plain, name, (size_t)(at - name));
+			plain[at - name] = '\0';
+			name = plain;
+		}
+		if (name && *name)
+			buf_symbol(&b, name, o);
+		else if (c.have_func)
+			buf_die_name(&b, &c.func, o);
+		else
+			buf_addr(&b, m, vaddr);
+	}
+	if (o->srcline) {
+		const char *file = leaf_file;
+		int line = leaf_line;
+		if (c.n)
+			call_site(&c, &c.scopes[c.n - 1], &file, &line);
+		buf_srcline(&b, file, line);
+	}
+	for (int i = ninl - 1; i >= 0; i--) {
+		buf_str(&b, ";");
+		if (o->addrs)
+			buf_addr(&b, m, vaddr);
+		else
+			buf_die_name(&b, &c.scopes[i], o);
+		buf_str(&b, "_[i]");
+		nframes++;
+		if (o->srcline) {
+			const char *file = leaf_file;
+			int line = leaf_line;
+			if (i > 0)
+				call_site(&c, &c.scopes[i - 1], &file, &line);
+			buf_srcline(&b, file, line);
+		}
+	}
+	if (b.oom) {
+		free(b.p);
+		return NULL;
+	}
+	struct mt_unwind_sym *s = malloc(sizeof(*s) + b.len + 1);
+	if (s) {
+		s->len = (uint32_t)b.len;
+		s->nframes = (uint16_t)nframes;
+		memcpy(s->text, b.p ? b.p : "", b.len + 1);
+	}
+	free(b.p);
+	return s;
+}
+
+const struct mt_unwind_sym *mt_unwind_sym_get(struct mt_unwind_module *m, uint64_t vaddr,
+					      const struct mt_unwind_symopts *o)
+{
+	uint64_t v;
+	if (mt_unwind_hashmap_get(&m->frames, vaddr, &v))
+		return (const void *)(uintptr_t)v;
+	struct mt_unwind_sym *s = format(m, vaddr, o);
+	if (!s)
+		return NULL;
+	if (mt_unwind_hashmap_put(&m->frames, vaddr, (uintptr_t)s) != 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+size_t mt_unwind_sym_unknown(char *buf, size_t n, const struct mt_unwind_map *map,
+			     uint64_t pc)
+{
+	int k;
+	if (!map) {
+		k = snprintf(buf, n, "[unknown+0x%" PRIx64 "]", pc);
+	} else {
+		const char *name = base_name(map->path);
+		int mismatch = map->mod && map->mod->state == MT_UNWIND_MOD_MISMATCH;
+		k = snprintf(buf, n, "[%s+0x%" PRIx64 "]%s", name, pc - map->start + map->pgoff,
+			     mismatch ? "_[x]" : "");
+		for (char *p = buf; *p; p++)
+			if (*p == ';' || *p == '\t' || *p == '\n')
+				*p = '_';
+	}
+	if (k < 0)
+		k = 0;
+	return (size_t)k < n ? (size_t)k : n - 1;
+}

@@ -1,0 +1,101 @@
+/* The stack walker. */
+#include "symbolize/unwind.h"
+
+const char *mt_unwind_end_str(enum mt_unwind_end e)
+{
+	static const char *const s[MT_UNWIND_END_COUNT] = {
+		"complete", "end-of-dump", "no-cfi", "unknown-module", "depth",
+		"bad-frame", "none",
+	};
+	return (unsigned)e < MT_UNWIND_END_COUNT ? s[e] : "?";
+}
+
+/* The frame-pointer step, usable only when rbp points into the dump above
+ * the stack pointer (a chain through unrelated values stops here). */
+static int fp_step(const struct mt_unwind_regs *in, const struct mt_unwind_memory *mem,
+		   struct mt_unwind_regs *out)
+{
+	const uint32_t need = (1u << MT_UNWIND_REG_FP) | (1u << MT_UNWIND_REG_SP);
+	if ((in->valid & need) != need)
+		return MT_UNWIND_STEP_BAD;
+	uint64_t fp = in->r[MT_UNWIND_REG_FP];
+	if (fp < in->r[MT_UNWIND_REG_SP] || (fp & 7))
+		return MT_UNWIND_STEP_BAD;
+	return mt_unwind_rule_apply(mt_unwind_rule_frame_pointer(), in, mem, out);
+}
+
+int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
+		   const struct mt_unwind_regs *regs, const struct mt_unwind_memory *mem,
+		   struct mt_unwind_frame *frames, unsigned max, unsigned *nr,
+		   struct mt_unwind_stats *stats)
+{
+	struct mt_unwind_regs cur = *regs, next;
+	int activation = 1;	/* the pc is exact: first frame, or after a signal */
+	unsigned n = 0;
+	int end;
+
+	for (;;) {
+		uint64_t pc = cur.r[MT_UNWIND_REG_RA];
+		if (n >= max) {
+			end = MT_UNWIND_END_DEPTH;
+			break;
+		}
+		struct mt_unwind_frame *f = &frames[n++];
+		f->pc = pc;
+		f->lookup = activation ? pc : pc - 1;
+		f->map = sp ? mt_unwind_maps_find(mp, sp, f->lookup) : NULL;
+
+		const struct mt_unwind_rule *rule = NULL;
+		if (f->map && f->map->mod && f->map->delta_ok)
+			rule = mt_unwind_rule_get(f->map->mod,
+						  f->lookup + (uint64_t)f->map->delta);
+		int step;
+		if (rule && rule->status == MT_UNWIND_RULE_OK) {
+			step = mt_unwind_rule_apply(rule, &cur, mem, &next);
+			stats->steps_cfi++;
+		} else {
+			if (rule && rule->status == MT_UNWIND_RULE_FAIL)
+				stats->rules_failed++;
+			step = fp_step(&cur, mem, &next);
+			if (step == MT_UNWIND_STEP_OK)
+				stats->steps_fp++;
+			else if (step == MT_UNWIND_STEP_BAD || step == MT_UNWIND_STEP_NO_MEMORY) {
+				end = !f->map ? MT_UNWIND_END_UNKNOWN_MODULE
+				      : step == MT_UNWIND_STEP_NO_MEMORY && rule ? MT_UNWIND_END_DUMP
+				      : MT_UNWIND_END_NO_CFI;
+				if (!f->map || !f->map->mod || f->map->mod->state != MT_UNWIND_MOD_OK)
+					end = MT_UNWIND_END_UNKNOWN_MODULE;
+				break;
+			}
+		}
+		if (step == MT_UNWIND_STEP_OUTERMOST) {
+			end = MT_UNWIND_END_COMPLETE;
+			break;
+		}
+		if (step == MT_UNWIND_STEP_NO_MEMORY) {
+			end = MT_UNWIND_END_DUMP;
+			break;
+		}
+		if (step != MT_UNWIND_STEP_OK) {
+			end = MT_UNWIND_END_BAD_FRAME;
+			break;
+		}
+		uint64_t npc = next.r[MT_UNWIND_REG_RA];
+		if (npc == 0) {
+			end = MT_UNWIND_END_COMPLETE;
+			break;
+		}
+		int signal = rule && rule->status == MT_UNWIND_RULE_OK && rule->signal;
+		/* Stacks grow down: a caller's sp below its callee's is bogus,
+		 * except across a signal frame (alternate stacks). */
+		if (!signal && (!(next.valid & (1u << MT_UNWIND_REG_SP)) ||
+				next.r[MT_UNWIND_REG_SP] <= cur.r[MT_UNWIND_REG_SP])) {
+			end = MT_UNWIND_END_BAD_FRAME;
+			break;
+		}
+		activation = signal;
+		cur = next;
+	}
+	*nr = n;
+	return end;
+}
