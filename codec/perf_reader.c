@@ -767,6 +767,11 @@ const char *mt_perf_reader_error(const struct mt_perf_reader *r)
 	return r ? r->err : open_err;
 }
 
+int mt_perf_reader_fatal(const struct mt_perf_reader *r)
+{
+	return r->fatal;
+}
+
 const char *mt_perf_reader_name(const struct mt_perf_reader *r)
 {
 	return r->name;
@@ -895,15 +900,14 @@ static int next_record(struct mt_perf_reader *r, struct mt_perf_item *item)
 			err = fail(r, err, "record at offset %llu (%s): %s", (unsigned long long)off,
 				   mt_perf_record_name(h->type), why);
 	}
-	if (err)
-		return err;
+	/* Filled in on a record-level error too, for callers that pass it on. */
 	item->kind = MT_PERF_ITEM_RECORD;
 	item->data = h;
 	item->size = h->size;
 	item->offset = off;
 	item->header = h;
 	item->evsel = evsel;
-	return 1;
+	return err ? err : 1;
 }
 
 int mt_perf_reader_next(struct mt_perf_reader *r, struct mt_perf_item *item)

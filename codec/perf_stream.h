@@ -97,13 +97,20 @@ enum mt_perf_format mt_perf_reader_format(const struct mt_perf_reader *r);
 int mt_perf_reader_next(struct mt_perf_reader *r, struct mt_perf_item *item);
 
 /* Errors that break the framing (ETRUNC, EIO, a bad record size, a bad file
- * header) are sticky: next returns them again.  Errors inside a record whose
- * size is sound (EFORMAT, ENOATTR) skip it: next goes on after it.
+ * header) are fatal: next returns them again.  Errors inside a record whose
+ * size is sound (EFORMAT, ENOATTR) are not: *item is still filled with the
+ * record (for callers that pass records through) and the following call
+ * goes on after it.  mt_perf_reader_fatal() tells the two apart.
  * Messages name the byte offset and record type but not the input (see
  * mt_perf_reader_name), e.g. "record at offset 4120 (SAMPLE): ...".
  * @return : the last error's full message, "" when there was none; with r
  *           NULL, the message of this thread's last failed open. */
 const char *mt_perf_reader_error(const struct mt_perf_reader *r);
+
+/* @return : the fatal error code (negative) once the reader cannot go on,
+ *           else 0: a tolerant caller may count a record-level error and
+ *           call next again. */
+int mt_perf_reader_fatal(const struct mt_perf_reader *r);
 
 /* The input's name as given to open. */
 const char *mt_perf_reader_name(const struct mt_perf_reader *r);

@@ -281,9 +281,20 @@ Test(perf_record, file_mode_cpu_clock_dwarf)
 
 /* Two attrs (a malloc uprobe and cpu-clock) with different sample types:
  * perf adds IDENTIFIER, and each sample must find its own attr. */
+static char probe_event[128];
+
+/* Runs even when an assertion fails, so no probe outlives its test. */
+static void probe_cleanup(void)
+{
+	if (probe_event[0])
+		pt_probe_del(probe_event);
+	probe_event[0] = 0;
+}
+
 static void uprobe_case(int pipe_mode)
 {
-	char dir[PATH_MAX], event[128], args[512], path[PATH_MAX + 16];
+	char dir[PATH_MAX], args[512], path[PATH_MAX + 16];
+	char *event = probe_event;
 	const char *name = pipe_mode ? "u.pipe" : "u.file";
 	struct mt_perf_reader *r;
 	struct seen sn;
@@ -291,10 +302,9 @@ static void uprobe_case(int pipe_mode)
 	size_t i;
 
 	pt_tmpdir(dir, sizeof(dir));
-	pt_probe_add(event, sizeof(event));
+	pt_probe_add(event, sizeof(probe_event));
 	snprintf(args, sizeof(args), "-e %s -e cpu-clock -F 999 --call-graph dwarf,4096", event);
 	child = pt_perf_record(dir, args, pipe_mode, name);
-	pt_probe_del(event);
 	check_stream(dir, name, child, pipe_mode ? MT_PERF_PIPE : MT_PERF_FILE, &sn);
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -333,12 +343,12 @@ static void uprobe_case(int pipe_mode)
 	pt_tmpdir_remove(dir);
 }
 
-Test(perf_record, pipe_mode_uprobe_and_cpu_clock)
+Test(perf_record, pipe_mode_uprobe_and_cpu_clock, .fini = probe_cleanup)
 {
 	uprobe_case(1);
 }
 
-Test(perf_record, file_mode_uprobe_and_cpu_clock)
+Test(perf_record, file_mode_uprobe_and_cpu_clock, .fini = probe_cleanup)
 {
 	uprobe_case(0);
 }
