@@ -149,6 +149,8 @@ Test(perf_roundtrip, hand_written_stream_fields)
 			struct mt_perf_mmap mm;
 
 			cr_assert_eq(mt_perf_mmap_parse(r, h, &mm), 0);
+			/* The trailer's IDENTIFIER names attr A. */
+			cr_assert_eq(it.evsel, mt_perf_reader_evsel(r, 0));
 			cr_assert_eq(mm.pid, PT_PID);
 			cr_assert_eq(mm.start, 0x400000);
 			cr_assert_eq(mm.len, 0x2000);
@@ -432,4 +434,72 @@ Test(perf_roundtrip, open_reports_missing_file)
 	cr_assert_null(r);
 	cr_assert_str_eq(mt_perf_reader_error(NULL),
 			 "cannot open '/nonexistent/x.data': No such file or directory");
+}
+
+/* perf's EVENT_DESC feature as a HEADER_FEATURE record names attrs by id,
+ * whatever the order of its entries. */
+Test(perf_roundtrip, event_desc_feature_names)
+{
+	struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
+				     .sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP };
+	uint64_t ids_a[] = { 11, 12 }, ids_b[] = { 21 };
+	uint8_t feat[1024] = { 0 };
+	struct mt_perf_reader *r;
+	struct mt_perf_writer *w;
+	struct pt_mem m;
+	struct perf_event_header h;
+	size_t n = 0;
+	uint32_t v;
+	uint64_t feat_id = 12, len;
+	uint8_t *data;
+	int fd;
+
+#define FEAT(p, sz) (memcpy(feat + n, (p), (sz)), n += (sz))
+	v = 2;
+	FEAT(&v, 4);
+	v = sizeof(a);
+	FEAT(&v, 4);
+	/* The second attr comes first: u32 nr_ids, u32 len, name, ids. */
+	FEAT(&a, sizeof(a));
+	v = 1;
+	FEAT(&v, 4);
+	v = 64;
+	FEAT(&v, 4);
+	memcpy(feat + n, "probe:second", 13);
+	n += 64;
+	FEAT(ids_b, 8);
+	FEAT(&a, sizeof(a));
+	v = 2;
+	FEAT(&v, 4);
+	v = 8;
+	FEAT(&v, 4);
+	memcpy(feat + n, "first", 6);
+	n += 8;
+	FEAT(ids_a, 16);
+#undef FEAT
+	fd = memfd_create("feat", 0);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(mt_perf_writer_new(&w, fd, "memfd"), 0);
+	cr_assert_eq(mt_perf_writer_pipe_header(w), 0);
+	cr_assert_eq(mt_perf_writer_attr(w, &a, ids_a, 2), 0);
+	cr_assert_eq(mt_perf_writer_attr(w, &a, ids_b, 1), 0);
+	h.type = 80;
+	h.misc = 0;
+	h.size = (uint16_t)(8 + 8 + n);
+	cr_assert_eq(mt_perf_writer_write(w, &h, 8), 0);
+	cr_assert_eq(mt_perf_writer_write(w, &feat_id, 8), 0);
+	cr_assert_eq(mt_perf_writer_write(w, feat, n), 0);
+	cr_assert_eq(mt_perf_writer_free(w), 0);
+	len = (uint64_t)lseek(fd, 0, SEEK_END);
+	data = malloc(len);
+	cr_assert_eq(pread(fd, data, len, 0), (ssize_t)len);
+	close(fd);
+
+	cr_assert_eq(pt_mem_reader(&r, &m, data, len, 0), 0);
+	cr_assert_eq(pt_drain(r, 100, NULL), 0, "%s", mt_perf_reader_error(r));
+	cr_assert_eq(mt_perf_reader_nr_evsels(r), 2);
+	cr_assert_str_eq(mt_perf_reader_evsel(r, 0)->name, "first");
+	cr_assert_str_eq(mt_perf_reader_evsel(r, 1)->name, "probe:second");
+	mt_perf_reader_free(r);
+	free(data);
 }
