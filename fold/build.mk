@@ -1,1 +1,35 @@
-# fold: sources, binaries and tests of this stage (see GNUmakefile).
+# fold: mt-fold, folding mt-unwind output into collapsed stacks and reports.
+FOLD_OBJS := \
+	$(B)/obj/fold/est.o \
+	$(B)/obj/fold/gamma.o \
+	$(B)/obj/fold/line.o \
+	$(B)/obj/fold/profile.o \
+	$(B)/obj/fold/render.o \
+	$(B)/obj/fold/snapshot.o \
+	$(B)/obj/fold/strtab.o
+
+$(B)/libmtfold.a: $(FOLD_OBJS)
+
+$(B)/bin/mt-fold: $(B)/obj/fold/main.o $(B)/libmtfold.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ -lm
+
+BINS += $(B)/bin/mt-fold
+LIBS += $(B)/libmtfold.a
+
+# Unit tests (Criterion).
+FOLD_TEST_SRCS := \
+	tests/fold/test_gamma.c \
+	tests/fold/test_line.c \
+	tests/fold/test_profile.c \
+	tests/fold/test_coverage.c \
+	tests/fold/test_render.c \
+	tests/fold/sim.c \
+	tests/fold/json_min.c
+
+$(B)/tests/fold-tests: $(patsubst %.c,$(B)/obj/%.o,$(FOLD_TEST_SRCS)) $(B)/libmtfold.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion -lm
+
+UNIT_TESTS += $(B)/tests/fold-tests
+

@@ -1,0 +1,54 @@
+/* Additive estimate accumulators and their intervals. */
+#include "fold/est.h"
+
+#include <math.h>
+
+#include "fold/gamma.h"
+
+void mt_fold_est_add_exact(struct mt_fold_est *e, uint64_t amount)
+{
+	e->exact += amount;
+}
+
+void mt_fold_est_add_sampled(struct mt_fold_est *e, double w, uint64_t k)
+{
+	e->sampled = 1;
+	if (k == 0)
+		return;
+	e->y += w * (double)k;
+	e->v += w * w * (double)k;
+	e->n += k;
+	if (w > e->wmax)
+		e->wmax = w;
+}
+
+void mt_fold_est_merge(struct mt_fold_est *dst, const struct mt_fold_est *src)
+{
+	dst->exact += src->exact;
+	dst->y += src->y;
+	dst->v += src->v;
+	dst->n += src->n;
+	if (src->wmax > dst->wmax)
+		dst->wmax = src->wmax;
+	dst->sampled |= src->sampled;
+}
+
+void mt_fold_est_finish(const struct mt_fold_est *e, double conf,
+			double wmax_fallback, struct mt_fold_value *out)
+{
+	double exact = (double)e->exact;
+	out->value = exact + e->y;
+	out->n = e->n;
+	out->exact = !e->sampled;
+	if (!e->sampled) {
+		out->rse = 0;
+		out->lo = out->hi = out->value;
+		return;
+	}
+	out->rse = out->value > 0 ? sqrt(e->v) / out->value : INFINITY;
+	double lo, hi;
+	mt_fold_gamma_interval(e->y, e->v, e->wmax > 0 ? e->wmax : wmax_fallback,
+			       conf, &lo, &hi);
+	out->lo = exact + lo;
+	out->hi = exact + hi;
+}

@@ -1,0 +1,258 @@
+/* mt-fold: mt-unwind text in, collapsed stacks or a report with errors out. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fold/line.h"
+#include "fold/profile.h"
+#include "fold/render.h"
+#include "fold/snapshot.h"
+
+#define MAX_BAD_SHOWN 10
+
+static const char usage[] =
+	"usage: mt-fold [options] [FILE...]\n"
+	"Folds mt-unwind output (FILEs merged, stdin when none or '-') into collapsed\n"
+	"stacks for FlameGraph, inferno and speedscope, or a report whose every\n"
+	"estimate carries its sample count, error and 95% interval.\n"
+	"\n"
+	"  --metric M        alloc_bytes (default for allocation captures), alloc_objects,\n"
+	"                    inuse_bytes, inuse_objects (live at the end: leaks),\n"
+	"                    samples (events), period (default for event captures)\n"
+	"  --comm, --pid, --tid\n"
+	"                    add the command name, 'pid N', 'tid N' as root frames\n"
+	"  --report          a table: exact sampler totals beside the estimates, then\n"
+	"                    the top sites with self and total, n, RSE and interval\n"
+	"  --json            the same snapshot as JSON (docs/formats/fold-json.md)\n"
+	"  --top N           rows in --report/--json/--diff (default 20, 0 = all)\n"
+	"  --min-samples N   leave out rows backed by fewer than N samples\n"
+	"  --few N           mark rows with fewer than N samples with '?' (default 10)\n"
+	"  --confidence C    interval level, 0 < C < 1 (default 0.95)\n"
+	"  --diff BASE       per-site change from BASE (mt-unwind output) to the inputs,\n"
+	"                    with whether it exceeds the combined error (table, or --json)\n"
+	"  -h, --help        this text\n"
+	"\n"
+	"exit status: 0 ok; 1 data problem (bad lines were skipped and listed on stderr,\n"
+	"an input could not be read); 2 usage; 3 environment (permission denied, out of\n"
+	"memory).  Lost events reported by the capture are a warning (exit 0).\n";
+
+struct bad_ctx {
+	uint64_t shown, total;
+};
+
+static void on_bad_line(void *vctx, const char *file, uint64_t lineno, int err,
+			const char *bad_key)
+{
+	struct bad_ctx *ctx = vctx;
+	ctx->total++;
+	if (ctx->shown >= MAX_BAD_SHOWN)
+		return;
+	ctx->shown++;
+	if (bad_key)
+		fprintf(stderr, "mt-fold: %s:%llu: %s '%s'\n", file, (unsigned long long)lineno,
+			mt_fold_strerror(err), bad_key);
+	else
+		fprintf(stderr, "mt-fold: %s:%llu: %s\n", file, (unsigned long long)lineno,
+			mt_fold_strerror(err));
+}
+
+/* Read every file into p.  @return : exit status so far (0, 1 or 3). */
+static int read_inputs(struct mt_fold_profile *p, char **files, int nfiles,
+		       struct bad_ctx *bad)
+{
+	static char *stdin_only[] = { "-" };
+	int status = 0;
+	if (nfiles == 0) {
+		files = stdin_only;
+		nfiles = 1;
+	}
+	for (int i = 0; i < nfiles; i++) {
+		int is_stdin = strcmp(files[i], "-") == 0;
+		const char *name = is_stdin ? "<stdin>" : files[i];
+		FILE *f = is_stdin ? stdin : fopen(files[i], "r");
+		if (!f) {
+			fprintf(stderr, "mt-fold: cannot open '%s': %s\n", files[i], strerror(errno));
+			if (status < 3)
+				status = errno == EACCES || errno == EPERM ? 3 : 1;
+			continue;
+		}
+		int r = mt_fold_profile_read(p, f, name, on_bad_line, bad);
+		if (r == MT_FOLD_EIO) {
+			fprintf(stderr, "mt-fold: cannot read '%s': %s\n", name, strerror(errno));
+			if (status < 1)
+				status = 1;
+		} else if (r) {
+			fprintf(stderr, "mt-fold: '%s': %s\n", name, mt_fold_strerror(r));
+			if (!is_stdin)
+				fclose(f);
+			return 3;
+		}
+		if (!is_stdin)
+			fclose(f);
+	}
+	return status;
+}
+
+static int parse_uint(const char *opt, const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (!*s || *end || errno || s[0] == '-') {
+		fprintf(stderr, "mt-fold: %s wants a non-negative integer, not '%s'\n", opt, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_METRIC = 256, O_COMM, O_PID, O_TID, O_REPORT, O_JSON, O_TOP, O_MIN,
+	       O_FEW, O_CONF, O_DIFF };
+	static const struct option longopts[] = {
+		{ "metric", required_argument, NULL, O_METRIC },
+		{ "comm", no_argument, NULL, O_COMM },
+		{ "pid", no_argument, NULL, O_PID },
+		{ "tid", no_argument, NULL, O_TID },
+		{ "report", no_argument, NULL, O_REPORT },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "top", required_argument, NULL, O_TOP },
+		{ "min-samples", required_argument, NULL, O_MIN },
+		{ "few", required_argument, NULL, O_FEW },
+		{ "confidence", required_argument, NULL, O_CONF },
+		{ "diff", required_argument, NULL, O_DIFF },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct mt_fold_snapshot_options opt = { .conf = 0.95, .top = 20, .few = 10 };
+	int have_metric = 0, report = 0, json = 0, c;
+	unsigned prefix = 0;
+	const char *diff_base = NULL;
+	uint64_t u;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_METRIC:
+			if (mt_fold_metric_parse(optarg, &opt.metric)) {
+				fprintf(stderr, "mt-fold: unknown metric '%s'\n%s", optarg, usage);
+				return 2;
+			}
+			have_metric = 1;
+			break;
+		case O_COMM: prefix |= MT_FOLD_PREFIX_COMM; break;
+		case O_PID: prefix |= MT_FOLD_PREFIX_PID; break;
+		case O_TID: prefix |= MT_FOLD_PREFIX_TID; break;
+		case O_REPORT: report = 1; break;
+		case O_JSON: json = 1; break;
+		case O_TOP:
+			if (parse_uint("--top", optarg, &u) || u > UINT32_MAX)
+				return 2;
+			opt.top = (uint32_t)u;
+			break;
+		case O_MIN:
+			if (parse_uint("--min-samples", optarg, &opt.min_samples))
+				return 2;
+			break;
+		case O_FEW:
+			if (parse_uint("--few", optarg, &opt.few))
+				return 2;
+			break;
+		case O_CONF: {
+			char *end;
+			opt.conf = strtod(optarg, &end);
+			if (*end || !(opt.conf > 0 && opt.conf < 1)) {
+				fprintf(stderr, "mt-fold: --confidence wants a level between 0 and 1, "
+					"not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		}
+		case O_DIFF: diff_base = optarg; break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fprintf(stderr, "%s", usage);
+			return 2;
+		}
+	}
+	if (report && json) {
+		fprintf(stderr, "mt-fold: --report and --json are exclusive (both render the same "
+			"snapshot)\n");
+		return 2;
+	}
+
+	static char outbuf[1 << 16];
+	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+	struct bad_ctx bad = { 0 };
+	struct mt_fold_profile *p = mt_fold_profile_new(prefix), *base = NULL;
+	struct mt_fold_snapshot *snap = NULL, *bsnap = NULL;
+	struct mt_fold_diff *diff = NULL;
+	int status = 0, r = 0;
+	if (!p)
+		goto oom;
+	status = read_inputs(p, argv + optind, argc - optind, &bad);
+	if (status == 3)
+		goto out;
+	if (diff_base) {
+		char *bfiles[] = { (char *)diff_base };
+		if (!(base = mt_fold_profile_new(prefix)))
+			goto oom;
+		int s2 = read_inputs(base, bfiles, 1, &bad);
+		if (s2 > status)
+			status = s2;
+		if (status == 3)
+			goto out;
+	}
+	if (mt_fold_profile_finish(p) || (base && mt_fold_profile_finish(base)))
+		goto oom;
+	if (!have_metric)
+		opt.metric = mt_fold_profile_default_metric(p);
+
+	if (diff_base) {
+		if (mt_fold_snapshot_new(&snap, p, &opt) || mt_fold_snapshot_new(&bsnap, base, &opt) ||
+		    mt_fold_diff_new(&diff, bsnap, snap, opt.top))
+			goto oom;
+		r = json ? mt_fold_render_diff_json(stdout, diff, diff_base)
+			 : mt_fold_render_diff_table(stdout, diff, diff_base);
+	} else if (report || json) {
+		if (mt_fold_snapshot_new(&snap, p, &opt))
+			goto oom;
+		r = json ? mt_fold_render_json(stdout, snap) : mt_fold_render_table(stdout, snap);
+	} else {
+		r = mt_fold_render_collapsed(stdout, p, opt.metric);
+	}
+	if (r == MT_FOLD_ENOMEM)
+		goto oom;
+	if (fflush(stdout) || r) {
+		fprintf(stderr, "mt-fold: cannot write output: %s\n", strerror(errno));
+		status = 1;
+	}
+
+	const struct mt_fold_counts *cnt = mt_fold_profile_counts(p);
+	if (cnt->lost_events || cnt->lost_records)
+		fprintf(stderr, "mt-fold: warning: the capture lost %llu events (%llu lost records)\n",
+			(unsigned long long)cnt->lost_events, (unsigned long long)cnt->lost_records);
+	if (bad.total) {
+		uint64_t skipped = cnt->bad_lines + (base ? mt_fold_profile_counts(base)->bad_lines : 0);
+		fprintf(stderr, "mt-fold: %llu bad lines skipped, not folded%s\n",
+			(unsigned long long)skipped,
+			bad.total > bad.shown ? " (the first ones listed above)" : "");
+		if (status < 1)
+			status = 1;
+	}
+	goto out;
+oom:
+	fprintf(stderr, "mt-fold: out of memory\n");
+	status = 3;
+out:
+	mt_fold_diff_free(diff);
+	mt_fold_snapshot_free(snap);
+	mt_fold_snapshot_free(bsnap);
+	mt_fold_profile_free(p);
+	mt_fold_profile_free(base);
+	return status;
+}

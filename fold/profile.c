@@ -1,0 +1,529 @@
+/* Aggregation of events into a profile; liveness of allocations. */
+#include "fold/profile.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fold/strtab.h"
+
+static const char *const metric_names[MT_FOLD_NMETRICS] = {
+	"alloc_bytes", "alloc_objects", "inuse_bytes", "inuse_objects", "samples", "period",
+};
+static const char *const metric_units[MT_FOLD_NMETRICS] = {
+	"bytes", "objects", "bytes", "objects", "samples", "events",
+};
+
+const char *mt_fold_metric_name(enum mt_fold_metric m)
+{
+	return (unsigned)m < MT_FOLD_NMETRICS ? metric_names[m] : "?";
+}
+
+const char *mt_fold_metric_unit(enum mt_fold_metric m)
+{
+	return (unsigned)m < MT_FOLD_NMETRICS ? metric_units[m] : "?";
+}
+
+int mt_fold_metric_parse(const char *name, enum mt_fold_metric *m)
+{
+	for (int i = 0; i < MT_FOLD_NMETRICS; i++)
+		if (strcmp(name, metric_names[i]) == 0) {
+			*m = (enum mt_fold_metric)i;
+			return 0;
+		}
+	return -1;
+}
+
+enum rec_mode { MODE_SAMPLE, MODE_TRACE };
+
+/* An allocation or free kept for the liveness pass. */
+struct rec {
+	uint64_t ptr, time, seq;
+	uint64_t size, scale;	/* scale: rate (sample) or every (trace) */
+	uint32_t pid, stack, thread, points;
+	uint8_t is_free, mode;
+};
+
+struct mt_fold_profile {
+	unsigned prefix;
+	int finished;
+	uint64_t seq;
+	struct mt_fold_strtab *stacks, *threads_by_key, *procs_by_key, *comms;
+	struct mt_fold_est (*stack_est)[MT_FOLD_NMETRICS];
+	uint32_t stack_cap;
+	struct mt_fold_thread *threads;
+	uint64_t *comm_time;	/* time of each thread's comm */
+	uint32_t thread_cap, comm_cap;
+	struct mt_fold_process *procs;
+	uint32_t proc_cap;
+	struct rec *recs;
+	size_t nrecs, rec_cap;
+	char *key;
+	size_t key_cap;
+	struct mt_fold_counts counts;
+};
+
+struct mt_fold_profile *mt_fold_profile_new(unsigned prefix)
+{
+	struct mt_fold_profile *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->prefix = prefix;
+	p->stacks = mt_fold_strtab_new();
+	p->threads_by_key = mt_fold_strtab_new();
+	p->procs_by_key = mt_fold_strtab_new();
+	p->comms = mt_fold_strtab_new();
+	if (!p->stacks || !p->threads_by_key || !p->procs_by_key || !p->comms) {
+		mt_fold_profile_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void mt_fold_profile_free(struct mt_fold_profile *p)
+{
+	if (!p)
+		return;
+	mt_fold_strtab_free(p->stacks);
+	mt_fold_strtab_free(p->threads_by_key);
+	mt_fold_strtab_free(p->procs_by_key);
+	mt_fold_strtab_free(p->comms);
+	free(p->stack_est);
+	free(p->threads);
+	free(p->comm_time);
+	free(p->procs);
+	free(p->recs);
+	free(p->key);
+	free(p);
+}
+
+/* Grow *arr (of elem bytes each, *cap of them) to hold at least need. */
+static int reserve(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	uint32_t ncap = *cap ? *cap : 64;
+	while (ncap < need)
+		ncap *= 2;
+	void *n = realloc(*arr, (size_t)ncap * elem);
+	if (!n)
+		return MT_FOLD_ENOMEM;
+	memset((char *)n + (size_t)*cap * elem, 0, (size_t)(ncap - *cap) * elem);
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+static int key_reserve(struct mt_fold_profile *p, size_t need)
+{
+	if (need <= p->key_cap)
+		return 0;
+	size_t ncap = p->key_cap ? p->key_cap : 256;
+	while (ncap < need)
+		ncap *= 2;
+	char *k = realloc(p->key, ncap);
+	if (!k)
+		return MT_FOLD_ENOMEM;
+	p->key = k;
+	p->key_cap = ncap;
+	return 0;
+}
+
+/* The stack's key: prefix frames, then the frames (or MT_FOLD_NO_STACK). */
+static int stack_id(struct mt_fold_profile *p, const struct mt_fold_event *ev, uint32_t *id)
+{
+	size_t need = ev->comm.len + ev->frames.len + sizeof(MT_FOLD_NO_STACK) + 64;
+	if (key_reserve(p, need))
+		return MT_FOLD_ENOMEM;
+	char *k = p->key;
+	size_t n = 0;
+	if (p->prefix & MT_FOLD_PREFIX_COMM) {
+		/* FlameGraph's rule: a ';' in a name becomes ':'. */
+		for (size_t i = 0; i < ev->comm.len; i++)
+			k[n++] = ev->comm.s[i] == ';' ? ':' : ev->comm.s[i];
+		if (ev->comm.len == 0)
+			k[n++] = '?';
+		k[n++] = ';';
+	}
+	if (p->prefix & MT_FOLD_PREFIX_PID)
+		n += (size_t)sprintf(k + n, "pid %u;", ev->pid);
+	if (p->prefix & MT_FOLD_PREFIX_TID)
+		n += (size_t)sprintf(k + n, "tid %u;", ev->tid);
+	if (ev->frames.len) {
+		memcpy(k + n, ev->frames.s, ev->frames.len);
+		n += ev->frames.len;
+	} else {
+		memcpy(k + n, MT_FOLD_NO_STACK, sizeof(MT_FOLD_NO_STACK) - 1);
+		n += sizeof(MT_FOLD_NO_STACK) - 1;
+	}
+	int r = mt_fold_strtab_intern(p->stacks, k, n, id);
+	if (r < 0)
+		return r;
+	return reserve((void **)&p->stack_est, &p->stack_cap, *id + 1, sizeof(*p->stack_est));
+}
+
+static int thread_index(struct mt_fold_profile *p, const struct mt_fold_event *ev, uint32_t *idx)
+{
+	uint32_t key[2] = { ev->pid, ev->tid };
+	int r = mt_fold_strtab_intern(p->threads_by_key, (const char *)key, sizeof(key), idx);
+	if (r < 0)
+		return r;
+	if (reserve((void **)&p->threads, &p->thread_cap, *idx + 1, sizeof(*p->threads)))
+		return MT_FOLD_ENOMEM;
+	if (reserve((void **)&p->comm_time, &p->comm_cap, *idx + 1, sizeof(*p->comm_time)))
+		return MT_FOLD_ENOMEM;
+	struct mt_fold_thread *t = &p->threads[*idx];
+	if (r == 1) {
+		t->pid = ev->pid;
+		t->tid = ev->tid;
+		t->comm = NULL;
+		p->comm_time[*idx] = 0;
+	}
+	/* The latest name wins: a thread renamed by exec or prctl shows its
+	 * last name. */
+	if (ev->comm.len && (!t->comm || ev->time >= p->comm_time[*idx])) {
+		if (!t->comm || strlen(t->comm) != ev->comm.len ||
+		    memcmp(t->comm, ev->comm.s, ev->comm.len) != 0) {
+			uint32_t cid;
+			if (mt_fold_strtab_intern(p->comms, ev->comm.s, ev->comm.len, &cid) < 0)
+				return MT_FOLD_ENOMEM;
+			t->comm = mt_fold_strtab_get(p->comms, cid, NULL);
+		}
+		p->comm_time[*idx] = ev->time;
+	}
+	return 0;
+}
+
+static int process_index(struct mt_fold_profile *p, uint32_t pid, uint32_t *idx)
+{
+	int r = mt_fold_strtab_intern(p->procs_by_key, (const char *)&pid, sizeof(pid), idx);
+	if (r < 0)
+		return r;
+	if (reserve((void **)&p->procs, &p->proc_cap, *idx + 1, sizeof(*p->procs)))
+		return MT_FOLD_ENOMEM;
+	p->procs[*idx].pid = pid;
+	return 0;
+}
+
+/* Bytes and objects of one allocation, by its capture mode.  The same
+ * function feeds alloc_* at add time and inuse_* at finish. */
+static void add_allocation(struct mt_fold_est *bytes, struct mt_fold_est *objects,
+			   const struct rec *r)
+{
+	if (r->mode == MODE_SAMPLE && r->scale > 1) {
+		double rate = (double)r->scale;
+		/* Inclusion probability of an allocation of size s on a Poisson
+		 * process of mean gap rate; size 0 is taken as 1 byte. */
+		double s = r->size ? (double)r->size : 1.0;
+		double incl = -expm1(-s / rate);
+		mt_fold_est_add_sampled(bytes, rate, r->points);
+		mt_fold_est_add_sampled(objects, 1 / incl, 1);
+	} else if (r->mode == MODE_TRACE && r->scale > 1) {
+		double every = (double)r->scale;
+		mt_fold_est_add_sampled(bytes, every * (double)r->size, 1);
+		mt_fold_est_add_sampled(objects, every, 1);
+	} else {
+		/* trace every=1 or sample rate=1: every allocation recorded */
+		mt_fold_est_add_exact(bytes, r->size);
+		mt_fold_est_add_exact(objects, 1);
+	}
+}
+
+static int push_rec(struct mt_fold_profile *p, const struct rec *r)
+{
+	if (p->nrecs == p->rec_cap) {
+		size_t ncap = p->rec_cap ? p->rec_cap * 2 : 4096;
+		struct rec *n = realloc(p->recs, ncap * sizeof(*n));
+		if (!n)
+			return MT_FOLD_ENOMEM;
+		p->recs = n;
+		p->rec_cap = ncap;
+	}
+	p->recs[p->nrecs++] = *r;
+	return 0;
+}
+
+static void add_totals(struct mt_fold_totals *t, const struct mt_fold_event *ev)
+{
+	t->alloc_bytes += ev->alloc_bytes;
+	t->allocs += ev->allocs;
+	t->frees += ev->frees;
+	t->freed_bytes += ev->freed_bytes;
+	t->peak_bytes += ev->peak_bytes;
+	t->peak_error += ev->peak_error;
+	t->lines++;
+}
+
+static void note_stack(struct mt_fold_counts *c, const struct mt_fold_event *ev)
+{
+	if (ev->frames.len == 0)
+		c->no_stack++;
+	if (!(ev->end.len == 8 && memcmp(ev->end.s, "complete", 8) == 0) &&
+	    !(ev->end.len == 4 && memcmp(ev->end.s, "none", 4) == 0))
+		c->truncated++;
+}
+
+static void minmax(uint64_t v, uint64_t *lo, uint64_t *hi)
+{
+	if (!*lo || v < *lo)
+		*lo = v;
+	if (v > *hi)
+		*hi = v;
+}
+
+int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *ev)
+{
+	struct mt_fold_counts *c = &p->counts;
+	uint32_t sid, tix, pix;
+
+	if (p->finished)
+		return MT_FOLD_ESTATE;
+	c->events++;
+	c->kind[ev->kind]++;
+	uint64_t seq = p->seq++;
+
+	switch (ev->kind) {
+	case MT_FOLD_ALLOC: {
+		if (stack_id(p, ev, &sid) || thread_index(p, ev, &tix))
+			return MT_FOLD_ENOMEM;
+		note_stack(c, ev);
+		struct rec r = {
+			.ptr = ev->ptr, .time = ev->time, .seq = seq, .size = ev->size,
+			.pid = ev->pid, .stack = sid, .thread = tix,
+		};
+		if (ev->have & MT_FOLD_W_EVERY) {
+			r.mode = MODE_TRACE;
+			r.scale = ev->every;
+			r.points = 1;
+			minmax(ev->every, &c->every_min, &c->every_max);
+		} else {
+			r.mode = MODE_SAMPLE;
+			r.scale = ev->rate;
+			r.points = ev->points > UINT32_MAX ? UINT32_MAX : (uint32_t)ev->points;
+			minmax(ev->rate, &c->rate_min, &c->rate_max);
+		}
+		if (r.mode == MODE_TRACE)
+			c->trace_allocs++;
+		else
+			c->sample_allocs++;
+		if (r.scale == 1)
+			c->full_allocs++;
+		struct mt_fold_est *se = p->stack_est[sid], *te = p->threads[tix].est;
+		add_allocation(&se[MT_FOLD_ALLOC_BYTES], &se[MT_FOLD_ALLOC_OBJECTS], &r);
+		add_allocation(&te[MT_FOLD_ALLOC_BYTES], &te[MT_FOLD_ALLOC_OBJECTS], &r);
+		mt_fold_est_add_exact(&se[MT_FOLD_SAMPLES], 1);
+		mt_fold_est_add_exact(&te[MT_FOLD_SAMPLES], 1);
+		if (r.scale > 1) {
+			/* inuse of this thread is an estimate even if all is freed */
+			mt_fold_est_add_sampled(&te[MT_FOLD_INUSE_BYTES], r.scale, 0);
+			mt_fold_est_add_sampled(&te[MT_FOLD_INUSE_OBJECTS], 1, 0);
+		}
+		if (!ev->ptr) {
+			c->no_ptr_allocs++;
+			return 0;
+		}
+		return push_rec(p, &r);
+	}
+	case MT_FOLD_FREE: {
+		if (!ev->ptr)
+			return 0;	/* free(NULL) */
+		struct rec r = { .ptr = ev->ptr, .time = ev->time, .seq = seq,
+				 .pid = ev->pid, .is_free = 1 };
+		return push_rec(p, &r);
+	}
+	case MT_FOLD_TOTALS:
+		if (ev->process_scope) {
+			if (process_index(p, ev->pid, &pix))
+				return MT_FOLD_ENOMEM;
+			add_totals(&p->procs[pix].totals, ev);
+		} else {
+			if (thread_index(p, ev, &tix))
+				return MT_FOLD_ENOMEM;
+			add_totals(&p->threads[tix].totals, ev);
+		}
+		return 0;
+	case MT_FOLD_SAMPLE: {
+		if (stack_id(p, ev, &sid) || thread_index(p, ev, &tix))
+			return MT_FOLD_ENOMEM;
+		note_stack(c, ev);
+		struct mt_fold_est *se = p->stack_est[sid], *te = p->threads[tix].est;
+		if (ev->freq)
+			c->freq_samples++;
+		if (!ev->freq && ev->period == 1) {	/* -c 1: every event */
+			mt_fold_est_add_exact(&se[MT_FOLD_PERIOD], 1);
+			mt_fold_est_add_exact(&te[MT_FOLD_PERIOD], 1);
+		} else {
+			mt_fold_est_add_sampled(&se[MT_FOLD_PERIOD], (double)ev->period, 1);
+			mt_fold_est_add_sampled(&te[MT_FOLD_PERIOD], (double)ev->period, 1);
+		}
+		mt_fold_est_add_exact(&se[MT_FOLD_SAMPLES], 1);
+		mt_fold_est_add_exact(&te[MT_FOLD_SAMPLES], 1);
+		return 0;
+	}
+	case MT_FOLD_LOST:
+		c->lost_records++;
+		c->lost_events += ev->count;
+		return 0;
+	}
+	return 0;
+}
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const struct rec *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->ptr != y->ptr)
+		return x->ptr < y->ptr ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+int mt_fold_profile_finish(struct mt_fold_profile *p)
+{
+	if (p->finished)
+		return 0;
+	p->finished = 1;
+	qsort(p->recs, p->nrecs, sizeof(*p->recs), rec_cmp);
+	size_t i = 0;
+	while (i < p->nrecs) {
+		size_t j = i;
+		const struct rec *live = NULL;
+		for (; j < p->nrecs && p->recs[j].pid == p->recs[i].pid &&
+		       p->recs[j].ptr == p->recs[i].ptr; j++) {
+			const struct rec *r = &p->recs[j];
+			if (r->is_free) {
+				if (live)
+					live = NULL;
+				else
+					p->counts.unmatched_frees++;
+			} else {
+				if (live)
+					p->counts.implicit_frees++;
+				live = r;
+			}
+		}
+		if (live) {
+			struct mt_fold_est *se = p->stack_est[live->stack];
+			struct mt_fold_est *te = p->threads[live->thread].est;
+			add_allocation(&se[MT_FOLD_INUSE_BYTES], &se[MT_FOLD_INUSE_OBJECTS], live);
+			add_allocation(&te[MT_FOLD_INUSE_BYTES], &te[MT_FOLD_INUSE_OBJECTS], live);
+		}
+		i = j;
+	}
+	free(p->recs);
+	p->recs = NULL;
+	p->nrecs = p->rec_cap = 0;
+	return 0;
+}
+
+int mt_fold_profile_read(struct mt_fold_profile *p, FILE *f, const char *name,
+			 mt_fold_bad_line_fn bad, void *ctx)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	uint64_t lineno = 0;
+	int ret = 0;
+	struct mt_fold_event ev;
+
+	if (p->finished)
+		return MT_FOLD_ESTATE;
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		p->counts.lines++;
+		if (len && line[len - 1] == '\n')
+			len--;
+		if (len && line[0] == '#') {
+			if (mt_fold_line_header(line, (size_t)len) == MT_FOLD_EVERSION) {
+				/* Lines that follow may mean something else: stop
+				 * here rather than fold them wrongly. */
+				p->counts.bad_lines++;
+				if (bad)
+					bad(ctx, name, lineno, MT_FOLD_EVERSION, NULL);
+				goto skip_rest;
+			}
+			continue;
+		}
+		int err = mt_fold_line_parse(line, (size_t)len, &ev);
+		if (err) {
+			p->counts.bad_lines++;
+			if (bad)
+				bad(ctx, name, lineno, err, ev.bad_key);
+			continue;
+		}
+		ret = mt_fold_profile_add(p, &ev);
+		if (ret)
+			goto out;
+	}
+	if (ferror(f))
+		ret = MT_FOLD_EIO;
+	goto out;
+skip_rest:
+	/* Count what is skipped so that nothing goes unreported. */
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		p->counts.lines++;
+		if (!(len && line[0] == '#'))
+			p->counts.bad_lines++;
+	}
+	if (ferror(f))
+		ret = MT_FOLD_EIO;
+out:
+	free(line);
+	return ret;
+}
+
+unsigned mt_fold_profile_prefix_frames(const struct mt_fold_profile *p)
+{
+	return !!(p->prefix & MT_FOLD_PREFIX_COMM) + !!(p->prefix & MT_FOLD_PREFIX_PID) +
+	       !!(p->prefix & MT_FOLD_PREFIX_TID);
+}
+
+uint32_t mt_fold_profile_stack_count(const struct mt_fold_profile *p)
+{
+	return mt_fold_strtab_count(p->stacks);
+}
+
+const char *mt_fold_profile_stack(const struct mt_fold_profile *p, uint32_t id,
+				  size_t *len, const struct mt_fold_est **est)
+{
+	if (est)
+		*est = p->stack_est[id];
+	return mt_fold_strtab_get(p->stacks, id, len);
+}
+
+uint32_t mt_fold_profile_thread_count(const struct mt_fold_profile *p)
+{
+	return mt_fold_strtab_count(p->threads_by_key);
+}
+
+const struct mt_fold_thread *mt_fold_profile_thread(const struct mt_fold_profile *p,
+						    uint32_t i)
+{
+	return &p->threads[i];
+}
+
+uint32_t mt_fold_profile_process_count(const struct mt_fold_profile *p)
+{
+	return mt_fold_strtab_count(p->procs_by_key);
+}
+
+const struct mt_fold_process *mt_fold_profile_process(const struct mt_fold_profile *p,
+						      uint32_t i)
+{
+	return &p->procs[i];
+}
+
+const struct mt_fold_counts *mt_fold_profile_counts(const struct mt_fold_profile *p)
+{
+	return &p->counts;
+}
+
+enum mt_fold_metric mt_fold_profile_default_metric(const struct mt_fold_profile *p)
+{
+	if (!p->counts.kind[MT_FOLD_ALLOC] && p->counts.kind[MT_FOLD_SAMPLE])
+		return MT_FOLD_PERIOD;
+	return MT_FOLD_ALLOC_BYTES;
+}

@@ -1,0 +1,143 @@
+/* A profile: mt-unwind events aggregated by stack, thread and process.
+ *
+ * Events go in one at a time (any order, any number of inputs: adding is the
+ * same whether the events came from one file or several); the profile keeps
+ * an estimate accumulator per stack and metric, the same per thread, the
+ * sampler's exact totals, and the allocations and frees it needs to decide
+ * what is still live.  mt_fold_profile_finish() matches frees to allocations
+ * and completes the inuse metrics; after it the profile is read-only.
+ *
+ * Liveness (the inuse metrics): allocations and frees are grouped by pid and
+ * pointer and put in time order, ties kept in input order (files in the
+ * order given).  A free ends the allocation live at that pointer, if any (else
+ * it counts as an unmatched free); an allocation at a pointer that is already
+ * live ends the earlier one (a realloc in place or a free that was not
+ * recorded: counted as an implicit free).  Allocations live at the end of the
+ * input are the inuse set.  Allocations with ptr=0 cannot be matched and are
+ * left out of inuse (counted).
+ */
+#ifndef MT_FOLD_PROFILE_H
+#define MT_FOLD_PROFILE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fold/est.h"
+#include "fold/line.h"
+
+enum mt_fold_metric {
+	MT_FOLD_ALLOC_BYTES,
+	MT_FOLD_ALLOC_OBJECTS,
+	MT_FOLD_INUSE_BYTES,
+	MT_FOLD_INUSE_OBJECTS,
+	MT_FOLD_SAMPLES,
+	MT_FOLD_PERIOD,
+	MT_FOLD_NMETRICS
+};
+
+/* @return : "alloc_bytes" etc.; the unit ("bytes", "objects", "samples",
+ * "events" for period). */
+const char *mt_fold_metric_name(enum mt_fold_metric m);
+const char *mt_fold_metric_unit(enum mt_fold_metric m);
+
+/* @return : 0 with *m set, or -1 for an unknown name. */
+int mt_fold_metric_parse(const char *name, enum mt_fold_metric *m);
+
+/* Root frames added above each stack, in this order. */
+enum {
+	MT_FOLD_PREFIX_COMM = 1,	/* the thread's command name */
+	MT_FOLD_PREFIX_PID = 2,		/* "pid N" */
+	MT_FOLD_PREFIX_TID = 4,		/* "tid N" */
+};
+
+/* The frame written for an event without a stack. */
+#define MT_FOLD_NO_STACK "[no stack]"
+
+/* Exact figures from the sampler's totals lines, summed over lines. */
+struct mt_fold_totals {
+	uint64_t alloc_bytes, allocs, frees, freed_bytes, peak_bytes, peak_error;
+	uint64_t lines;		/* 0: none seen */
+};
+
+struct mt_fold_thread {
+	uint32_t pid, tid;
+	const char *comm;	/* latest name seen; owned by the profile */
+	struct mt_fold_est est[MT_FOLD_NMETRICS];
+	struct mt_fold_totals totals;	/* scope=thread lines */
+};
+
+struct mt_fold_process {
+	uint32_t pid;
+	struct mt_fold_totals totals;	/* scope=process lines */
+};
+
+/* What came in, for the report header and for warnings. */
+struct mt_fold_counts {
+	uint64_t lines;		/* all lines read, comments included */
+	uint64_t events;	/* parsed event lines */
+	uint64_t kind[5];	/* by enum mt_fold_kind */
+	uint64_t bad_lines;	/* rejected: not folded */
+	uint64_t lost_records, lost_events;	/* `lost` lines and their counts */
+	uint64_t truncated;	/* stacks ending other than complete/none */
+	uint64_t no_stack;	/* alloc/sample events with no frames */
+	uint64_t sample_allocs, trace_allocs;	/* by mode (rate= or every=) */
+	uint64_t full_allocs;	/* of them rate=1 or every=1: recorded exactly */
+	uint64_t rate_min, rate_max;	/* sample mode rates seen (bytes) */
+	uint64_t every_min, every_max;	/* trace mode every=N seen */
+	uint64_t unmatched_frees, implicit_frees;
+	uint64_t no_ptr_allocs;	/* left out of inuse */
+	uint64_t freq_samples;	/* event samples from a frequency (-F) */
+};
+
+struct mt_fold_profile;
+
+/* @param prefix : MT_FOLD_PREFIX_* bits.
+ * @return : a new empty profile, or NULL when out of memory. */
+struct mt_fold_profile *mt_fold_profile_new(unsigned prefix);
+
+/* Accepts NULL. */
+void mt_fold_profile_free(struct mt_fold_profile *p);
+
+/* Add one parsed event; its strings are copied.
+ * @return : 0, MT_FOLD_ENOMEM, or MT_FOLD_ESTATE after finish. */
+int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *ev);
+
+/* Called for each rejected line; file is the name given to read. */
+typedef void (*mt_fold_bad_line_fn)(void *ctx, const char *file, uint64_t lineno,
+				    int err, const char *bad_key);
+
+/* Read mt-unwind text from f until EOF, adding its events.  Bad lines are
+ * counted (counts.bad_lines), passed to bad (may be NULL) and skipped.
+ * @return : 0, MT_FOLD_EIO (errno kept), MT_FOLD_ENOMEM or MT_FOLD_ESTATE. */
+int mt_fold_profile_read(struct mt_fold_profile *p, FILE *f, const char *name,
+			 mt_fold_bad_line_fn bad, void *ctx);
+
+/* Match frees to allocations and complete the inuse metrics.  Idempotent.
+ * @return : 0 or MT_FOLD_ENOMEM. */
+int mt_fold_profile_finish(struct mt_fold_profile *p);
+
+/* Number of prefix frames at the root of every stack key. */
+unsigned mt_fold_profile_prefix_frames(const struct mt_fold_profile *p);
+
+/* Distinct stacks, ids 0 .. count-1. */
+uint32_t mt_fold_profile_stack_count(const struct mt_fold_profile *p);
+
+/* Stack id's key (prefix frames and frames joined by ';', NUL-terminated,
+ * length in *len if not NULL) and its accumulators (MT_FOLD_NMETRICS of
+ * them); both valid while p lives. */
+const char *mt_fold_profile_stack(const struct mt_fold_profile *p, uint32_t id,
+				  size_t *len, const struct mt_fold_est **est);
+
+uint32_t mt_fold_profile_thread_count(const struct mt_fold_profile *p);
+const struct mt_fold_thread *mt_fold_profile_thread(const struct mt_fold_profile *p,
+						    uint32_t i);
+uint32_t mt_fold_profile_process_count(const struct mt_fold_profile *p);
+const struct mt_fold_process *mt_fold_profile_process(const struct mt_fold_profile *p,
+						      uint32_t i);
+const struct mt_fold_counts *mt_fold_profile_counts(const struct mt_fold_profile *p);
+
+/* Metric shown when the user names none: alloc_bytes when the input has
+ * allocations, period for pure event (CPU) captures. */
+enum mt_fold_metric mt_fold_profile_default_metric(const struct mt_fold_profile *p);
+
+#endif

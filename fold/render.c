@@ -1,0 +1,635 @@
+/* Text and JSON renderings of profiles, snapshots and diffs. */
+#include "fold/render.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fold/gamma.h"
+#include "fold/line.h"
+
+static int finish_io(FILE *f)
+{
+	return ferror(f) ? MT_FOLD_EIO : 0;
+}
+
+/* ---- collapsed --------------------------------------------------------- */
+
+static const struct mt_fold_profile *sort_profile;
+
+static int key_cmp(const void *a, const void *b)
+{
+	const char *x = mt_fold_profile_stack(sort_profile, *(const uint32_t *)a, NULL, NULL);
+	const char *y = mt_fold_profile_stack(sort_profile, *(const uint32_t *)b, NULL, NULL);
+	return strcmp(x, y);
+}
+
+int mt_fold_render_collapsed(FILE *f, const struct mt_fold_profile *p,
+			     enum mt_fold_metric metric)
+{
+	uint32_t n = mt_fold_profile_stack_count(p);
+	uint32_t *ids = malloc((n + 1) * sizeof(*ids));
+	if (!ids)
+		return MT_FOLD_ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		ids[i] = i;
+	/* qsort has no context argument; the profile is read-only here. */
+	sort_profile = p;
+	qsort(ids, n, sizeof(*ids), key_cmp);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct mt_fold_est *est;
+		size_t len;
+		const char *key = mt_fold_profile_stack(p, ids[i], &len, &est);
+		double v = (double)est[metric].exact + est[metric].y;
+		unsigned long long count = (unsigned long long)llround(v);
+		if (count == 0)
+			continue;
+		fwrite(key, 1, len, f);
+		fprintf(f, " %llu\n", count);
+	}
+	free(ids);
+	return finish_io(f);
+}
+
+/* ---- numbers ------------------------------------------------------------ */
+
+char *mt_fold_format_amount(char *buf, double v, int bytes)
+{
+	static const char *const bunits[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	static const char *const units[] = { "", " k", " M", " G", " T", " P", " E" };
+	if (isnan(v) || isinf(v)) {
+		snprintf(buf, 32, "%s", isnan(v) ? "?" : v > 0 ? "inf" : "-inf");
+		return buf;
+	}
+	double base = bytes ? 1024 : 1000, x = fabs(v);
+	int u = 0;
+	while (x >= base && u < 6) {
+		x /= base;
+		u++;
+	}
+	/* Rounding may carry into the next unit: 1023.9 KiB is 1.00 MiB. */
+	if (u < 6 && x >= base - 0.5 && u > 0) {
+		x /= base;
+		u++;
+	}
+	const char *unit = bytes ? bunits[u] : units[u];
+	const char *sep = bytes ? " " : "";
+	const char *sign = v < 0 ? "-" : "";
+	if (u == 0 && x == floor(x))
+		snprintf(buf, 32, "%s%.0f%s%s", sign, x, sep, unit);
+	else if (x < 9.995)
+		snprintf(buf, 32, "%s%.2f%s%s", sign, x, sep, unit);
+	else if (x < 99.95)
+		snprintf(buf, 32, "%s%.1f%s%s", sign, x, sep, unit);
+	else
+		snprintf(buf, 32, "%s%.0f%s%s", sign, x, sep, unit);
+	return buf;
+}
+
+static int metric_is_bytes(enum mt_fold_metric m)
+{
+	return m == MT_FOLD_ALLOC_BYTES || m == MT_FOLD_INUSE_BYTES;
+}
+
+static char *format_rse(char *buf, const struct mt_fold_value *v)
+{
+	if (v->exact)
+		snprintf(buf, 32, "exact");
+	else if (isinf(v->rse) || isnan(v->rse))
+		snprintf(buf, 32, "-");
+	else
+		snprintf(buf, 32, "%.1f%%", 100 * v->rse);
+	return buf;
+}
+
+static char *format_interval(char *buf, const struct mt_fold_value *v, int bytes)
+{
+	char a[32], b[32];
+	if (v->exact)
+		snprintf(buf, 80, "-");
+	else
+		snprintf(buf, 80, "[%s, %s]", mt_fold_format_amount(a, v->lo, bytes),
+			 mt_fold_format_amount(b, v->hi, bytes));
+	return buf;
+}
+
+/* ---- table -------------------------------------------------------------- */
+
+static void print_input(FILE *f, const struct mt_fold_snapshot *s)
+{
+	const struct mt_fold_counts *c = &s->counts;
+	char a[32], b[32];
+	fprintf(f, "mode %s", s->mode);
+	if (c->rate_max > 1) {
+		if (c->rate_min == c->rate_max)
+			fprintf(f, ", rate %s", mt_fold_format_amount(a, (double)c->rate_max, 1));
+		else
+			fprintf(f, ", rates %s to %s",
+				mt_fold_format_amount(a, (double)c->rate_min, 1),
+				mt_fold_format_amount(b, (double)c->rate_max, 1));
+	}
+	if (c->every_max) {
+		if (c->every_min == c->every_max)
+			fprintf(f, ", every %llu", (unsigned long long)c->every_max);
+		else
+			fprintf(f, ", every %llu to %llu", (unsigned long long)c->every_min,
+				(unsigned long long)c->every_max);
+	}
+	fprintf(f, "\ninput: %llu events (%llu alloc, %llu free, %llu totals, %llu sample, "
+		"%llu lost), %llu bad lines\n",
+		(unsigned long long)c->events, (unsigned long long)c->kind[MT_FOLD_ALLOC],
+		(unsigned long long)c->kind[MT_FOLD_FREE], (unsigned long long)c->kind[MT_FOLD_TOTALS],
+		(unsigned long long)c->kind[MT_FOLD_SAMPLE], (unsigned long long)c->kind[MT_FOLD_LOST],
+		(unsigned long long)c->bad_lines);
+	if (c->lost_events || c->lost_records)
+		fprintf(f, "warning: the capture lost %llu events (%llu lost records): "
+			"estimates and exact totals may disagree\n",
+			(unsigned long long)c->lost_events, (unsigned long long)c->lost_records);
+	if (c->truncated || c->no_stack)
+		fprintf(f, "stacks: %llu truncated, %llu without frames\n",
+			(unsigned long long)c->truncated, (unsigned long long)c->no_stack);
+	if (c->kind[MT_FOLD_FREE] || c->no_ptr_allocs)
+		fprintf(f, "frees: %llu unmatched, %llu implicit (pointer reused), "
+			"%llu allocations without a pointer left out of inuse\n",
+			(unsigned long long)c->unmatched_frees, (unsigned long long)c->implicit_frees,
+			(unsigned long long)c->no_ptr_allocs);
+}
+
+static const char *const check_names[MT_FOLD_NCHECKS] = {
+	"alloc bytes", "allocs", "live bytes", "live objects",
+};
+
+static void print_check(FILE *f, const struct mt_fold_check *ck, int bytes)
+{
+	char a[32], iv[80];
+	if (ck->has_exact)
+		fprintf(f, " %13lld", (long long)ck->exact);
+	else
+		fprintf(f, " %13s", "-");
+	fprintf(f, " %10s %-24s", mt_fold_format_amount(a, ck->est.value, bytes),
+		format_interval(iv, &ck->est, bytes));
+	fprintf(f, " %-4s", !ck->has_exact ? "" : ck->in_interval ? "in" : "OUT");
+}
+
+static void print_group(FILE *f, const struct mt_fold_group *g, const char *label,
+			const char *comm, int ncheck)
+{
+	fprintf(f, "%-14s %-12.12s", label, comm);
+	for (int i = 0; i < ncheck; i++)
+		print_check(f, &g->check[i], i == MT_FOLD_CHECK_BYTES ||
+						     i == MT_FOLD_CHECK_INUSE_BYTES);
+	if (g->totals.lines)
+		fprintf(f, " %10llu %12llu", (unsigned long long)g->totals.frees,
+			(unsigned long long)g->totals.peak_bytes);
+	else
+		fprintf(f, " %10s %12s", "-", "-");
+	if (g->totals.peak_error)
+		fprintf(f, " (+-%llu)", (unsigned long long)g->totals.peak_error);
+	fputc('\n', f);
+}
+
+static void print_totals(FILE *f, const struct mt_fold_snapshot *s)
+{
+	char label[40];
+	int conf = (int)lround(100 * s->opt.conf);
+
+	if (!s->has_totals) {
+		fprintf(f, "exact totals: none in the input (only sample-mode captures carry "
+			"the sampler's totals)\n");
+		return;
+	}
+	fprintf(f, "exact totals from the sampler beside the estimates (%d%% interval; "
+		"in: the exact value lies in it)\n", conf);
+	fprintf(f, "%-14s %-12s", "pid/tid", "comm");
+	for (int i = 0; i < 2; i++)
+		fprintf(f, " %13s %10s %-24s %-4s", check_names[i], "estimate", "interval", "");
+	fprintf(f, " %10s %12s\n", "frees", "peak bytes");
+	for (uint32_t i = 0; i < s->nthreads; i++) {
+		const struct mt_fold_group *g = &s->threads[i];
+		if (!g->totals.lines)
+			continue;
+		snprintf(label, sizeof(label), "%u/%u", g->pid, g->tid);
+		print_group(f, g, label, g->comm, 2);
+	}
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		snprintf(label, sizeof(label), "process %u", s->procs[i].pid);
+		print_group(f, &s->procs[i], label, "", 2);
+	}
+	print_group(f, &s->all, "all", "", 2);
+	/* Live at the end: what inuse estimates, checked the same way. */
+	fprintf(f, "%-14s %-12s", "", "");
+	for (int i = 2; i < 4; i++)
+		fprintf(f, " %13s %10s %-24s %-4s", check_names[i], "estimate", "interval", "");
+	fputc('\n', f);
+	fprintf(f, "%-14s %-12s", "all", "");
+	for (int i = 2; i < 4; i++)
+		print_check(f, &s->all.check[i], i == MT_FOLD_CHECK_INUSE_BYTES);
+	fputc('\n', f);
+}
+
+int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s)
+{
+	enum mt_fold_metric m = s->opt.metric;
+	int bytes = metric_is_bytes(m);
+	char a[32], b[32], c[32], d[32], iv1[80], iv2[80];
+
+	fprintf(f, "mt-fold report: %s (%s), %d%% intervals, ", mt_fold_metric_name(m),
+		mt_fold_metric_unit(m), (int)lround(100 * s->opt.conf));
+	print_input(f, s);
+	fprintf(f, "total %s: %s", mt_fold_metric_name(m),
+		mt_fold_format_amount(a, s->total.value, bytes));
+	if (!s->total.exact)
+		fprintf(f, " %s, rse %s, n %llu", format_interval(iv1, &s->total, bytes),
+			format_rse(b, &s->total), (unsigned long long)s->total.n);
+	else
+		fprintf(f, " (exact)");
+	fputs("\n\n", f);
+	print_totals(f, s);
+	fputc('\n', f);
+
+	fprintf(f, "top %u of %u sites by total %s", s->nshown, s->nsites, mt_fold_metric_name(m));
+	if (s->opt.min_samples)
+		fprintf(f, " with at least %llu samples", (unsigned long long)s->opt.min_samples);
+	fprintf(f, "; ? marks fewer than %llu samples (rough)\n", (unsigned long long)s->opt.few);
+	fprintf(f, "%10s %6s %-24s %9s  %10s %6s %-24s %9s  %s\n", "total", "rse", "interval", "n",
+		"self", "rse", "interval", "n", "site");
+	for (uint32_t r = 0; r < s->nshown; r++) {
+		const struct mt_fold_site *site = &s->sites[s->shown[r]];
+		fprintf(f, "%10s %6s %-24s %9llu%c %10s %6s %-24s %9llu  %s\n",
+			mt_fold_format_amount(a, site->total.value, bytes),
+			format_rse(b, &site->total), format_interval(iv1, &site->total, bytes),
+			(unsigned long long)(site->total.exact ? site->events : site->total.n),
+			site->few ? '?' : ' ',
+			mt_fold_format_amount(c, site->self.value, bytes),
+			format_rse(d, &site->self), format_interval(iv2, &site->self, bytes),
+			(unsigned long long)site->self.n, site->name);
+	}
+	return finish_io(f);
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at s, or 0. */
+static int utf8_len(const unsigned char *s)
+{
+	if (s[0] < 0x80)
+		return 1;
+	int n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
+	if (!n || (n == 3 && s[0] >= 0xf0))
+		return 0;
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	/* overlong 3- and 4-byte forms, surrogates, > U+10FFFF */
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
+	return n;
+}
+
+void mt_fold_json_string(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	fputc('"', f);
+	while (*s) {
+		if (*s == '"' || *s == '\\') {
+			fputc('\\', f);
+			fputc(*s++, f);
+		} else if (*s < 0x20) {
+			fprintf(f, "\\u%04x", *s++);
+		} else {
+			int n = utf8_len(s);
+			if (!n) {
+				fputs("\\ufffd", f);
+				s++;
+			} else {
+				fwrite(s, 1, (size_t)n, f);
+				s += n;
+			}
+		}
+	}
+	fputc('"', f);
+}
+
+static void json_num(FILE *f, double v)
+{
+	if (isnan(v) || isinf(v))
+		fputs("null", f);
+	else if (v == floor(v) && fabs(v) < 9007199254740992.0)
+		fprintf(f, "%.0f", v);
+	else
+		fprintf(f, "%.17g", v);
+}
+
+static void json_value_fields(FILE *f, const struct mt_fold_value *v)
+{
+	fputs("\"value\": ", f);
+	json_num(f, v->value);
+	fprintf(f, ", \"n\": %llu, \"exact\": %s, \"rse\": ", (unsigned long long)v->n,
+		v->exact ? "true" : "false");
+	json_num(f, v->exact ? 0 : v->rse);
+	fputs(", \"lo\": ", f);
+	json_num(f, v->lo);
+	fputs(", \"hi\": ", f);
+	json_num(f, v->hi);
+}
+
+static void json_value(FILE *f, const struct mt_fold_value *v)
+{
+	fputc('{', f);
+	json_value_fields(f, v);
+	fputc('}', f);
+}
+
+static const char *const check_keys[MT_FOLD_NCHECKS] = {
+	"alloc_bytes", "alloc_objects", "inuse_bytes", "inuse_objects",
+};
+
+static void json_group(FILE *f, const struct mt_fold_group *g, const char *ind)
+{
+	fprintf(f, "{\"pid\": %u, \"tid\": %u, \"comm\": ", g->pid, g->tid);
+	if (g->comm)
+		mt_fold_json_string(f, g->comm);
+	else
+		fputs("null", f);
+	fprintf(f, ",\n%s \"exact\": ", ind);
+	const struct mt_fold_totals *t = &g->totals;
+	if (t->lines)
+		fprintf(f, "{\"alloc_bytes\": %llu, \"allocs\": %llu, \"frees\": %llu, "
+			"\"freed_bytes\": %llu, \"peak_bytes\": %llu, \"peak_error\": %llu, "
+			"\"lines\": %llu}",
+			(unsigned long long)t->alloc_bytes, (unsigned long long)t->allocs,
+			(unsigned long long)t->frees, (unsigned long long)t->freed_bytes,
+			(unsigned long long)t->peak_bytes, (unsigned long long)t->peak_error,
+			(unsigned long long)t->lines);
+	else
+		fputs("null", f);
+	fprintf(f, ",\n%s \"estimates\": {", ind);
+	for (int i = 0; i < MT_FOLD_NCHECKS; i++) {
+		const struct mt_fold_check *ck = &g->check[i];
+		fprintf(f, "%s\n%s  \"%s\": {", i ? "," : "", ind, check_keys[i]);
+		json_value_fields(f, &ck->est);
+		if (ck->has_exact)
+			fprintf(f, ", \"exact_value\": %lld, \"in_interval\": %s}",
+				(long long)ck->exact, ck->in_interval ? "true" : "false");
+		else
+			fputs(", \"exact_value\": null, \"in_interval\": null}", f);
+	}
+	fprintf(f, "},\n%s \"metric\": ", ind);
+	json_value(f, &g->metric);
+	fputc('}', f);
+}
+
+int mt_fold_render_json(FILE *f, const struct mt_fold_snapshot *s)
+{
+	const struct mt_fold_counts *c = &s->counts;
+	fprintf(f, "{\n \"format\": \"mt-fold-report\",\n \"version\": 1,\n");
+	fprintf(f, " \"metric\": \"%s\",\n \"unit\": \"%s\",\n \"confidence\": ",
+		mt_fold_metric_name(s->opt.metric), mt_fold_metric_unit(s->opt.metric));
+	json_num(f, s->opt.conf);
+	fprintf(f, ",\n \"mode\": \"%s\",\n", s->mode);
+	if (c->rate_max)
+		fprintf(f, " \"rate\": {\"min\": %llu, \"max\": %llu},\n",
+			(unsigned long long)c->rate_min, (unsigned long long)c->rate_max);
+	else
+		fputs(" \"rate\": null,\n", f);
+	if (c->every_max)
+		fprintf(f, " \"every\": {\"min\": %llu, \"max\": %llu},\n",
+			(unsigned long long)c->every_min, (unsigned long long)c->every_max);
+	else
+		fputs(" \"every\": null,\n", f);
+	fprintf(f, " \"input\": {\"lines\": %llu, \"events\": %llu, \"alloc\": %llu, "
+		"\"free\": %llu, \"totals\": %llu, \"sample\": %llu, \"lost\": %llu,\n"
+		"  \"lost_events\": %llu, \"bad_lines\": %llu, \"truncated_stacks\": %llu, "
+		"\"no_stack\": %llu,\n  \"unmatched_frees\": %llu, \"implicit_frees\": %llu, "
+		"\"allocs_without_ptr\": %llu},\n",
+		(unsigned long long)c->lines, (unsigned long long)c->events,
+		(unsigned long long)c->kind[MT_FOLD_ALLOC], (unsigned long long)c->kind[MT_FOLD_FREE],
+		(unsigned long long)c->kind[MT_FOLD_TOTALS], (unsigned long long)c->kind[MT_FOLD_SAMPLE],
+		(unsigned long long)c->kind[MT_FOLD_LOST], (unsigned long long)c->lost_events,
+		(unsigned long long)c->bad_lines, (unsigned long long)c->truncated,
+		(unsigned long long)c->no_stack, (unsigned long long)c->unmatched_frees,
+		(unsigned long long)c->implicit_frees, (unsigned long long)c->no_ptr_allocs);
+	fputs(" \"total\": ", f);
+	json_value(f, &s->total);
+	fputs(",\n \"threads\": [", f);
+	for (uint32_t i = 0; i < s->nthreads; i++) {
+		fputs(i ? ",\n  " : "\n  ", f);
+		json_group(f, &s->threads[i], "  ");
+	}
+	fputs("],\n \"processes\": [", f);
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		fputs(i ? ",\n  " : "\n  ", f);
+		json_group(f, &s->procs[i], "  ");
+	}
+	fputs("],\n \"all\": ", f);
+	json_group(f, &s->all, "");
+	fprintf(f, ",\n \"sites\": {\"count\": %u, \"top\": %u, \"min_samples\": %llu, "
+		"\"few\": %llu, \"rows\": [", s->nsites, s->opt.top,
+		(unsigned long long)s->opt.min_samples, (unsigned long long)s->opt.few);
+	for (uint32_t r = 0; r < s->nshown; r++) {
+		const struct mt_fold_site *site = &s->sites[s->shown[r]];
+		fputs(r ? ",\n  {\"name\": " : "\n  {\"name\": ", f);
+		mt_fold_json_string(f, site->name);
+		fputs(", \"total\": ", f);
+		json_value(f, &site->total);
+		fputs(",\n   \"self\": ", f);
+		json_value(f, &site->self);
+		fprintf(f, ", \"events\": %llu, \"few\": %s}", (unsigned long long)site->events,
+			site->few ? "true" : "false");
+	}
+	fputs("]}\n}\n", f);
+	return finish_io(f);
+}
+
+/* ---- diff --------------------------------------------------------------- */
+
+/* Variance of an estimate; a sampled side with no samples could still have
+ * had one: its variance is at least one weight squared. */
+static double variance(const struct mt_fold_est *e, double wfallback)
+{
+	if (!e->sampled)
+		return 0;
+	if (e->n == 0)
+		return wfallback * wfallback;
+	return e->v;
+}
+
+static void diff_row(struct mt_fold_diff_row *r, const struct mt_fold_est *b,
+		     const struct mt_fold_est *c, double conf, double wb, double wc)
+{
+	mt_fold_est_finish(b, conf, wb, &r->base);
+	mt_fold_est_finish(c, conf, wc, &r->cur);
+	r->delta = r->cur.value - r->base.value;
+	double z = mt_fold_normal_inv(0.5 + conf / 2);
+	r->error = z * sqrt(variance(b, wb) + variance(c, wc));
+	r->significant = fabs(r->delta) > r->error;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct mt_fold_diff_row *x = a, *y = b;
+	double dx = fabs(x->delta), dy = fabs(y->delta);
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp((*(const struct mt_fold_site *const *)a)->name,
+		      (*(const struct mt_fold_site *const *)b)->name);
+}
+
+static double max_weight(const struct mt_fold_snapshot *s)
+{
+	double w = 0;
+	for (uint32_t i = 0; i < s->nsites; i++)
+		if (s->sites[i].total_acc.wmax > w)
+			w = s->sites[i].total_acc.wmax;
+	return w;
+}
+
+int mt_fold_diff_new(struct mt_fold_diff **out, const struct mt_fold_snapshot *base,
+		     const struct mt_fold_snapshot *cur, uint32_t top)
+{
+	struct mt_fold_diff *d = calloc(1, sizeof(*d));
+	*out = NULL;
+	if (!d)
+		return MT_FOLD_ENOMEM;
+	d->metric = cur->opt.metric;
+	d->conf = cur->opt.conf;
+	d->rows = calloc((size_t)base->nsites + cur->nsites + 1, sizeof(*d->rows));
+	int *matched = calloc((size_t)cur->nsites + 1, sizeof(*matched));
+	if (!d->rows || !matched) {
+		free(matched);
+		mt_fold_diff_free(d);
+		return MT_FOLD_ENOMEM;
+	}
+	double wb = max_weight(base), wc = max_weight(cur);
+	struct mt_fold_est zb = { 0 }, zc = { 0 };
+	/* A site missing on one side was not seen there; if that side is
+	 * sampled, it might have been: the side keeps its sampling error. */
+	zb.sampled = !base->total.exact;
+	zc.sampled = !cur->total.exact;
+	/* Pair sites by name through a sorted index of the new ones. */
+	const struct mt_fold_site **byname = malloc(((size_t)cur->nsites + 1) * sizeof(*byname));
+	if (!byname) {
+		free(matched);
+		mt_fold_diff_free(d);
+		return MT_FOLD_ENOMEM;
+	}
+	for (uint32_t i = 0; i < cur->nsites; i++)
+		byname[i] = &cur->sites[i];
+	qsort(byname, cur->nsites, sizeof(*byname), name_cmp);
+	for (uint32_t i = 0; i < base->nsites; i++) {
+		const struct mt_fold_site *bs = &base->sites[i], key = { .name = bs->name };
+		const struct mt_fold_site *kp = &key;
+		const struct mt_fold_site **hit = bsearch(&kp, byname, cur->nsites, sizeof(*byname),
+							  name_cmp);
+		struct mt_fold_diff_row *r = &d->rows[d->nrows++];
+		r->name = bs->name;
+		if (hit) {
+			matched[*hit - cur->sites] = 1;
+			diff_row(r, &bs->total_acc, &(*hit)->total_acc, d->conf, wb, wc);
+		} else {
+			diff_row(r, &bs->total_acc, &zc, d->conf, wb, wc);
+		}
+	}
+	for (uint32_t i = 0; i < cur->nsites; i++) {
+		if (matched[i])
+			continue;
+		struct mt_fold_diff_row *r = &d->rows[d->nrows++];
+		r->name = cur->sites[i].name;
+		diff_row(r, &zb, &cur->sites[i].total_acc, d->conf, wb, wc);
+	}
+	free(byname);
+	free(matched);
+	qsort(d->rows, d->nrows, sizeof(*d->rows), row_cmp);
+	d->nshown = top && top < d->nrows ? top : d->nrows;
+	/* The totals: every event of each profile. */
+	d->total.name = "(all)";
+	d->total.base = base->total;
+	d->total.cur = cur->total;
+	d->total.delta = cur->total.value - base->total.value;
+	double z = mt_fold_normal_inv(0.5 + d->conf / 2);
+	double sb = base->total.exact ? 0 : base->total.rse * base->total.value;
+	double sc = cur->total.exact ? 0 : cur->total.rse * cur->total.value;
+	if (isnan(sb) || isinf(sb))
+		sb = wb;
+	if (isnan(sc) || isinf(sc))
+		sc = wc;
+	d->total.error = z * sqrt(sb * sb + sc * sc);
+	d->total.significant = fabs(d->total.delta) > d->total.error;
+	*out = d;
+	return 0;
+}
+
+void mt_fold_diff_free(struct mt_fold_diff *d)
+{
+	if (!d)
+		return;
+	free(d->rows);
+	free(d);
+}
+
+static void diff_table_row(FILE *f, const struct mt_fold_diff_row *r, int bytes)
+{
+	char a[32], b[32], c[32], e[32];
+	fprintf(f, "%10s %9llu %10s %9llu %11s %11s  %-3s  %s\n",
+		mt_fold_format_amount(a, r->base.value, bytes),
+		(unsigned long long)r->base.n, mt_fold_format_amount(b, r->cur.value, bytes),
+		(unsigned long long)r->cur.n, mt_fold_format_amount(c, r->delta, bytes),
+		r->error > 0 ? mt_fold_format_amount(e, r->error, bytes) : "exact",
+		r->significant ? "yes" : "no", r->name);
+}
+
+int mt_fold_render_diff_table(FILE *f, const struct mt_fold_diff *d, const char *base_name)
+{
+	int bytes = metric_is_bytes(d->metric);
+	fprintf(f, "mt-fold diff: %s (%s) of the inputs against base '%s', %d%% level\n",
+		mt_fold_metric_name(d->metric), mt_fold_metric_unit(d->metric), base_name,
+		(int)lround(100 * d->conf));
+	fprintf(f, "significant: |change| exceeds the combined error z*sqrt(var base + var new)\n\n");
+	fprintf(f, "%10s %9s %10s %9s %11s %11s  %-3s  %s\n", "base", "n", "new", "n", "change",
+		"error", "sig", "site");
+	diff_table_row(f, &d->total, bytes);
+	for (uint32_t i = 0; i < d->nshown; i++)
+		diff_table_row(f, &d->rows[i], bytes);
+	return finish_io(f);
+}
+
+static void diff_json_row(FILE *f, const struct mt_fold_diff_row *r)
+{
+	fputs("{\"name\": ", f);
+	mt_fold_json_string(f, r->name);
+	fputs(", \"base\": ", f);
+	json_value(f, &r->base);
+	fputs(",\n   \"new\": ", f);
+	json_value(f, &r->cur);
+	fputs(",\n   \"change\": ", f);
+	json_num(f, r->delta);
+	fputs(", \"error\": ", f);
+	json_num(f, r->error);
+	fprintf(f, ", \"significant\": %s}", r->significant ? "true" : "false");
+}
+
+int mt_fold_render_diff_json(FILE *f, const struct mt_fold_diff *d, const char *base_name)
+{
+	fprintf(f, "{\n \"format\": \"mt-fold-diff\",\n \"version\": 1,\n \"metric\": \"%s\",\n"
+		" \"unit\": \"%s\",\n \"confidence\": ", mt_fold_metric_name(d->metric),
+		mt_fold_metric_unit(d->metric));
+	json_num(f, d->conf);
+	fputs(",\n \"base\": ", f);
+	mt_fold_json_string(f, base_name);
+	fputs(",\n \"total\": ", f);
+	diff_json_row(f, &d->total);
+	fputs(",\n \"rows\": [", f);
+	for (uint32_t i = 0; i < d->nshown; i++) {
+		fputs(i ? ",\n  " : "\n  ", f);
+		diff_json_row(f, &d->rows[i]);
+	}
+	fputs("]\n}\n", f);
+	return finish_io(f);
+}

@@ -1,0 +1,61 @@
+/* Output: collapsed stacks, the report table, JSON, and diffs.
+ * All functions write to f and return 0, or MT_FOLD_EIO when a write failed
+ * (errno kept) or MT_FOLD_ENOMEM.
+ */
+#ifndef MT_FOLD_RENDER_H
+#define MT_FOLD_RENDER_H
+
+#include <stdio.h>
+
+#include "fold/profile.h"
+#include "fold/snapshot.h"
+
+/* Collapsed stacks of a finished profile for FlameGraph, inferno and
+ * speedscope: "frame;frame;... N\n" per stack, sorted by stack, N the metric
+ * rounded to an integer; stacks whose N is 0 are left out. */
+int mt_fold_render_collapsed(FILE *f, const struct mt_fold_profile *p,
+			     enum mt_fold_metric metric);
+
+/* The report: header (input, exact totals beside estimates) and the table of
+ * the snapshot's shown sites. */
+int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s);
+
+/* The same snapshot as JSON (docs/formats/fold-json.md). */
+int mt_fold_render_json(FILE *f, const struct mt_fold_snapshot *s);
+
+/* One site of a diff: the same name in both snapshots. */
+struct mt_fold_diff_row {
+	const char *name;		/* points into one of the snapshots */
+	struct mt_fold_value base, cur;
+	double delta;			/* cur - base */
+	double error;			/* z * sqrt(var base + var cur) */
+	int significant;		/* |delta| > error (any change when exact) */
+};
+
+struct mt_fold_diff {
+	struct mt_fold_diff_row total;
+	struct mt_fold_diff_row *rows;	/* by |delta|, largest first */
+	uint32_t nrows, nshown;
+	enum mt_fold_metric metric;
+	double conf;
+};
+
+/* Per-site change from base to cur (snapshots of the same metric and
+ * confidence); top rows kept in nshown (0 = all).  Both snapshots must
+ * outlive the diff.  @return : 0 or MT_FOLD_ENOMEM. */
+int mt_fold_diff_new(struct mt_fold_diff **out, const struct mt_fold_snapshot *base,
+		     const struct mt_fold_snapshot *cur, uint32_t top);
+void mt_fold_diff_free(struct mt_fold_diff *d);
+
+int mt_fold_render_diff_table(FILE *f, const struct mt_fold_diff *d, const char *base_name);
+int mt_fold_render_diff_json(FILE *f, const struct mt_fold_diff *d, const char *base_name);
+
+/* Writes s as a JSON string (quotes included), escaping '"', '\\', control
+ * characters, and invalid UTF-8 as U+FFFD. */
+void mt_fold_json_string(FILE *f, const char *s);
+
+/* "32.0 MiB", "1.05 M": three significant digits, 1024-based for bytes.
+ * buf must hold 32 bytes. @return : buf. */
+char *mt_fold_format_amount(char *buf, double v, int bytes);
+
+#endif

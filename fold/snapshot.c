@@ -1,0 +1,291 @@
+/* Deriving sites, threads and totals from a profile for one metric. */
+#include "fold/snapshot.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fold/line.h"
+#include "fold/strtab.h"
+
+static int site_cmp(const void *a, const void *b)
+{
+	const struct mt_fold_site *x = a, *y = b;
+	if (x->total.value != y->total.value)
+		return x->total.value > y->total.value ? -1 : 1;
+	if (x->self.value != y->self.value)
+		return x->self.value > y->self.value ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int group_cmp(const void *a, const void *b)
+{
+	const struct mt_fold_group *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static const char *mode_name(const struct mt_fold_counts *c)
+{
+	int sample = c->sample_allocs > 0, trace = c->trace_allocs > 0,
+	    event = c->kind[MT_FOLD_SAMPLE] > 0;
+	if (sample + trace + event > 1)
+		return "mixed";
+	return sample ? "sample" : trace ? "trace" : event ? "event" : "none";
+}
+
+/* Compare an exact figure with an estimate accumulator. */
+static void check_set(struct mt_fold_check *ck, const struct mt_fold_est *e, double conf,
+		      double wfallback, int has_exact, int64_t exact)
+{
+	mt_fold_est_finish(e, conf, wfallback, &ck->est);
+	ck->has_exact = has_exact;
+	ck->exact = exact;
+	ck->in_interval = has_exact && (double)exact >= ck->est.lo && (double)exact <= ck->est.hi;
+}
+
+/* Accumulators of a group: alloc and inuse bytes and objects, the metric. */
+struct group_acc {
+	struct mt_fold_est est[MT_FOLD_NMETRICS];
+};
+
+static void group_fill(struct mt_fold_group *g, const struct group_acc *a,
+		       const struct mt_fold_snapshot_options *opt, const double *wfb)
+{
+	const struct mt_fold_totals *t = &g->totals;
+	int has = t->lines > 0;
+	check_set(&g->check[MT_FOLD_CHECK_BYTES], &a->est[MT_FOLD_ALLOC_BYTES], opt->conf,
+		  wfb[MT_FOLD_ALLOC_BYTES], has, (int64_t)t->alloc_bytes);
+	check_set(&g->check[MT_FOLD_CHECK_OBJECTS], &a->est[MT_FOLD_ALLOC_OBJECTS], opt->conf,
+		  wfb[MT_FOLD_ALLOC_OBJECTS], has, (int64_t)t->allocs);
+	check_set(&g->check[MT_FOLD_CHECK_INUSE_BYTES], &a->est[MT_FOLD_INUSE_BYTES], opt->conf,
+		  wfb[MT_FOLD_INUSE_BYTES], has,
+		  (int64_t)t->alloc_bytes - (int64_t)t->freed_bytes);
+	check_set(&g->check[MT_FOLD_CHECK_INUSE_OBJECTS], &a->est[MT_FOLD_INUSE_OBJECTS],
+		  opt->conf, wfb[MT_FOLD_INUSE_OBJECTS], has,
+		  (int64_t)t->allocs - (int64_t)t->frees);
+	mt_fold_est_finish(&a->est[opt->metric], opt->conf, wfb[opt->metric], &g->metric);
+}
+
+static void totals_add(struct mt_fold_totals *d, const struct mt_fold_totals *s)
+{
+	d->alloc_bytes += s->alloc_bytes;
+	d->allocs += s->allocs;
+	d->frees += s->frees;
+	d->freed_bytes += s->freed_bytes;
+	d->peak_bytes += s->peak_bytes;
+	d->peak_error += s->peak_error;
+	d->lines += s->lines;
+}
+
+static void acc_add(struct group_acc *d, const struct mt_fold_est *e)
+{
+	for (int m = 0; m < MT_FOLD_NMETRICS; m++)
+		mt_fold_est_merge(&d->est[m], &e[m]);
+}
+
+static int build_sites(struct mt_fold_snapshot *s, const struct mt_fold_profile *p,
+		       const double *wfb)
+{
+	enum mt_fold_metric m = s->opt.metric;
+	uint32_t nstacks = mt_fold_profile_stack_count(p);
+	unsigned skip = mt_fold_profile_prefix_frames(p);
+	size_t cap = 0;
+	uint32_t *stamp = NULL;
+	struct mt_fold_site *sites = NULL;
+	int ret = MT_FOLD_ENOMEM;
+
+	s->names = mt_fold_strtab_new();
+	if (!s->names)
+		return MT_FOLD_ENOMEM;
+	for (uint32_t id = 0; id < nstacks; id++) {
+		const struct mt_fold_est *est;
+		size_t len;
+		const char *key = mt_fold_profile_stack(p, id, &len, &est);
+		const char *f = key, *end = key + len;
+		unsigned depth = 0;
+		if (est[m].exact == 0 && est[m].n == 0)
+			continue;	/* contributes nothing to this metric */
+		while (f <= end) {
+			const char *semi = memchr(f, ';', (size_t)(end - f));
+			const char *stop = semi ? semi : end;
+			if (depth++ >= skip) {
+				uint32_t sid;
+				int r = mt_fold_strtab_intern(s->names, f, (size_t)(stop - f), &sid);
+				if (r < 0)
+					goto out;
+				if (sid >= cap) {
+					size_t ncap = cap ? cap * 2 : 256;
+					while (ncap <= sid)
+						ncap *= 2;
+					void *a = realloc(sites, ncap * sizeof(*sites));
+					void *b = realloc(stamp, ncap * sizeof(*stamp));
+					if (a)
+						sites = a;
+					if (b)
+						stamp = b;
+					if (!a || !b)
+						goto out;
+					memset(sites + cap, 0, (ncap - cap) * sizeof(*sites));
+					memset(stamp + cap, 0, (ncap - cap) * sizeof(*stamp));
+					cap = ncap;
+				}
+				if (stamp[sid] != id + 1) {	/* once per stack */
+					stamp[sid] = id + 1;
+					mt_fold_est_merge(&sites[sid].total_acc, &est[m]);
+					sites[sid].events += est[MT_FOLD_SAMPLES].exact;
+				}
+				if (!semi)
+					mt_fold_est_merge(&sites[sid].self_acc, &est[m]);
+			}
+			if (!semi)
+				break;
+			f = semi + 1;
+		}
+	}
+	s->nsites = mt_fold_strtab_count(s->names);
+	for (uint32_t i = 0; i < s->nsites; i++) {
+		struct mt_fold_site *site = &sites[i];
+		site->name = mt_fold_strtab_get(s->names, i, NULL);
+		/* No self events in a sampled profile is an estimate of 0 too. */
+		site->self_acc.sampled |= site->total_acc.sampled;
+		mt_fold_est_finish(&site->total_acc, s->opt.conf, wfb[m], &site->total);
+		mt_fold_est_finish(&site->self_acc, s->opt.conf, wfb[m], &site->self);
+		site->few = !site->total.exact && site->total.n < s->opt.few;
+	}
+	if (s->nsites)
+		qsort(sites, s->nsites, sizeof(*sites), site_cmp);
+	s->sites = sites;
+	sites = NULL;
+	s->shown = malloc((s->nsites + 1) * sizeof(*s->shown));
+	if (!s->shown)
+		goto out;
+	for (uint32_t i = 0; i < s->nsites; i++) {
+		const struct mt_fold_site *site = &s->sites[i];
+		uint64_t n = site->total.exact ? site->events : site->total.n;
+		if (n < s->opt.min_samples)
+			continue;
+		if (s->opt.top && s->nshown >= s->opt.top)
+			break;
+		s->shown[s->nshown++] = i;
+	}
+	ret = 0;
+out:
+	free(sites);
+	free(stamp);
+	return ret;
+}
+
+int mt_fold_snapshot_new(struct mt_fold_snapshot **out, const struct mt_fold_profile *p,
+			 const struct mt_fold_snapshot_options *opt)
+{
+	struct mt_fold_snapshot *s = calloc(1, sizeof(*s));
+	struct group_acc *tacc = NULL, *pacc = NULL, all = { 0 };
+	double wfb[MT_FOLD_NMETRICS] = { 0 };
+	int ret = MT_FOLD_ENOMEM;
+
+	*out = NULL;
+	if (!s)
+		return MT_FOLD_ENOMEM;
+	s->opt = *opt;
+	s->counts = *mt_fold_profile_counts(p);
+	s->mode = mode_name(&s->counts);
+
+	/* The weight of one sample where a group saw none: the largest seen. */
+	uint32_t nstacks = mt_fold_profile_stack_count(p);
+	struct group_acc total = { 0 };
+	for (uint32_t id = 0; id < nstacks; id++) {
+		const struct mt_fold_est *est;
+		mt_fold_profile_stack(p, id, NULL, &est);
+		acc_add(&total, est);
+	}
+	for (int m = 0; m < MT_FOLD_NMETRICS; m++)
+		wfb[m] = total.est[m].wmax;
+	if (wfb[MT_FOLD_INUSE_BYTES] < wfb[MT_FOLD_ALLOC_BYTES])
+		wfb[MT_FOLD_INUSE_BYTES] = wfb[MT_FOLD_ALLOC_BYTES];
+	if (wfb[MT_FOLD_INUSE_OBJECTS] < wfb[MT_FOLD_ALLOC_OBJECTS])
+		wfb[MT_FOLD_INUSE_OBJECTS] = wfb[MT_FOLD_ALLOC_OBJECTS];
+	mt_fold_est_finish(&total.est[opt->metric], opt->conf, wfb[opt->metric], &s->total);
+
+	if (build_sites(s, p, wfb))
+		goto out;
+
+	/* Threads, then processes with their own totals, then all. */
+	uint32_t nt = mt_fold_profile_thread_count(p), np = mt_fold_profile_process_count(p);
+	s->threads = calloc(nt + 1, sizeof(*s->threads));
+	tacc = calloc(nt + 1, sizeof(*tacc));
+	s->procs = calloc(np + 1, sizeof(*s->procs));
+	pacc = calloc(np + 1, sizeof(*pacc));
+	if (!s->threads || !tacc || !s->procs || !pacc)
+		goto out;
+	for (uint32_t i = 0; i < np; i++) {
+		const struct mt_fold_process *pr = mt_fold_profile_process(p, i);
+		s->procs[i].pid = pr->pid;
+		s->procs[i].totals = pr->totals;
+		s->has_totals |= pr->totals.lines > 0;
+	}
+	s->nprocs = np;
+	struct mt_fold_totals thread_sum_orphans = { 0 };
+	for (uint32_t i = 0; i < nt; i++) {
+		const struct mt_fold_thread *t = mt_fold_profile_thread(p, i);
+		struct mt_fold_group *g = &s->threads[i];
+		g->pid = t->pid;
+		g->tid = t->tid;
+		g->comm = t->comm ? t->comm : "?";
+		g->totals = t->totals;
+		s->has_totals |= t->totals.lines > 0;
+		acc_add(&tacc[i], t->est);
+		acc_add(&all, t->est);
+		group_fill(g, &tacc[i], opt, wfb);
+		int has_proc = 0;
+		for (uint32_t j = 0; j < np; j++)
+			if (s->procs[j].pid == t->pid) {
+				acc_add(&pacc[j], t->est);
+				has_proc = 1;
+			}
+		/* A process without a scope=process line: its threads' totals
+		 * count towards all. */
+		if (!has_proc)
+			totals_add(&thread_sum_orphans, &t->totals);
+	}
+	s->nthreads = nt;
+	for (uint32_t j = 0; j < np; j++) {
+		group_fill(&s->procs[j], &pacc[j], opt, wfb);
+		totals_add(&s->all.totals, &s->procs[j].totals);
+	}
+	totals_add(&s->all.totals, &thread_sum_orphans);
+	group_fill(&s->all, &all, opt, wfb);
+	if (nt)
+		qsort(s->threads, nt, sizeof(*s->threads), group_cmp);
+	if (np)
+		qsort(s->procs, np, sizeof(*s->procs), group_cmp);
+	/* Thread comm strings point into the profile: copy them. */
+	for (uint32_t i = 0; i < nt; i++) {
+		uint32_t cid;
+		if (mt_fold_strtab_intern(s->names, s->threads[i].comm,
+					  strlen(s->threads[i].comm), &cid) < 0)
+			goto out;
+		s->threads[i].comm = mt_fold_strtab_get(s->names, cid, NULL);
+	}
+	ret = 0;
+out:
+	free(tacc);
+	free(pacc);
+	if (ret)
+		mt_fold_snapshot_free(s);
+	else
+		*out = s;
+	return ret;
+}
+
+void mt_fold_snapshot_free(struct mt_fold_snapshot *s)
+{
+	if (!s)
+		return;
+	free(s->sites);
+	free(s->shown);
+	free(s->threads);
+	free(s->procs);
+	mt_fold_strtab_free(s->names);
+	free(s);
+}

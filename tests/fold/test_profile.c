@@ -1,0 +1,327 @@
+/* Folding small hand-reasoned inputs: each estimator, liveness, merging. */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "fold/gamma.h"
+#include "tests/fold/helpers.h"
+#include "tests/fold/sim.h"
+
+#define R "524288"
+
+Test(profile, sample_mode_bytes_are_points_times_rate)
+{
+	/* Two sampled allocations at site a (1 and 3 points), one at b. */
+	struct mt_fold_profile *p = profile_of(
+		"# mt-unwind 1\n"
+		"alloc\t1/1\t1\tt\tsize=32 ptr=0x10 points=1 rate=" R "\tmain;a end=complete\n"
+		"alloc\t1/1\t2\tt\tsize=2000000 ptr=0x20 points=3 rate=" R "\tmain;a end=complete\n"
+		"alloc\t1/1\t3\tt\tsize=4096 ptr=0x30 points=1 rate=" R "\tmain;b end=complete\n", 0);
+	char *out = collapsed_of(p, MT_FOLD_ALLOC_BYTES);
+	cr_assert_str_eq(out, "main;a 2097152\nmain;b 524288\n");	/* 4 and 1 x 512 KiB */
+	free(out);
+
+	/* objects: 1/(1-exp(-s/R)) each: 16384.5, 1.0225, 128.5 */
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_OBJECTS, 0);
+	const struct mt_fold_site *a = site_named(s, "a");
+	double want = 1 / -expm1(-32.0 / 524288) + 1 / -expm1(-2000000.0 / 524288);
+	cr_assert(fabs(a->total.value - want) < 1e-6, "objects %f want %f", a->total.value, want);
+	cr_assert_eq(a->total.n, 2);
+	cr_assert(!a->total.exact);
+	const struct mt_fold_site *mainsite = site_named(s, "main");
+	cr_assert_eq(mainsite->total.n, 3);
+	cr_assert_eq(mainsite->self.value, 0);	/* main never is the leaf */
+	mt_fold_snapshot_free(s);
+
+	/* bytes: site a has n = 4 points, RSE 1/2, Garwood [1.0899, 10.2416] x R */
+	s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	a = site_named(s, "a");
+	cr_assert_eq(a->total.n, 4);
+	cr_assert(fabs(a->total.rse - 0.5) < 1e-12);
+	cr_assert(fabs(a->total.lo / 524288 - 1.089865) < 1e-5, "lo %f", a->total.lo / 524288);
+	cr_assert(fabs(a->total.hi / 524288 - 10.241589) < 1e-5, "hi %f", a->total.hi / 524288);
+	cr_assert(a->few);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+}
+
+Test(profile, trace_mode_is_exact_to_the_byte)
+{
+	struct mt_fold_profile *p = profile_of(
+		"alloc\t5/5\t1\tt\tsize=32 ptr=0x10 fn=malloc every=1\tmain;small end=complete\n"
+		"alloc\t5/5\t2\tt\tsize=33 ptr=0x20 fn=malloc every=1\tmain;small end=complete\n"
+		"alloc\t5/5\t3\tt\tsize=4096 ptr=0x30 fn=calloc every=1\tmain;big end=complete\n"
+		"free\t5/5\t4\tt\tptr=0x20 every=1\t end=none\n", 0);
+	char *out = collapsed_of(p, MT_FOLD_ALLOC_BYTES);
+	cr_assert_str_eq(out, "main;big 4096\nmain;small 65\n");
+	free(out);
+	out = collapsed_of(p, MT_FOLD_INUSE_BYTES);
+	cr_assert_str_eq(out, "main;big 4096\nmain;small 32\n");
+	free(out);
+	out = collapsed_of(p, MT_FOLD_ALLOC_OBJECTS);
+	cr_assert_str_eq(out, "main;big 1\nmain;small 2\n");
+	free(out);
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	cr_assert(s->total.exact);
+	cr_assert_eq(s->total.value, 4161);
+	cr_assert_eq(s->total.lo, 4161);
+	cr_assert_str_eq(s->mode, "trace");
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+}
+
+Test(profile, trace_every_n_scales_and_has_count_error)
+{
+	struct mt_fold_profile *p = profile_of(
+		"alloc\t5/5\t1\tt\tsize=100 ptr=0x10 every=8\tf end=complete\n"
+		"alloc\t5/5\t2\tt\tsize=100 ptr=0x20 every=8\tf end=complete\n", 0);
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	const struct mt_fold_site *f = site_named(s, "f");
+	cr_assert_eq(f->total.value, 1600);
+	cr_assert(!f->total.exact);
+	cr_assert_eq(f->total.n, 2);
+	double lo, hi;	/* equal weights 800: 800 x Garwood(2) */
+	mt_fold_garwood(2, 0.95, &lo, &hi);
+	cr_assert(fabs(f->total.lo - 800 * lo) < 1e-6 && fabs(f->total.hi - 800 * hi) < 1e-6);
+	mt_fold_snapshot_free(s);
+	s = snapshot_of(p, MT_FOLD_ALLOC_OBJECTS, 0);
+	cr_assert_eq(site_named(s, "f")->total.value, 16);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+}
+
+Test(profile, event_mode_periods)
+{
+	struct mt_fold_profile *p = profile_of(
+		"sample\t7/7\t1\tcc\tevent=cpu-clock period=1000\tmain;work end=complete\n"
+		"sample\t7/7\t2\tcc\tevent=cpu-clock period=1000\tmain;work end=complete\n"
+		"sample\t7/7\t3\tcc\tevent=cpu-clock period=1000\tmain end=complete\n", 0);
+	cr_assert_eq(mt_fold_profile_default_metric(p), MT_FOLD_PERIOD);
+	char *out = collapsed_of(p, MT_FOLD_PERIOD);
+	cr_assert_str_eq(out, "main 1000\nmain;work 2000\n");
+	free(out);
+	out = collapsed_of(p, MT_FOLD_SAMPLES);
+	cr_assert_str_eq(out, "main 1\nmain;work 2\n");
+	free(out);
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_PERIOD, 0);
+	const struct mt_fold_site *m = site_named(s, "main");
+	cr_assert_eq(m->total.n, 3);
+	cr_assert_eq(m->self.n, 1);
+	cr_assert(fabs(m->total.rse - 1 / sqrt(3)) < 1e-12);
+	cr_assert_str_eq(s->mode, "event");
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+}
+
+Test(profile, liveness_rules)
+{
+	/* pid 1: 0xa freed; 0xb freed then reused and live; 0xc allocated twice
+	 * without a free (implicit free of the first); a free of 0xd that was
+	 * never allocated; pid 2 has its own 0xa, live.  Times out of order in
+	 * the input: only time order counts. */
+	struct mt_fold_profile *p = profile_of(
+		"free\t1/1\t20\tt\tptr=0xa every=1\t end=none\n"
+		"alloc\t1/1\t10\tt\tsize=1 ptr=0xa every=1\tA end=complete\n"
+		"alloc\t1/1\t30\tt\tsize=2 ptr=0xb every=1\tB1 end=complete\n"
+		"free\t1/1\t40\tt\tptr=0xb every=1\t end=none\n"
+		"alloc\t1/1\t50\tt\tsize=4 ptr=0xb every=1\tB2 end=complete\n"
+		"alloc\t1/1\t60\tt\tsize=8 ptr=0xc every=1\tC1 end=complete\n"
+		"alloc\t1/1\t70\tt\tsize=16 ptr=0xc every=1\tC2 end=complete\n"
+		"free\t1/1\t80\tt\tptr=0xd every=1\t end=none\n"
+		"alloc\t2/2\t5\tt\tsize=32 ptr=0xa every=1\tA end=complete\n"
+		"alloc\t2/2\t6\tt\tsize=64 ptr=0 every=1\tN end=complete\n", 0);
+	char *out = collapsed_of(p, MT_FOLD_INUSE_BYTES);
+	cr_assert_str_eq(out, "A 32\nB2 4\nC2 16\n");
+	free(out);
+	const struct mt_fold_counts *c = mt_fold_profile_counts(p);
+	cr_assert_eq(c->unmatched_frees, 1);
+	cr_assert_eq(c->implicit_frees, 1);
+	cr_assert_eq(c->no_ptr_allocs, 1);
+	mt_fold_profile_free(p);
+}
+
+Test(profile, equal_times_keep_input_order)
+{
+	/* free and reuse in the same nanosecond: input order decides. */
+	struct mt_fold_profile *p = profile_of(
+		"alloc\t1/1\t10\tt\tsize=1 ptr=0xa every=1\tA end=complete\n"
+		"free\t1/1\t10\tt\tptr=0xa every=1\t end=none\n"
+		"alloc\t1/1\t10\tt\tsize=2 ptr=0xa every=1\tB end=complete\n", 0);
+	char *out = collapsed_of(p, MT_FOLD_INUSE_BYTES);
+	cr_assert_str_eq(out, "B 2\n");
+	free(out);
+	mt_fold_profile_free(p);
+}
+
+Test(profile, prefixes_and_escaping)
+{
+	struct mt_fold_profile *p = profile_of(
+		"alloc\t3/4\t1\ta;b c\tsize=5 every=1\tmain;f end=complete\n"
+		"alloc\t3/4\t2\ta;b c\tsize=5 every=1\t end=none\n", MT_FOLD_PREFIX_COMM |
+		MT_FOLD_PREFIX_PID | MT_FOLD_PREFIX_TID);
+	char *out = collapsed_of(p, MT_FOLD_ALLOC_BYTES);
+	/* ';' in a name becomes ':' as FlameGraph's collapse scripts do. */
+	cr_assert_str_eq(out, "a:b c;pid 3;tid 4;[no stack] 5\na:b c;pid 3;tid 4;main;f 5\n");
+	free(out);
+	/* Prefix frames are not sites. */
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	cr_assert_null(site_named(s, "pid 3"));
+	cr_assert_not_null(site_named(s, "main"));
+	cr_assert_not_null(site_named(s, MT_FOLD_NO_STACK));
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+}
+
+Test(profile, recursion_counts_once_in_total)
+{
+	struct mt_fold_profile *p = profile_of(
+		"alloc\t1/1\t1\tt\tsize=10 every=1\tmain;r;r;r end=complete\n", 0);
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	cr_assert_eq(site_named(s, "r")->total.value, 10);
+	cr_assert_eq(site_named(s, "r")->self.value, 10);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+}
+
+Test(profile, totals_checked_against_estimates)
+{
+	/* A thread whose exact 40 MiB lies in the interval of 80 points x 512 KiB
+	 * (Garwood(80) = [63.4, 99.6]) and one whose 1 MiB does not (50 points). */
+	char text[65536];
+	size_t n = 0;
+	for (int i = 0; i < 80; i++)
+		n += (size_t)sprintf(text + n, "alloc\t1/1\t%d\tt\tsize=64 ptr=0x%x points=1 rate=" R
+				     "\tf end=complete\n", i, 0x1000 + i);
+	for (int i = 0; i < 50; i++)
+		n += (size_t)sprintf(text + n, "alloc\t1/2\t%d\tu\tsize=64 ptr=0x%x points=1 rate=" R
+				     "\tg end=complete\n", i, 0x9000 + i);
+	sprintf(text + n, "totals\t1/1\t99\tt\tscope=thread alloc_bytes=41943040 allocs=655360 "
+		"frees=0 freed_bytes=0 peak_bytes=41943040\t end=none\n"
+		"totals\t1/2\t99\tu\tscope=thread alloc_bytes=1048576 allocs=16384 frees=0 "
+		"freed_bytes=0 peak_bytes=1048576\t end=none\n");
+	struct mt_fold_profile *p = profile_of(text, 0);
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	cr_assert_eq(s->nthreads, 2);
+	cr_assert(s->has_totals);
+	cr_assert(s->threads[0].check[MT_FOLD_CHECK_BYTES].in_interval);
+	cr_assert(!s->threads[1].check[MT_FOLD_CHECK_BYTES].in_interval);
+	cr_assert_eq(s->all.totals.alloc_bytes, 41943040 + 1048576);
+	cr_assert_eq(s->all.check[MT_FOLD_CHECK_BYTES].est.value, 130.0 * 524288);
+	cr_assert_str_eq(s->threads[1].comm, "u");
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+}
+
+/* Merging: folding files one after another equals folding their
+ * concatenation, for any split of a seeded random event stream. */
+Test(profile, merge_equals_concatenation)
+{
+	struct sim_rng rng;
+	sim_seed(&rng, 42);
+	char *parts[3];
+	size_t lens[3];
+	char *all = NULL;
+	size_t alllen = 0;
+	FILE *af = open_memstream(&all, &alllen);
+	static const char *const frames[] = { "main;a", "main;b;c", "main;b", "x;y;z" };
+	for (int part = 0; part < 3; part++) {
+		FILE *f = open_memstream(&parts[part], &lens[part]);
+		fprintf(f, "# mt-unwind 1\n");
+		fprintf(af, "# mt-unwind 1\n");
+		for (int i = 0; i < 2000; i++) {
+			char line[256];
+			uint64_t r = sim_next(&rng);
+			unsigned ptr = 0x100 + (unsigned)(r % 300);
+			if (r % 5 == 0)
+				snprintf(line, sizeof(line), "free\t%u/%u\t%llu\tt\tptr=0x%x rate=4096\t end=none\n",
+					 1 + (unsigned)(r >> 40) % 2, 7, (unsigned long long)(r >> 20) % 100000, ptr);
+			else
+				snprintf(line, sizeof(line), "alloc\t%u/%u\t%llu\tt\tsize=%u ptr=0x%x points=%u "
+					 "rate=4096\t%s end=complete\n", 1 + (unsigned)(r >> 40) % 2, 7,
+					 (unsigned long long)(r >> 20) % 100000, (unsigned)(r >> 8) % 10000,
+					 ptr, 1 + (unsigned)(r >> 50) % 3, frames[(r >> 60) % 4]);
+			fputs(line, f);
+			fputs(line, af);
+		}
+		fclose(f);
+	}
+	fclose(af);
+	struct mt_fold_profile *merged = mt_fold_profile_new(0);
+	for (int part = 0; part < 3; part++) {
+		FILE *f = fmemopen(parts[part], lens[part], "r");
+		cr_assert_eq(mt_fold_profile_read(merged, f, "part", NULL, NULL), 0);
+		fclose(f);
+	}
+	mt_fold_profile_finish(merged);
+	struct mt_fold_profile *cat = profile_of(all, 0);
+	for (int m = 0; m < MT_FOLD_NMETRICS; m++) {
+		char *a = collapsed_of(merged, (enum mt_fold_metric)m);
+		char *b = collapsed_of(cat, (enum mt_fold_metric)m);
+		cr_assert_str_eq(a, b, "metric %s", mt_fold_metric_name((enum mt_fold_metric)m));
+		cr_assert(m == MT_FOLD_PERIOD || strlen(a) > 0);
+		free(a);
+		free(b);
+	}
+	mt_fold_profile_free(merged);
+	mt_fold_profile_free(cat);
+	for (int part = 0; part < 3; part++)
+		free(parts[part]);
+	free(all);
+}
+
+struct got {
+	uint64_t lines[8];
+	int errs[8];
+	int n;
+};
+
+static void cb(void *ctx, const char *file, uint64_t lineno, int err, const char *key)
+{
+	struct got *g = ctx;
+	(void)file;
+	(void)key;
+	if (g->n < 8) {
+		g->lines[g->n] = lineno;
+		g->errs[g->n] = err;
+	}
+	g->n++;
+}
+
+Test(profile, bad_lines_are_counted_with_line_numbers)
+{
+	static const char text[] =
+		"# mt-unwind 1\n"
+		"alloc\t1/1\t1\tt\tsize=1 every=1\tf end=complete\n"
+		"garbage\n"
+		"alloc\t1/1\t1\tt\tsize=x every=1\tf end=complete\n"
+		"\n"
+		"alloc\t1/1\t1\tt\tsize=2 every=1\tf end=complete\n";
+	struct got got = { 0 };
+	struct mt_fold_profile *p = mt_fold_profile_new(0);
+	FILE *f = fmemopen((void *)text, sizeof(text) - 1, "r");
+	cr_assert_eq(mt_fold_profile_read(p, f, "t", cb, &got), 0);
+	fclose(f);
+	cr_assert_eq(got.n, 3);
+	cr_assert_eq(got.lines[0], 3);
+	cr_assert_eq(got.errs[0], MT_FOLD_EFIELDS);
+	cr_assert_eq(got.lines[1], 4);
+	cr_assert_eq(got.errs[1], MT_FOLD_EVALUE);
+	cr_assert_eq(got.lines[2], 5);
+	cr_assert_eq(mt_fold_profile_counts(p)->bad_lines, 3);
+	mt_fold_profile_finish(p);
+	char *out = collapsed_of(p, MT_FOLD_ALLOC_BYTES);
+	cr_assert_str_eq(out, "f 3\n");	/* the good lines only */
+	free(out);
+	mt_fold_profile_free(p);
+}
+
+Test(profile, newer_version_stops_folding)
+{
+	struct mt_fold_profile *p = mt_fold_profile_new(0);
+	static const char text[] = "# mt-unwind 2\nalloc\t1/1\t1\tt\tsize=1 every=1\tf end=complete\n";
+	FILE *f = fmemopen((void *)text, sizeof(text) - 1, "r");
+	cr_assert_eq(mt_fold_profile_read(p, f, "t", NULL, NULL), 0);
+	fclose(f);
+	cr_assert_eq(mt_fold_profile_counts(p)->bad_lines, 2);
+	cr_assert_eq(mt_fold_profile_counts(p)->events, 0);
+	mt_fold_profile_free(p);
+}

@@ -1,0 +1,327 @@
+/* Renderings: the table and the JSON of one snapshot agree (both parsed
+ * back), JSON escaping, collapsed format, number formatting, diffs. */
+#include <criterion/criterion.h>
+#include <ctype.h>
+#include <math.h>
+
+#include "tests/fold/helpers.h"
+#include "tests/fold/json_min.h"
+#include "tests/fold/sim.h"
+
+static char *render(int (*fn)(FILE *, const struct mt_fold_snapshot *),
+		    const struct mt_fold_snapshot *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	cr_assert_eq(fn(f, s), 0);
+	fclose(f);
+	return buf;
+}
+
+/* A seeded sample-mode capture: 40 sites of very different sizes on two
+ * threads, with the sampler's totals. */
+static char *synthetic_capture(uint64_t seed)
+{
+	struct sim_rng rng;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	uint64_t bytes[2] = { 0 }, allocs[2] = { 0 };
+	sim_seed(&rng, seed);
+	fprintf(f, "# mt-unwind 1\n");
+	for (int site = 0; site < 40; site++) {
+		double mu = pow(10, 4.0 * site / 39);	/* 1 to 10000 points */
+		unsigned tid = 100 + (unsigned)(site % 2);
+		uint64_t size = 16u << (site % 9);
+		uint64_t k = sim_poisson(&rng, mu), t = 0;
+		bytes[site % 2] += (uint64_t)(mu * 524288);
+		allocs[site % 2] += (uint64_t)(mu * 524288) / size;
+		while (k) {	/* one to three points per sampled allocation */
+			uint64_t pts = k < 3 ? k : 1 + sim_next(&rng) % 3;
+			fprintf(f, "alloc\t100/%u\t%llu\tw\"\\x\tsize=%llu ptr=0x%llx points=%llu "
+				"rate=524288\tmain;layer_%d;leaf_%d end=complete\n", tid,
+				(unsigned long long)t, (unsigned long long)size,
+				(unsigned long long)(0x1000 + site * 100000 + t),
+				(unsigned long long)pts, site % 5, site);
+			k -= pts;
+			t++;
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		fprintf(f, "totals\t100/%d\t999\tw\tscope=thread alloc_bytes=%llu allocs=%llu frees=0 "
+			"freed_bytes=0 peak_bytes=%llu\t end=none\n", 100 + i,
+			(unsigned long long)bytes[i], (unsigned long long)allocs[i],
+			(unsigned long long)bytes[i]);
+	fprintf(f, "totals\t100/100\t999\tw\tscope=process alloc_bytes=%llu allocs=%llu frees=0 "
+		"freed_bytes=0 peak_bytes=%llu peak_error=4096\t end=none\n",
+		(unsigned long long)(bytes[0] + bytes[1]), (unsigned long long)(allocs[0] + allocs[1]),
+		(unsigned long long)(bytes[0] + bytes[1]));
+	fclose(f);
+	return buf;
+}
+
+static const char *skip_ws(const char *p)
+{
+	while (*p == ' ')
+		p++;
+	return p;
+}
+
+/* "32.0 MiB", "512 B", "16.5 k", "129": the number in base units. */
+static double parse_amount(const char **pp)
+{
+	static const struct { const char *u; double f; } units[] = {
+		{ "B", 1 }, { "KiB", 1024 }, { "MiB", 1048576 }, { "GiB", 1073741824.0 },
+		{ "k", 1e3 }, { "M", 1e6 }, { "G", 1e9 },
+	};
+	char *end;
+	const char *p = skip_ws(*pp);
+	double v = strtod(p, &end);
+	cr_assert(end != p, "no number at '%.20s'", p);
+	p = end;
+	const char *q = skip_ws(p);
+	size_t n = 0;
+	while (isalpha((unsigned char)q[n]))
+		n++;
+	for (size_t i = 0; n && i < sizeof(units) / sizeof(*units); i++)
+		if (strlen(units[i].u) == n && !strncmp(q, units[i].u, n)) {
+			v *= units[i].f;
+			p = q + n;
+		}
+	*pp = p;
+	return v;
+}
+
+/* Three significant digits: within half a unit of the last digit. */
+static void agrees(double table, double json, const char *what, const char *site)
+{
+	cr_assert(fabs(table - json) <= 0.005 * fabs(json) + 0.5, "%s of %s: table %.6g, json %.6g",
+		  what, site, table, json);
+}
+
+static const struct jm *num(const struct jm *o, const char *key)
+{
+	const struct jm *v = jm_get(o, key);
+	cr_assert_not_null(v, "no %s", key);
+	return v;
+}
+
+/* One "value rse interval n" group of a table row against a JSON value. */
+static void check_cells(const char **pp, const struct jm *jv, const char *site, int total)
+{
+	const char *p = *pp;
+	agrees(parse_amount(&p), num(jv, "value")->num, "value", site);
+	p = skip_ws(p);
+	if (!strncmp(p, "exact", 5)) {
+		cr_assert(num(jv, "exact")->num == 1);
+		p = skip_ws(p + 5);
+		cr_assert_eq(*p, '-');
+		p++;
+	} else {
+		cr_assert(num(jv, "exact")->num == 0);
+		if (*p == '-') {
+			p++;
+		} else {
+			char *end;
+			double rse = strtod(p, &end);
+			cr_assert_eq(*end, '%');
+			cr_assert(fabs(rse - 100 * num(jv, "rse")->num) <= 0.05 + 1e-9, "rse of %s", site);
+			p = end + 1;
+		}
+		p = skip_ws(p);
+		cr_assert_eq(*p, '[', "interval of %s at '%.20s'", site, p);
+		p++;
+		agrees(parse_amount(&p), num(jv, "lo")->num, "lo", site);
+		cr_assert_eq(*p, ',');
+		p++;
+		agrees(parse_amount(&p), num(jv, "hi")->num, "hi", site);
+		cr_assert_eq(*p, ']');
+		p++;
+	}
+	char *end;
+	unsigned long long n = strtoull(skip_ws(p), &end, 10);
+	if (!total || num(jv, "exact")->num == 0)
+		cr_assert_eq((double)n, num(jv, "n")->num, "n of %s", site);
+	p = end;
+	if (*p == '?')
+		p++;
+	*pp = p;
+}
+
+Test(render, table_and_json_agree)
+{
+	char *text = synthetic_capture(2026);
+	struct mt_fold_profile *p = profile_of(text, 0);
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 25);
+	char *table = render(mt_fold_render_table, s), *json = render(mt_fold_render_json, s);
+	char err[256];
+	struct jm *j = jm_parse(json, err);
+	cr_assert_not_null(j, "JSON does not parse: %s", err);
+
+	const struct jm *rows = jm_get(jm_get(j, "sites"), "rows");
+	cr_assert_not_null(rows);
+	cr_assert_eq(rows->nkids, 25);
+	const char *line = strstr(table, "\n     total ");
+	cr_assert_not_null(line, "no table header in:\n%s", table);
+	line = strchr(line + 1, '\n') + 1;
+	for (size_t r = 0; r < rows->nkids; r++) {
+		const struct jm *row = &rows->kids[r];
+		const char *name = num(row, "name")->str, *p = line;
+		check_cells(&p, num(row, "total"), name, 1);
+		check_cells(&p, num(row, "self"), name, 0);
+		p = skip_ws(p);
+		const char *nl = strchr(p, '\n');
+		cr_assert(nl && (size_t)(nl - p) == strlen(name) && !strncmp(p, name, strlen(name)),
+			  "row %zu: table site '%.*s', json '%s'", r, (int)(nl - p), p, name);
+		line = nl + 1;
+	}
+	cr_assert(*line == 0, "table has more rows: '%s'", line);
+
+	/* Header: the "all" row's exact bytes, estimate, interval and verdict. */
+	const struct jm *all = jm_get(jm_get(jm_get(j, "all"), "estimates"), "alloc_bytes");
+	const char *a = strstr(table, "\nall ");
+	cr_assert_not_null(a);
+	a += 5;
+	char *end;
+	double exact = strtod(a, &end);
+	cr_assert_eq(exact, num(all, "exact_value")->num);
+	a = end;
+	agrees(parse_amount(&a), num(all, "value")->num, "all value", "all");
+	a = skip_ws(a);
+	cr_assert_eq(*a++, '[');
+	agrees(parse_amount(&a), num(all, "lo")->num, "all lo", "all");
+	cr_assert_eq(*a++, ',');
+	agrees(parse_amount(&a), num(all, "hi")->num, "all hi", "all");
+	cr_assert_eq(*a++, ']');
+	a = skip_ws(a);
+	cr_assert_eq(!strncmp(a, "in ", 3), num(all, "in_interval")->num == 1);
+	/* The truth was built into the capture: it should be covered. */
+	cr_assert(num(all, "in_interval")->num == 1);
+	cr_assert_eq(jm_get(j, "threads")->nkids, 2);
+	cr_assert_str_eq(jm_get(&jm_get(j, "threads")->kids[0], "comm")->str, "w\"\\x");
+
+	jm_free(j);
+	free(table);
+	free(json);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+	free(text);
+}
+
+Test(render, json_string_escaping)
+{
+	static const char nasty[] = "q\"b\\s\x01\ttab\x7f caf\xc3\xa9 bad\xff\xc3 end";
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	mt_fold_json_string(f, nasty);
+	fclose(f);
+	char err[256];
+	struct jm *j = jm_parse(buf, err);
+	cr_assert_not_null(j, "%s: %s", buf, err);
+	/* Everything survives except invalid UTF-8, which becomes U+FFFD. */
+	cr_assert_str_eq(j->str, "q\"b\\s\x01\ttab\x7f caf\xc3\xa9 bad\xef\xbf\xbd\xef\xbf\xbd end");
+	jm_free(j);
+	free(buf);
+}
+
+Test(render, collapsed_follows_flamegraph_conventions)
+{
+	char *text = synthetic_capture(7);
+	struct mt_fold_profile *p = profile_of(text, MT_FOLD_PREFIX_COMM);
+	char *out = collapsed_of(p, MT_FOLD_ALLOC_BYTES);
+	/* "root;...;leaf N": one space before a positive integer, root first
+	 * (the comm prefix), sorted, no empty frames. */
+	int lines = 0;
+	const char *prev = NULL;
+	for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n"), lines++) {
+		char *sp = strrchr(l, ' ');
+		cr_assert_not_null(sp);
+		for (char *d = sp + 1; *d; d++)
+			cr_assert(isdigit((unsigned char)*d), "count '%s'", sp + 1);
+		cr_assert(sp[1] != '0');
+		cr_assert(!strncmp(l, "w\"\\x;main;layer_", 16), "'%s'", l);
+		cr_assert_null(strstr(l, ";;"));
+		if (prev)
+			cr_assert(strcmp(prev, l) < 0);
+		prev = l;
+	}
+	cr_assert_geq(lines, 35);
+	free(out);
+	mt_fold_profile_free(p);
+	free(text);
+}
+
+Test(render, amounts)
+{
+	char b[32];
+	cr_assert_str_eq(mt_fold_format_amount(b, 0, 1), "0 B");
+	cr_assert_str_eq(mt_fold_format_amount(b, 512, 1), "512 B");
+	cr_assert_str_eq(mt_fold_format_amount(b, 33554432, 1), "32.0 MiB");
+	cr_assert_str_eq(mt_fold_format_amount(b, 4194304, 1), "4.00 MiB");
+	cr_assert_str_eq(mt_fold_format_amount(b, 1048575, 1), "1.00 MiB");
+	cr_assert_str_eq(mt_fold_format_amount(b, 1536, 1), "1.50 KiB");
+	cr_assert_str_eq(mt_fold_format_amount(b, 16500, 0), "16.5 k");
+	cr_assert_str_eq(mt_fold_format_amount(b, 129, 0), "129");
+	cr_assert_str_eq(mt_fold_format_amount(b, 3.25, 0), "3.25");
+	cr_assert_str_eq(mt_fold_format_amount(b, -2048, 1), "-2.00 KiB");
+}
+
+Test(render, diff_flags_real_changes_only)
+{
+	/* base: site a 100 points, b 100 points; new: a 100, b 200.  b doubled
+	 * (z ~ 5.8): significant; a unchanged: not. */
+	char *base = NULL, *cur = NULL;
+	size_t bl = 0, cl = 0;
+	FILE *fb = open_memstream(&base, &bl), *fc = open_memstream(&cur, &cl);
+	fprintf(fb, "alloc\t1/1\t1\tt\tsize=8 ptr=0x1 points=100 rate=1024\tmain;a end=complete\n"
+		    "alloc\t1/1\t2\tt\tsize=8 ptr=0x2 points=100 rate=1024\tmain;b end=complete\n");
+	fprintf(fc, "alloc\t1/1\t1\tt\tsize=8 ptr=0x1 points=100 rate=1024\tmain;a end=complete\n"
+		    "alloc\t1/1\t2\tt\tsize=8 ptr=0x2 points=200 rate=1024\tmain;b end=complete\n"
+		    "alloc\t1/1\t3\tt\tsize=8 ptr=0x3 points=1 rate=1024\tmain;c end=complete\n");
+	fclose(fb);
+	fclose(fc);
+	struct mt_fold_profile *pb = profile_of(base, 0), *pc = profile_of(cur, 0);
+	struct mt_fold_snapshot *sb = snapshot_of(pb, MT_FOLD_ALLOC_BYTES, 0);
+	struct mt_fold_snapshot *sc = snapshot_of(pc, MT_FOLD_ALLOC_BYTES, 0);
+	struct mt_fold_diff *d;
+	cr_assert_eq(mt_fold_diff_new(&d, sb, sc, 0), 0);
+	cr_assert_eq(d->nrows, 4);	/* main, b, c, a */
+	int seen = 0;
+	for (uint32_t i = 0; i < d->nrows; i++) {
+		const struct mt_fold_diff_row *r = &d->rows[i];
+		if (!strcmp(r->name, "b")) {
+			cr_assert_eq(r->delta, 100 * 1024);
+			cr_assert(fabs(r->error - 1.959964 * 1024 * sqrt(300)) < 1);
+			cr_assert(r->significant);
+			seen++;
+		} else if (!strcmp(r->name, "a")) {
+			cr_assert_eq(r->delta, 0);
+			cr_assert(!r->significant);
+			seen++;
+		} else if (!strcmp(r->name, "c")) {
+			cr_assert(!r->significant);	/* one sample is no evidence */
+			seen++;
+		}
+	}
+	cr_assert_eq(seen, 3);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	cr_assert_eq(mt_fold_render_diff_json(f, d, "base.txt"), 0);
+	fclose(f);
+	char err[256];
+	struct jm *j = jm_parse(buf, err);
+	cr_assert_not_null(j, "%s", err);
+	cr_assert_eq(jm_get(j, "rows")->nkids, 4);
+	jm_free(j);
+	free(buf);
+	mt_fold_diff_free(d);
+	mt_fold_snapshot_free(sb);
+	mt_fold_snapshot_free(sc);
+	mt_fold_profile_free(pb);
+	mt_fold_profile_free(pc);
+	free(base);
+	free(cur);
+}
