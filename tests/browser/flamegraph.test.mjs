@@ -189,6 +189,74 @@ async function main() {
 
   check("no network requests", remote.length === 0, remote.join(" "));
   check("no script errors during the session", errors.length === 0, errors.join("; "));
+
+  await demo(page, errors, remote);
+}
+
+// The SVG `make demo` leaves (or MT_DEMO_SVG), when there is one: the same gestures on
+// a real profile, with expectations taken from the SVG's own data attributes.
+async function demo(page, errors, remote) {
+  const svgPath = process.env.MT_DEMO_SVG || join(src, "build/demo/demo.svg");
+  if (!existsSync(svgPath)) {
+    console.log(`SKIP demo: no ${svgPath} (run make demo first)`);
+    return;
+  }
+  errors.length = 0;
+  remote.length = 0;
+  await page.goto(pathToFileURL(svgPath).href);
+  await page.waitForSelector("svg[data-ready='1']", { timeout: 20000 });
+  const size = await page.evaluate(() => [+document.documentElement.getAttribute("width"),
+    +document.documentElement.getAttribute("height")]);
+  await page.setViewportSize({ width: size[0], height: Math.min(size[1], 4000) });
+  // The widest frame below the root, and everything needed to check it.
+  const info = () => page.evaluate(() => {
+    const C = JSON.parse(document.documentElement.getAttribute("data-mt"));
+    const fs = [...document.querySelectorAll("#frames g.f")].map((g, i) => {
+      const r = g.querySelector("rect.b").getBoundingClientRect();
+      return { i, name: g.mt.name, v: g.mt.v, d: g.mt.d, hidden: g.classList.contains("hide"),
+        x: r.x, y: r.y, w: r.width, h: r.height };
+    });
+    return { C, fs };
+  });
+  const before = await info();
+  const kids = before.fs.filter((f) => f.d === 1).sort((a, b) => b.v - a.v);
+  check("demo: frames drawn", kids.length > 0 && before.fs.length > 2, before.fs.length);
+  if (!kids.length) return;
+  // Zoom into a frame with children if there is one: the widest at depth 2 or 1.
+  const deeper = before.fs.filter((f) => f.d === 2).sort((a, b) => b.v - a.v);
+  const z = deeper.length ? deeper[0] : kids[0];
+  const share = (100 * z.v / before.C.total).toFixed(2) + "%";
+  await page.mouse.move(z.x + z.w / 2, z.y + z.h / 2);
+  await page.waitForSelector("#tip:not(.hide)", { timeout: 3000 });
+  const tip = (await page.locator("#tip text tspan").allTextContents()).join("\n");
+  console.log("demo tooltip: " + tip.split("\n").join(" | "));
+  check("demo: tooltip names the hovered frame", tip.replace(/\n  /g, "").startsWith(z.name), tip);
+  check("demo: tooltip gives its share " + share, tip.includes(share + " of all"), tip);
+  await page.mouse.click(z.x + z.w / 2, z.y + z.h / 2);
+  const zoomed = await info();
+  const zz = zoomed.fs[z.i];
+  check("demo: zoomed frame fills the width", Math.abs(zz.w - (before.C.inner - 0.5)) < 1, zz.w);
+  const changed = zoomed.fs.filter((f, i) => !f.hidden && Math.abs(f.w - before.fs[i].w) > 0.5);
+  check("demo: widths changed under the zoom", changed.length >= 1 && (z.v === before.C.total ||
+    zoomed.fs.some((f) => f.hidden)), changed.length);
+  const esc = z.name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  page.once("dialog", (d) => d.accept("^" + esc + "$"));
+  await page.keyboard.press("Control+f");
+  await page.waitForFunction(() => document.getElementById("matched").textContent !== "");
+  const matched = await page.locator("#matched").textContent();
+  const pctm = parseFloat(matched.replace(/^Matched: /, ""));
+  check("demo: search highlights the frame",
+    (await page.locator("#frames g.match").count()) >= 1 && pctm >= parseFloat(share) - 0.01,
+    matched);
+  await page.screenshot({ path: join(browserDir, "demo.png") });
+  await page.locator("#reset").click();
+  await page.keyboard.press("Escape");
+  const after = await info();
+  check("demo: reset restores the layout",
+    after.fs.every((f, i) => Math.abs(f.w - before.fs[i].w) < 0.01 && f.hidden === before.fs[i].hidden) &&
+    (await page.locator("#frames g.match").count()) === 0);
+  check("demo: no network requests, no script errors", !remote.length && !errors.length,
+    remote.concat(errors).join("; "));
 }
 
 main().catch((e) => { check("browser session", false, e && e.stack || e); })
