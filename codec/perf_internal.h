@@ -58,11 +58,11 @@ struct mt_perf_id_map {
 /* Size of the fixed sample_id_all trailer for a sample_type. */
 size_t mt_perf__trailer_size(uint64_t sample_type);
 
-/* The evsel for a sample / a non-sample record, or NULL. why (may be NULL)
- * receives a reason on failure. */
+/* The evsel for a sample / a non-sample record, or NULL.  For samples,
+ * *code (ENOATTR or EFORMAT) and why (may be NULL) say why there is none. */
 const struct mt_perf_evsel *mt_perf__sample_evsel(const struct mt_perf_reader *r,
 						   const struct perf_event_header *rec,
-						   char *why, size_t whylen);
+						   int *code, char *why, size_t whylen);
 const struct mt_perf_evsel *mt_perf__other_evsel(const struct mt_perf_reader *r,
 						  const struct perf_event_header *rec);
 

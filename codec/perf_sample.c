@@ -59,13 +59,14 @@ size_t mt_perf__trailer_size(uint64_t t)
 
 const struct mt_perf_evsel *mt_perf__sample_evsel(const struct mt_perf_reader *r,
 						   const struct perf_event_header *rec,
-						   char *why, size_t whylen)
+						   int *code, char *why, size_t whylen)
 {
 	const struct mt_perf_evsel *e0 = mt_perf_reader_evsel(r, 0), *e;
 	const uint8_t *p = (const uint8_t *)rec;
 	uint64_t t, id;
 	size_t pos;
 
+	*code = MT_PERF_ENOATTR;
 	if (!e0) {
 		mt_perf__why(why, whylen, "no attr precedes the sample");
 		return NULL;
@@ -86,6 +87,7 @@ const struct mt_perf_evsel *mt_perf__sample_evsel(const struct mt_perf_reader *r
 	if (rec->size < pos + 8) {
 		mt_perf__why(why, whylen, "sample id at byte %zu lies past the record (size %u)",
 			     pos, rec->size);
+		*code = MT_PERF_EFORMAT;
 		return NULL;
 	}
 	memcpy(&id, p + pos, 8);
@@ -192,9 +194,9 @@ int mt_perf__sample_parse(const struct mt_perf_reader *r, const struct perf_even
 	s->stack_size = s->stack_dyn_size = 0;
 	s->stack = NULL;
 	s->stack_offset = 0;
-	e = mt_perf__sample_evsel(r, rec, why, whylen);
+	e = mt_perf__sample_evsel(r, rec, &err, why, whylen);
 	if (!e)
-		return MT_PERF_ENOATTR;
+		return err;
 	a = &e->attr;
 	t = a->sample_type;
 	s->evsel = e;
