@@ -125,8 +125,9 @@ struct mt_perf_evsel {
 	int index;			/* order of appearance, from 0 */
 };
 
-/* The attrs seen so far; pointers stay valid while the reader lives (the
- * array may grow: index again after each call to next).
+/* The attrs seen so far, in order of appearance; more may come with each
+ * call to next (HEADER_ATTR), names too (EVENT_UPDATE, EVENT_DESC).  Each
+ * evsel stays at the same address while the reader lives.
  * @return : the count. */
 size_t mt_perf_reader_nr_evsels(const struct mt_perf_reader *r);
 const struct mt_perf_evsel *mt_perf_reader_evsel(const struct mt_perf_reader *r, size_t i);

@@ -128,8 +128,9 @@ void pt_probe_add(char *event, size_t len)
 	close(fd);
 	snprintf(group, sizeof(group), "mtcodec%ld", (long)getpid());
 	snprintf(event, len, "%s:malloc", group);
-	snprintf(cmd, sizeof(cmd), "perf probe -q -x \"$(ldd /bin/true | sed -n "
-		 "'s,.*=> \\(/[^ ]*libc\\.so[^ ]*\\).*,\\1,p')\" --add '%s=malloc' 2> '%s'",
+	snprintf(cmd, sizeof(cmd), "perf probe -x \"$(ldd /bin/true | sed -n "
+		 "'s,.*=> \\(/[^ ]*libc\\.so[^ ]*\\).*,\\1,p')\" --add '%s=malloc' "
+		 ">/dev/null 2> '%s'",
 		 event, errpath);
 	rc = system(cmd);
 	err = slurp_text(errpath);
