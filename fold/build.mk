@@ -33,3 +33,10 @@ $(B)/tests/fold-tests: $(patsubst %.c,$(B)/obj/%.o,$(FOLD_TEST_SRCS)) $(B)/libmt
 
 UNIT_TESTS += $(B)/tests/fold-tests
 
+E2E_TESTS += \
+	tests/e2e/fold-collapsed.sh \
+	tests/e2e/fold-report.sh \
+	tests/e2e/fold-bad-lines.sh \
+	tests/e2e/fold-pipeline.sh
+
+FIXTURE_NAMES += fold_sites fold_leak

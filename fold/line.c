@@ -196,7 +196,8 @@ static int check_kind(struct mt_fold_event *ev)
 		return MT_FOLD_EMISSING;
 	/* A sampled allocation covers at least one point; rates and every
 	 * are divisors. */
-	if (ev->kind == MT_FOLD_ALLOC && !(ev->have & MT_FOLD_W_EVERY) && ev->points == 0)
+	if (ev->kind == MT_FOLD_ALLOC && !(ev->have & MT_FOLD_W_EVERY) && ev->points == 0 &&
+	    !(ev->rate == 1 && ev->size == 0))	/* --rate 1: points = size */
 		ev->bad_key = "points";
 	else if ((ev->have & MT_FOLD_W_RATE) && ev->rate == 0)
 		ev->bad_key = "rate";

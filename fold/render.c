@@ -121,7 +121,9 @@ static void print_input(FILE *f, const struct mt_fold_snapshot *s)
 	const struct mt_fold_counts *c = &s->counts;
 	char a[32], b[32];
 	fprintf(f, "mode %s", s->mode);
-	if (c->rate_max > 1) {
+	if (c->rate_max == 1)
+		fprintf(f, ", rate 1 B (every byte: exact)");
+	else if (c->rate_max > 1) {
 		if (c->rate_min == c->rate_max)
 			fprintf(f, ", rate %s", mt_fold_format_amount(a, (double)c->rate_max, 1));
 		else
@@ -217,12 +219,13 @@ static void print_totals(FILE *f, const struct mt_fold_snapshot *s)
 		print_group(f, &s->procs[i], label, "", 2);
 	}
 	print_group(f, &s->all, "all", "", 2);
-	/* Live at the end: what inuse estimates, checked the same way. */
+	/* Live at the end: what inuse estimates.  Only the object count has an
+	 * exact counterpart (allocs - frees); see snapshot.c for bytes. */
 	fprintf(f, "%-14s %-12s", "", "");
 	for (int i = 2; i < 4; i++)
 		fprintf(f, " %13s %10s %-24s %-4s", check_names[i], "estimate", "interval", "");
 	fputc('\n', f);
-	fprintf(f, "%-14s %-12s", "all", "");
+	fprintf(f, "%-14s %-12s", "all (at end)", "");
 	for (int i = 2; i < 4; i++)
 		print_check(f, &s->all.check[i], i == MT_FOLD_CHECK_INUSE_BYTES);
 	fputc('\n', f);
@@ -318,8 +321,16 @@ static void json_num(FILE *f, double v)
 		fputs("null", f);
 	else if (v == floor(v) && fabs(v) < 9007199254740992.0)
 		fprintf(f, "%.0f", v);
-	else
-		fprintf(f, "%.17g", v);
+	else {
+		/* The shortest form that reads back as the same double. */
+		char buf[40];
+		for (int prec = 15; prec <= 17; prec++) {
+			snprintf(buf, sizeof(buf), "%.*g", prec, v);
+			if (strtod(buf, NULL) == v)
+				break;
+		}
+		fputs(buf, f);
+	}
 }
 
 static void json_value_fields(FILE *f, const struct mt_fold_value *v)
