@@ -7,6 +7,7 @@ UNWIND_SRCS := \
 	symbolize/hashmap.c \
 	symbolize/maps.c \
 	symbolize/module.c \
+	symbolize/order.c \
 	symbolize/out.c \
 	symbolize/sym.c \
 	symbolize/unwind.c
@@ -38,3 +39,5 @@ build/fixtures/unwind_dlopen_lib.so: tests/fixtures/unwind_dlopen_lib.c | deps-o
 	$(CC) -std=gnu11 $(FIXTURE_FLAGS) -fPIC -shared -o $@ $<
 build/fixtures/unwind_dlopen build/fixtures/unwind_dlopen-fp: build/fixtures/unwind_dlopen_lib.so
 FIXTURES += build/fixtures/unwind_dlopen_lib.so
+
+E2E_TESTS += tests/e2e/unwind-paths.sh

@@ -14,6 +14,26 @@ static int ends_with(const char *s, size_t n, const char *suffix)
 	return n >= k && memcmp(s + n - k, suffix, k) == 0;
 }
 
+/* Template functions carry their return type: "int ns::f<double>".  Drop
+ * everything up to the last space outside <> and (), unless that space
+ * belongs to "operator new" and the like. */
+static void strip_return_type(char *s)
+{
+	int depth = 0;
+	char *cut = NULL;
+	for (char *p = s; *p; p++) {
+		if (*p == '<' || *p == '(' || *p == '[')
+			depth++;
+		else if ((*p == '>' || *p == ')' || *p == ']') && depth > 0)
+			depth--;
+		else if (*p == ' ' && depth == 0 &&
+			 !(p - s >= 8 && strncmp(p - 8, "operator", 8) == 0))
+			cut = p;
+	}
+	if (cut)
+		memmove(s, cut + 1, strlen(cut + 1) + 1);
+}
+
 /* Cut the trailing "(params) qualifiers" at the parenthesis matching the
  * last ')'. */
 static void strip_params(char *s)
@@ -37,9 +57,10 @@ static void strip_params(char *s)
 		else if (s[i] == '(' && --depth == 0) {
 			if (i > 0)
 				s[i] = '\0';
-			return;
+			break;
 		}
 	}
+	strip_return_type(s);
 }
 
 /* Rust legacy: "a::b::h0123456789abcdef" with $LT$-style escapes. */

@@ -17,6 +17,7 @@
 #include "symbolize/arch.h"
 #include "symbolize/maps.h"
 #include "symbolize/module.h"
+#include "symbolize/order.h"
 #include "symbolize/out.h"
 #include "symbolize/sym.h"
 #include "symbolize/unwind.h"
@@ -26,6 +27,7 @@
 #define EXIT_ENV 3
 
 #define RECORD_HEADER_BUILD_ID 67
+#define RECORD_FINISHED_ROUND 68
 #define MISC_BUILD_ID_SIZE (1 << 15)
 
 static const char *prog = "mt-unwind";
@@ -168,8 +170,12 @@ struct state {
 	uint64_t undecodable, lost_records, lost_count, superseded, internal, unpaired,
 		 filtered, no_regs;
 	struct mt_unwind_stats st;
+	struct file_name { uint64_t id; char *name; } *file_names;	/* EVENT_DESC */
+	size_t nr_file_names;
 	int data_error;
-	char *io_error;
+	struct mt_unwind_order *order;
+	uint64_t round_max, prev_round_max;	/* newest time this round, last round */
+	uint64_t order_overflows;
 };
 
 enum { K_ALLOC, K_FREE, K_TOTALS, K_SAMPLE, K_LOST };
@@ -179,6 +185,19 @@ static int oom(void)
 {
 	fprintf(stderr, "%s: out of memory\n", prog);
 	exit(EXIT_ENV);
+}
+
+/* A perf.data file names its events in the EVENT_DESC feature, after the
+ * data; read_file_features collected them by sample id. */
+static const char *file_event_name(struct state *s, const struct mt_perf_evsel *e)
+{
+	for (size_t i = 0; i < s->nr_file_names; i++)
+		for (size_t k = 0; k < e->nr_ids; k++)
+			if (s->file_names[i].id == e->ids[k])
+				return s->file_names[i].name;
+	if (s->nr_file_names && mt_perf_reader_nr_evsels(s->reader) == 1)
+		return s->file_names[0].name;
+	return "";
 }
 
 static struct evinfo *evinfo_of(struct state *s, const struct mt_perf_evsel *e)
@@ -196,6 +215,8 @@ static struct evinfo *evinfo_of(struct state *s, const struct mt_perf_evsel *e)
 	if (ei->role != ROLE_UNKNOWN)
 		return ei;
 	const char *name = e->name ? e->name : "";
+	if (!*name)
+		name = file_event_name(s, e);
 	ei->role = ROLE_SAMPLE;
 	if (strcmp(name, "mt:alloc") == 0)
 		ei->role = ROLE_MT_ALLOC;
@@ -630,7 +651,10 @@ static void on_sample(struct state *s, const struct perf_event_header *h)
 		put_head(&s->out, s, K_SAMPLE, smp.pid, smp.tid, smp.time);
 		mt_unwind_out_str(&s->out, "event=");
 		{
-			const char *n = smp.evsel->name && *smp.evsel->name ? smp.evsel->name : "unknown";
+			const char *n = smp.evsel->name && *smp.evsel->name ? smp.evsel->name
+									   : file_event_name(s, smp.evsel);
+			if (!*n)
+				n = "unknown";
 			for (const char *c = n; *c; c++)
 				mt_unwind_out_char(&s->out, (*c == ' ' || *c == '\t' || *c == '\n')
 								  ? '_' : *c);
@@ -661,10 +685,8 @@ static void on_build_id(struct state *s, const uint8_t *p, size_t n, uint16_t mi
 		oom();
 }
 
-static void on_record(struct state *s, const struct mt_perf_item *it)
+static void process(struct state *s, const struct perf_event_header *h)
 {
-	const struct perf_event_header *h = it->header;
-	s->records++;
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
 		on_sample(s, h);
@@ -726,14 +748,173 @@ static void on_record(struct state *s, const struct mt_perf_item *it)
 		put_nostack(&s->out, s);
 		return;
 	}
-	case RECORD_HEADER_BUILD_ID:
-		on_build_id(s, it->data, it->size, h->misc);
-		return;
 	}
 }
 
-/* perf.data keeps its build-id table after the data: read it first. */
-static void read_file_build_ids(struct state *s, int fd)
+static void process_cb(const void *rec, size_t size, void *ctx)
+{
+	(void)size;
+	process(ctx, rec);
+}
+
+/* The time of a record that takes part in ordering; 0 when it has none
+ * (such records sort first, as in perf). */
+static int record_time(struct state *s, const struct perf_event_header *h, uint64_t *t)
+{
+	union {
+		struct mt_perf_sample smp;
+		struct mt_perf_mmap m;
+		struct mt_perf_comm c;
+		struct mt_perf_task k;
+		struct mt_perf_lost l;
+	} u;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		if (mt_perf_sample_parse(s->reader, h, &u.smp) != 0)
+			return -1;
+		*t = u.smp.time;
+		return 0;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		if (mt_perf_mmap_parse(s->reader, h, &u.m) != 0)
+			return -1;
+		*t = u.m.sid.time;
+		return 0;
+	case PERF_RECORD_COMM:
+		if (mt_perf_comm_parse(s->reader, h, &u.c) != 0)
+			return -1;
+		*t = u.c.sid.time;
+		return 0;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		if (mt_perf_task_parse(s->reader, h, &u.k) != 0)
+			return -1;
+		*t = u.k.time;
+		return 0;
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		if (mt_perf_lost_parse(s->reader, h, &u.l) != 0)
+			return -1;
+		*t = u.l.sid.time;
+		return 0;
+	}
+	return -1;
+}
+
+#define ORDER_MAX_BYTES ((size_t)512 << 20)
+
+static void on_record(struct state *s, const struct mt_perf_item *it)
+{
+	const struct perf_event_header *h = it->header;
+	uint64_t t;
+	s->records++;
+	if (h->type == RECORD_HEADER_BUILD_ID) {
+		on_build_id(s, it->data, it->size, h->misc);
+		return;
+	}
+	if (h->type == RECORD_FINISHED_ROUND) {
+		if (mt_unwind_order_flush(s->order, s->prev_round_max, process_cb, s) != 0)
+			oom();
+		s->prev_round_max = s->round_max;
+		return;
+	}
+	if (s->o->decode_only) {
+		if (record_time(s, h, &t) != 0 && h->type == PERF_RECORD_SAMPLE)
+			s->undecodable++;
+		return;
+	}
+	if (record_time(s, h, &t) != 0) {
+		process(s, h);	/* not ordered, or undecodable: reported there */
+		return;
+	}
+	if (mt_unwind_order_push(s->order, h, h->size, t) != 0)
+		oom();
+	if (t > s->round_max)
+		s->round_max = t;
+	if (mt_unwind_order_bytes(s->order) > ORDER_MAX_BYTES) {
+		/* No FINISHED_ROUND for too long: release all but the newest. */
+		s->order_overflows++;
+		if (mt_unwind_order_flush(s->order, s->prev_round_max, process_cb, s) != 0)
+			oom();
+		if (mt_unwind_order_bytes(s->order) > ORDER_MAX_BYTES / 2 &&
+		    mt_unwind_order_flush(s->order, s->round_max, process_cb, s) != 0)
+			oom();
+		s->prev_round_max = s->round_max;
+	}
+}
+
+static void read_event_desc(struct state *s, const uint8_t *p, uint64_t n)
+{
+	uint32_t nr, asz;
+	if (n < 8)
+		return;
+	memcpy(&nr, p, 4);
+	memcpy(&asz, p + 4, 4);
+	uint64_t off = 8;
+	for (uint32_t i = 0; i < nr; i++) {
+		uint32_t nids, len;
+		if (off + asz + 8 > n)
+			return;
+		off += asz;
+		memcpy(&nids, p + off, 4);
+		memcpy(&len, p + off + 4, 4);
+		off += 8;
+		if (len > n - off || (uint64_t)nids * 8 > n - off - len)
+			return;
+		const char *name = (const char *)p + off;
+		if (!memchr(name, '\0', len))
+			return;
+		off += len;
+		for (uint32_t k = 0; k < nids; k++, off += 8) {
+			struct file_name *v = realloc(s->file_names,
+						      (s->nr_file_names + 1) * sizeof(*v));
+			if (!v || !(name = strdup(name)))
+				oom();
+			s->file_names = v;
+			memcpy(&v[s->nr_file_names].id, p + off, 8);
+			v[s->nr_file_names++].name = (char *)name;
+		}
+		if (nids == 0) {	/* a single event without ids */
+			struct file_name *v = realloc(s->file_names,
+						      (s->nr_file_names + 1) * sizeof(*v));
+			if (!v || !(name = strdup(name)))
+				oom();
+			s->file_names = v;
+			v[s->nr_file_names].id = UINT64_MAX;
+			v[s->nr_file_names++].name = (char *)name;
+		}
+	}
+}
+
+/* Read one feature section of a perf.data file.  @return : malloc'd bytes
+ * (*n set) or NULL when absent or unreadable. */
+static uint8_t *read_feature(int fd, const uint64_t feat[4], uint64_t doff, uint64_t dsize,
+			     int bit, uint64_t *n)
+{
+	if (!(feat[bit / 64] & (1ULL << (bit % 64))))
+		return NULL;
+	int idx = 0;
+	for (int b = 0; b < bit; b++)
+		idx += (feat[b / 64] >> (b % 64)) & 1;
+	uint64_t sec[2];
+	if (pread(fd, sec, sizeof(sec), (off_t)(doff + dsize + (uint64_t)idx * 16)) != 16)
+		return NULL;
+	if (sec[1] > (64u << 20))
+		return NULL;
+	uint8_t *buf = malloc(sec[1] ? sec[1] : 1);
+	if (!buf)
+		oom();
+	if (pread(fd, buf, sec[1], (off_t)sec[0]) != (ssize_t)sec[1]) {
+		free(buf);
+		return NULL;
+	}
+	*n = sec[1];
+	return buf;
+}
+
+/* perf.data keeps its build-id table and event names after the data: read
+ * them first. */
+static void read_file_features(struct state *s, int fd)
 {
 	uint8_t hdr[104];
 	if (pread(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr) || memcmp(hdr, "PERFILE2", 8))
@@ -745,27 +926,21 @@ static void read_file_build_ids(struct state *s, int fd)
 	memcpy(&doff, hdr + 40, 8);
 	memcpy(&dsize, hdr + 48, 8);
 	memcpy(feat, hdr + 72, 32);
-	const int HEADER_BUILD_ID = 2;
-	if (!(feat[0] & (1ULL << HEADER_BUILD_ID)))
-		return;
-	int idx = __builtin_popcountll(feat[0] & ((1ULL << HEADER_BUILD_ID) - 1));
-	uint64_t sec[2];
-	if (pread(fd, sec, sizeof(sec), (off_t)(doff + dsize + (uint64_t)idx * 16)) != 16)
-		return;
-	if (sec[1] > (64u << 20))
-		return;
-	uint8_t *buf = malloc(sec[1] ? sec[1] : 1);
+	uint64_t n;
+	uint8_t *buf = read_feature(fd, feat, doff, dsize, 12 /* EVENT_DESC */, &n);
+	if (buf)
+		read_event_desc(s, buf, n);
+	free(buf);
+	buf = read_feature(fd, feat, doff, dsize, 2 /* BUILD_ID */, &n);
 	if (!buf)
-		oom();
-	if (pread(fd, buf, sec[1], (off_t)sec[0]) == (ssize_t)sec[1]) {
-		for (uint64_t off = 0; off + 8 <= sec[1];) {
-			struct perf_event_header h;
-			memcpy(&h, buf + off, sizeof(h));
-			if (h.size < 8 || off + h.size > sec[1])
-				break;
-			on_build_id(s, buf + off, h.size, h.misc);
-			off += h.size;
-		}
+		return;
+	for (uint64_t off = 0; off + 8 <= n;) {
+		struct perf_event_header h;
+		memcpy(&h, buf + off, sizeof(h));
+		if (h.size < 8 || off + h.size > n)
+			break;
+		on_build_id(s, buf + off, h.size, h.misc);
+		off += h.size;
 	}
 	free(buf);
 }
@@ -1001,13 +1176,14 @@ int main(int argc, char **argv)
 	}
 	if (mt_unwind_modules_new(&s.modules, o.debuginfo_path) != 0 ||
 	    mt_unwind_maps_new(&s.maps, s.modules) != 0 ||
+	    mt_unwind_order_new(&s.order) != 0 ||
 	    !(s.frames = calloc(o.max_depth, sizeof(*s.frames))))
 		oom();
 	mt_unwind_out_init_fd(&s.out, o.decode_only ? -1 : out_fd);
 	if (!s.mtz) {
 		struct stat st;
 		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-			read_file_build_ids(&s, fd);
+			read_file_features(&s, fd);
 	}
 
 	double t0 = now();
@@ -1028,6 +1204,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: '%s': %s\n", prog, name, mt_perf_reader_error(s.reader));
 		status = rc == MT_PERF_EIO || rc == MT_PERF_ENOMEM ? EXIT_ENV : EXIT_DATA;
 	}
+	if (mt_unwind_order_flush(s.order, UINT64_MAX, process_cb, &s) != 0)
+		oom();
 	/* Trace entries whose return never came: the call was made. */
 	while (s.pending) {
 		struct pending *p = s.pending;
@@ -1060,6 +1238,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: cannot write '%s': %s\n", prog, o.output, strerror(errno));
 		return EXIT_ENV;
 	}
+	mt_unwind_order_free(s.order);
 	mt_perf_reader_free(s.reader);
 	mtz_reader_free(s.mtz);
 	mt_unwind_maps_free(s.maps);
@@ -1067,6 +1246,9 @@ int main(int argc, char **argv)
 	mt_unwind_out_release(&s.out);
 	free(s.frames);
 	free(s.ev);
+	for (size_t i = 0; i < s.nr_file_names; i++)
+		free(s.file_names[i].name);
+	free(s.file_names);
 	free(o.pids.v);
 	free(o.tids.v);
 	if (fd > 0)

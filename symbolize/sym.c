@@ -143,6 +143,14 @@ static void get_chain(struct mt_unwind_module *m, uint64_t vaddr, struct chain *
 	int n = dwarf_getscopes(cu, vaddr - bias, &scopes);
 	if (n <= 0)
 		return;
+	/* dwarf_getscopes continues from an inlined instance into its
+	 * abstract definition; the concrete nesting (which function each
+	 * instance was inlined into) comes from the DIE tree itself. */
+	Dwarf_Die inner = scopes[0];
+	free(scopes);
+	n = dwarf_getscopes_die(&inner, &scopes);
+	if (n <= 0)
+		return;
 	for (int i = 0; i < n; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 		if (tag == DW_TAG_inlined_subroutine && c->n < MAX_INLINE) {
@@ -199,6 +207,14 @@ static struct mt_unwind_sym *format(struct mt_unwind_module *m, uint64_t vaddr,
 		GElf_Sym sym;
 		const char *name = dwfl_module_addrinfo(m->mod, vaddr, &off, &sym, NULL, NULL,
 							NULL);
+		if (!name) {
+			/* A return address at a function's first byte (the signal
+			 * trampoline __restore_rt): pc - 1 is just before it. */
+			name = dwfl_module_addrinfo(m->mod, vaddr + 1, &off, &sym, NULL, NULL,
+						    NULL);
+			if (name && off != 0)
+				name = NULL;
+		}
 		char plain[256];
 		const char *at = name ? strchr(name, '@') : NULL;
 		if (at && at > name && (size_t)(at - name) < sizeof(plain)) {

@@ -1,0 +1,68 @@
+#!/bin/bash
+# Every unwind_* fixture, with and without frame pointers, recorded by perf
+# (a uprobe on unwind_mark, DWARF call graphs): each sample must show the call
+# path the fixture's source gives, reach the outermost frame, and agree with
+# perf script's frames.
+set -u
+. "$MT_SRC/tests/e2e/unwind_lib.sh"
+unwind_need_perf
+
+fail=0
+# check NAME REGEX [REGEX2]: every sample line's stack ends with one of the
+# patterns (root side free: libc's start frames), and each pattern is seen.
+check() {
+	name=$1
+	shift
+	for variant in "$name" "$name-fp"; do
+		bin="$MT_FIXTURES/$variant"
+		unwind_record_mark "$bin" "$tmp/$variant.data" 6 || { fail=1; continue; }
+		mt-unwind -q "$tmp/$variant.data" >"$tmp/$variant.txt" || { echo "FAIL $variant: mt-unwind exit $?"; fail=1; continue; }
+		n=$(grep -c '^sample' "$tmp/$variant.txt")
+		[ "$n" -ge 6 ] || { echo "FAIL $variant: $n samples, expected at least 6"; fail=1; }
+		all=$(printf '%s|' "$@")
+		all=${all%|}
+		bad=$(grep '^sample' "$tmp/$variant.txt" | cut -f6 | grep -Evc "(^|;)($all) end=complete\$")
+		if [ "$bad" -ne 0 ]; then
+			echo "FAIL $variant: $bad of $n stacks do not match ($all) end=complete:"
+			grep '^sample' "$tmp/$variant.txt" | cut -f6 | grep -Ev "(^|;)($all) end=complete\$" | head -n 2
+			fail=1
+		fi
+		for re in "$@"; do
+			grep '^sample' "$tmp/$variant.txt" | cut -f6 | grep -Eq "(^|;)$re end=complete\$" ||
+				{ echo "FAIL $variant: no sample shows $re"; fail=1; }
+		done
+		if ! unwind_agree "$tmp/$variant.data" 99 >"$tmp/agree.log"; then
+			echo "FAIL $variant: disagrees with perf script:"
+			cat "$tmp/agree.log"
+			fail=1
+		fi
+		echo "ok $variant ($n samples)"
+	done
+}
+
+check unwind_recursion 'main;run;(recurse;){41}unwind_mark'
+check unwind_inline 'main;outer;helper_always_\[i\];helper_static_\[i\];unwind_mark'
+# caller's frame is gone: it jumped to callee (see the fixture).
+check unwind_tailcall 'main;callee;unwind_mark'
+check unwind_dlopen 'main;call_library;dl_entry;dl_inner;unwind_mark'
+check unwind_threads 'start_thread;thread_red;red_work;unwind_mark' \
+	'start_thread;thread_blue;blue_work;unwind_mark'
+check unwind_cxx 'main;shapes::run;shapes::Stack<int>::push;unwind_mark' \
+	'main;shapes::run;shapes::detail::visit<double>;unwind_mark'
+# raise() runs the handler on return from the kernel: libc frames, the
+# signal trampoline, then the handler.
+check unwind_signal 'main;trigger;[^;]+(;[^;]+)*;on_signal;unwind_mark'
+
+# --srcline on the inline chain: each frame shows where it calls the next,
+# the leaf frame the line of its pc.
+src="$MT_SRC/tests/fixtures/unwind_inline.c"
+l_outer=$(grep -n 'int r = helper_always(x);' "$src" | cut -d: -f1)
+l_always=$(grep -n 'int r = helper_static(x + 1);' "$src" | cut -d: -f1)
+l_static=$(grep -n 'return unwind_mark(x \* 3) + 7;' "$src" | cut -d: -f1)
+mt-unwind -q --srcline "$tmp/unwind_inline.data" | grep '^sample' | cut -f6 | head -n 1 >"$tmp/srcline.txt"
+want="outer (unwind_inline.c:$l_outer);helper_always_[i] (unwind_inline.c:$l_always);helper_static_[i] (unwind_inline.c:$l_static);unwind_mark (unwind_common.h:"
+grep -qF "$want" "$tmp/srcline.txt" || { echo "FAIL srcline: want '$want' in:"; cat "$tmp/srcline.txt"; fail=1; }
+# --no-inline drops exactly the inline frames.
+mt-unwind -q --no-inline "$tmp/unwind_inline.data" | grep '^sample' | cut -f6 | head -n 1 | grep -q ';main;outer;unwind_mark end=complete$' ||
+	{ echo "FAIL --no-inline"; fail=1; }
+exit $fail

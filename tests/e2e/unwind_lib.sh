@@ -1,0 +1,48 @@
+# Sourced by tests/e2e/unwind-*.sh: perf checks and a uprobe recorder.
+# Needs MT_BUILD, MT_FIXTURES, MT_SRC; sets $tmp (removed on exit).
+
+tmp=$(mktemp -d)
+probe_group="mtu$$"
+cleanup() {
+	perf probe -q -d "$probe_group:*" >/dev/null 2>&1
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+skip() {
+	echo "$1"
+	exit 77
+}
+
+# perf must exist and be allowed to record user stacks of our children.
+unwind_need_perf() {
+	command -v perf >/dev/null 2>&1 || skip "perf is not installed"
+	command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
+	if ! perf record -q -e cpu-clock --call-graph dwarf -o "$tmp/trial.data" true \
+		>"$tmp/trial.log" 2>&1; then
+		skip "perf record cannot run here (perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null)): $(head -n 1 "$tmp/trial.log")"
+	fi
+}
+
+# unwind_record_mark BIN OUT [ARGS...]: perf record with DWARF call graphs of
+# every call of BIN's unwind_mark (a uprobe).  Skips when uprobes cannot be
+# placed (no tracefs or not root).
+unwind_record_mark() {
+	bin=$1 out=$2
+	shift 2
+	perf probe -q -d "$probe_group:*" >/dev/null 2>&1
+	if ! perf probe -q -x "$bin" -a "$probe_group:mark=unwind_mark" >"$tmp/probe.log" 2>&1; then
+		skip "cannot place a uprobe (perf probe needs root and tracefs): $(head -n 1 "$tmp/probe.log")"
+	fi
+	perf record -q -e "$probe_group:mark" --call-graph dwarf -o "$out" -- "$bin" "$@" \
+		>"$tmp/record.log" 2>&1 || { cat "$tmp/record.log"; return 1; }
+	perf probe -q -d "$probe_group:*" >/dev/null 2>&1
+	return 0
+}
+
+# unwind_agree DATA [MIN]: mt-unwind --addrs against perf script on DATA.
+unwind_agree() {
+	perf script -i "$1" --ns -F pid,tid,time,ip,dso --no-inline >"$tmp/agree.perf" 2>/dev/null
+	mt-unwind -q --addrs --no-inline "$1" >"$tmp/agree.mt" || return 1
+	python3 "$MT_SRC/tests/symbolize/agree.py" "$tmp/agree.perf" "$tmp/agree.mt" "${2:-99}"
+}
