@@ -90,8 +90,11 @@ void mt_perf_reader_free(struct mt_perf_reader *r);
 enum mt_perf_format mt_perf_reader_format(const struct mt_perf_reader *r);
 
 /* The next item.  Records are checked before they are returned: size at
- * least the header, within the input, and a sample's fields within the
- * record (see mt_perf_sample_parse).
+ * least the header and within the input (a file's data section); a
+ * HEADER_ATTR's attr size; a SAMPLE's fields and attr (mt_perf_sample_parse);
+ * the fields, strings and trailer of MMAP, MMAP2, COMM, FORK, EXIT, LOST and
+ * LOST_SAMPLES (their parsers below).  So callers may parse any returned
+ * record of those types without checking again.
  * @return : 1 with *item filled, 0 at the end of input, or a negative code
  *           (the message is in mt_perf_reader_error). */
 int mt_perf_reader_next(struct mt_perf_reader *r, struct mt_perf_item *item);
