@@ -48,6 +48,9 @@ const stats = {
   ],
 };
 
+// A hung browser must not hang the build.
+setTimeout(() => { check("finished within 120 s", false); finish(1); }, 120000).unref();
+
 const work = mkdtempSync(join(tmpdir(), "mt-browser-"));
 const profileDir = join(work, "profile");
 let browser = null;
@@ -186,6 +189,21 @@ async function main() {
   check("Escape clears the search",
     (await page.locator("#frames g.match").count()) === 0 &&
     (await page.locator("#matched").textContent()) === "");
+
+  // The Search button asks too; a bad regex is reported, not thrown.
+  page.once("dialog", (d) => d.accept("("));
+  await page.locator("#search").click();
+  await page.waitForFunction(() => document.getElementById("matched").textContent !== "");
+  const badre = await page.locator("#matched").textContent();
+  check("invalid regex reported", badre === "Invalid regex: (", badre);
+  page.once("dialog", (d) => d.accept("pars|grow"));
+  await page.locator("#search").click();
+  await page.waitForFunction(() => /^Matched/.test(document.getElementById("matched").textContent));
+  const m2 = await page.locator("#matched").textContent();
+  // parse (4,000) contains grow (1,000): counted once, 40.00%.
+  check("nested matches counted once (pars|grow: 40.00%)", m2.startsWith("Matched: 40.00%"), m2);
+  await page.locator("#search").click();   // now "Reset Search"
+  check("Reset Search clears", (await page.locator("#frames g.match").count()) === 0);
 
   check("no network requests", remote.length === 0, remote.join(" "));
   check("no script errors during the session", errors.length === 0, errors.join("; "));
