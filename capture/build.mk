@@ -46,3 +46,6 @@ $(B)/bin/mt-capture: $(CAPTURE_OBJS) $(B)/libmtcodec.a $(LIBPERF_DEP)
 	$(CC) $(LDFLAGS) -o $@ $(CAPTURE_OBJS) $(B)/libmtcodec.a $(LIBPERF_LIBS) -lelf $(LDLIBS)
 
 BINS += $(B)/bin/mt-capture
+
+# ---- tests
+FIXTURE_NAMES += capture_alloc capture_forkexec

@@ -89,7 +89,7 @@ struct mt_capture_run_opts {
 	char *const *argv;	/* else run this command */
 	char *const *env;	/* NAME=VALUE strings to set in the command, NULL-ended */
 	unsigned mmap_pages;	/* per CPU ring, a power of two */
-	int out_fd;
+	int out_fd;		/* closed by mt_capture_run once the stream is complete */
 	const char *out_name;
 	/* Set by the SIGINT/SIGTERM handlers: how many arrived, the last one. */
 	const volatile sig_atomic_t *stops, *stop_signal;
@@ -97,6 +97,7 @@ struct mt_capture_run_opts {
 
 struct mt_capture_stats {
 	uint64_t samples, lost, records, bytes;
+	uint64_t unfollowed;	/* -p with uprobes: threads/children created meanwhile */
 	double seconds;
 	int status;		/* the command's wait status (launch mode) */
 	int exited;		/* status is valid */

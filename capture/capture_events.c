@@ -36,6 +36,7 @@ static struct mt_capture_event *event_add(struct mt_capture_events *evs, const c
 	if (evs->nr == 1) {	/* the tracking event */
 		a->mmap = 1;
 		a->mmap2 = 1;
+		a->mmap_data = 1;
 		a->comm = 1;
 		a->comm_exec = 1;
 		a->task = 1;

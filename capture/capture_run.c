@@ -24,17 +24,22 @@
 
 #define FINISHED_ROUND 68	/* PERF_RECORD_FINISHED_ROUND, a perf tool record */
 
+/* Event lists: [0] holds the events bound to the command's tasks (all of
+ * them when nothing is system-wide); [1] the system-wide uprobes, opened on
+ * every CPU for any task (see prepare_uprobes). */
 struct run {
 	const struct mt_capture_run_opts *o;
 	struct mt_capture_stats *st;
-	struct perf_evlist *evlist;
+	struct perf_evlist *evlist[2];
+	int first[2], nr[2];		/* their ranges in o->evs */
 	struct perf_evsel *evsel[MT_CAPTURE_MAX_EVENTS];
 	struct perf_cpu_map *cpus;
-	struct perf_thread_map *threads;
+	struct perf_thread_map *threads[2];
 	struct mt_perf_writer *w;
 	pid_t child;
 	int go_fd, err_fd;
 	int write_failed;
+	int tracks_new_tasks;	/* -p with uprobes: count what is not followed */
 };
 
 /* libperf's debug output would mix with ours: errors come back as codes. */
@@ -96,36 +101,97 @@ static int launch(struct run *r, char *err)
 	return 0;
 }
 
-static int open_events(struct run *r, char *err)
+/* Uprobe events cannot be inherited cheaply: the kernel builds a new uprobe
+ * for every inherited copy, in each new thread and child, and tears it down
+ * at its exit (about 80 ms per event and CPU here), and it reads the path
+ * again from config1 in the address space of the task that clones.  So:
+ * - launched command: the uprobes are system-wide (every CPU, any task) on
+ *   a private copy of the probed file that only the command's processes map
+ *   (mt-capture preloads or puts it first in the library path), and a dummy
+ *   event bound to the command's tasks, inherited, reports their MMAP2,
+ *   COMM, FORK and EXIT;
+ * - running process (-p): uprobes on its existing threads, not inherited,
+ *   behind the same dummy; threads and children it creates later are counted
+ *   (FORK records) and reported as not followed. */
+static int prepare_uprobes(struct run *r, char *err)
 {
 	struct mt_capture_events *evs = r->o->evs;
-	r->evlist = perf_evlist__new();
-	if (!r->evlist) {
+	int uprobes = 0;
+	for (int i = 0; i < evs->nr; i++)
+		uprobes += evs->ev[i].path[0] != 0;
+	r->first[0] = 0;
+	r->nr[0] = evs->nr;
+	if (!uprobes)
+		return 0;
+	if (evs->nr >= MT_CAPTURE_MAX_EVENTS) {
+		snprintf(err, MT_CAPTURE_ERRLEN, "too many events");
+		return -1;
+	}
+	memmove(&evs->ev[1], &evs->ev[0], sizeof(evs->ev[0]) * (size_t)evs->nr);
+	evs->nr++;
+	struct mt_capture_event *d = &evs->ev[0];
+	*d = evs->ev[1];
+	snprintf(d->name, sizeof(d->name), "dummy:u");
+	d->path[0] = 0;
+	d->attr.type = PERF_TYPE_SOFTWARE;
+	d->attr.config = PERF_COUNT_SW_DUMMY;
+	d->attr.uprobe_path = 0;
+	d->attr.probe_offset = 0;
+	struct perf_event_attr *a = &evs->ev[1].attr;
+	a->mmap = a->mmap2 = a->mmap_data = a->comm = a->comm_exec = a->task = a->build_id = 0;
+	for (int i = 1; i < evs->nr; i++) {
+		evs->ev[i].attr.inherit = 0;
+		evs->ev[i].attr.uprobe_path = (uint64_t)(uintptr_t)evs->ev[i].path;
+	}
+	if (r->o->pid) {
+		r->nr[0] = evs->nr;
+		r->tracks_new_tasks = 1;
+	} else {
+		r->nr[0] = 1;
+		r->first[1] = 1;
+		r->nr[1] = evs->nr - 1;
+		for (int i = 1; i < evs->nr; i++)
+			evs->ev[i].attr.disabled = 0;	/* only our copy is probed */
+	}
+	return 0;
+}
+
+static int open_list(struct run *r, int l, char *err)
+{
+	struct mt_capture_events *evs = r->o->evs;
+	struct perf_evlist *list = r->evlist[l] = perf_evlist__new();
+	if (!list) {
 		snprintf(err, MT_CAPTURE_ERRLEN, "out of memory");
 		return -1;
 	}
-	for (int i = 0; i < evs->nr; i++) {
-		evs->ev[i].attr.enable_on_exec = r->child ? 1 : 0;
-		r->evsel[i] = perf_evsel__new(&evs->ev[i].attr);
+	long page = sysconf(_SC_PAGESIZE);
+	int first = r->first[l], n = r->nr[l];
+	for (int i = first; i < first + n; i++) {
+		struct perf_event_attr *a = &evs->ev[i].attr;
+		a->enable_on_exec = r->child && a->disabled ? 1 : 0;
+		/* Wake the reader when a quarter of the ring is used. */
+		a->watermark = 1;
+		a->wakeup_watermark = (uint32_t)((uint64_t)r->o->mmap_pages * (uint64_t)page / 4);
+		r->evsel[i] = perf_evsel__new(a);
 		if (!r->evsel[i]) {
 			snprintf(err, MT_CAPTURE_ERRLEN, "out of memory");
 			return -1;
 		}
-		perf_evlist__add(r->evlist, r->evsel[i]);
+		perf_evlist__add(list, r->evsel[i]);
 	}
-	perf_evlist__set_maps(r->evlist, r->cpus, r->threads);
-	int rc = perf_evlist__open(r->evlist);
+	perf_evlist__set_maps(list, r->cpus, r->threads[l]);
+	int rc = perf_evlist__open(list);
 	/* Kernels before 5.12 have no build-id in MMAP2; fall back like perf. */
-	if (rc == -EINVAL && perf_evsel__attr(r->evsel[0])->build_id) {
-		perf_evsel__attr(r->evsel[0])->build_id = 0;
-		rc = perf_evlist__open(r->evlist);
+	if (rc == -EINVAL && perf_evsel__attr(r->evsel[first])->build_id) {
+		perf_evsel__attr(r->evsel[first])->build_id = 0;
+		rc = perf_evlist__open(list);
 	}
 	/* Kernel samples need more privilege than user ones. */
-	if ((rc == -EACCES || rc == -EPERM) && !perf_evsel__attr(r->evsel[0])->exclude_kernel &&
-	    perf_evsel__attr(r->evsel[0])->type < PERF_TYPE_MAX) {
-		for (int i = 0; i < evs->nr; i++)
+	if ((rc == -EACCES || rc == -EPERM) && !perf_evsel__attr(r->evsel[first])->exclude_kernel &&
+	    perf_evsel__attr(r->evsel[first])->type < PERF_TYPE_MAX) {
+		for (int i = first; i < first + n; i++)
 			perf_evsel__attr(r->evsel[i])->exclude_kernel = 1;
-		rc = perf_evlist__open(r->evlist);
+		rc = perf_evlist__open(list);
 	}
 	if (rc == -EACCES || rc == -EPERM) {
 		snprintf(err, MT_CAPTURE_ERRLEN,
@@ -134,11 +200,11 @@ static int open_events(struct run *r, char *err)
 		return MT_CAPTURE_EPERM;
 	}
 	if (rc) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "cannot open event '%s' and the others: %s",
-			 evs->ev[0].name, strerror(-rc));
+		snprintf(err, MT_CAPTURE_ERRLEN, "cannot open event '%s'%s: %s", evs->ev[first].name,
+			 n > 1 ? " and the others" : "", strerror(-rc));
 		return -1;
 	}
-	rc = perf_evlist__mmap(r->evlist, (int)r->o->mmap_pages);
+	rc = perf_evlist__mmap(list, (int)r->o->mmap_pages);
 	if (rc) {
 		snprintf(err, MT_CAPTURE_ERRLEN,
 			 "cannot map the ring buffers (%u pages per CPU): %s%s", r->o->mmap_pages,
@@ -148,11 +214,23 @@ static int open_events(struct run *r, char *err)
 	return 0;
 }
 
+static int open_events(struct run *r, char *err)
+{
+	for (int l = 0; l < 2; l++) {
+		if (!r->nr[l])
+			continue;
+		int rc = open_list(r, l, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 /* The pipe header, and an attr with its sample ids and a name per event. */
 static int write_header(struct run *r, uint64_t *first_id, char *err)
 {
 	struct mt_capture_events *evs = r->o->evs;
-	int ncpu = perf_cpu_map__nr(r->cpus), nthr = perf_thread_map__nr(r->threads);
+	int ncpu = perf_cpu_map__nr(r->cpus), nthr = perf_thread_map__nr(r->threads[0]);
 	uint64_t *ids = calloc((size_t)ncpu * (size_t)nthr, sizeof(*ids));
 	int rc = mt_perf_writer_pipe_header(r->w);
 	if (!ids) {
@@ -161,8 +239,9 @@ static int write_header(struct run *r, uint64_t *first_id, char *err)
 	}
 	for (int i = 0; !rc && i < evs->nr; i++) {
 		size_t n = 0;
+		int threads = i < r->first[0] + r->nr[0] ? nthr : 1;
 		for (int c = 0; c < ncpu; c++) {
-			for (int t = 0; t < nthr; t++) {
+			for (int t = 0; t < threads; t++) {
 				struct perf_counts_values v = { 0 };
 				if (perf_evsel__read(r->evsel[i], c, t, &v) == 0 && v.id)
 					ids[n++] = v.id;
@@ -199,7 +278,10 @@ static uint64_t drain(struct run *r)
 {
 	uint64_t n = 0;
 	struct perf_mmap *map;
-	perf_evlist__for_each_mmap(r->evlist, map, false) {
+	for (int l = 0; l < 2; l++) {
+	if (!r->evlist[l])
+		continue;
+	perf_evlist__for_each_mmap(r->evlist[l], map, false) {
 		if (perf_mmap__read_init(map) < 0)
 			continue;
 		union perf_event *ev;
@@ -208,12 +290,15 @@ static uint64_t drain(struct run *r)
 				r->st->samples++;
 			else if (ev->header.type == PERF_RECORD_LOST)
 				r->st->lost += ev->lost.lost;
+			else if (ev->header.type == PERF_RECORD_FORK && r->tracks_new_tasks)
+				r->st->unfollowed++;
 			if (!r->write_failed && mt_perf_writer_record(r->w, &ev->header))
 				r->write_failed = 1;
 			n++;
 			perf_mmap__consume(map);
 		}
 		perf_mmap__read_done(map);
+	}
 	}
 	if (n && !r->write_failed) {
 		struct perf_event_header h = { .type = FINISHED_ROUND, .size = sizeof(h) };
@@ -222,6 +307,31 @@ static uint64_t drain(struct run *r)
 	}
 	r->st->records += n;
 	return n;
+}
+
+/* Closing a uprobe event waits for RCU grace periods under a global lock
+ * (about 80 ms per fd on this kernel, 3 s for trace mode's events on two
+ * CPUs).  The events are disabled and drained by now: a child process takes
+ * over our references and pays that in the background, so closing here only
+ * drops a reference and mt-capture exits at once. */
+static void close_events(struct run *r)
+{
+	for (int l = 0; l < 2; l++)
+		if (r->evlist[l])
+			perf_evlist__munmap(r->evlist[l]);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (fd >= 0) {	/* hold no pipe of ours open */
+			dup2(fd, 0);
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		_exit(0);	/* the kernel closes the events */
+	}
+	for (int l = 0; l < 2; l++)
+		if (r->evlist[l])
+			perf_evlist__close(r->evlist[l]);
 }
 
 static int process_gone(pid_t pid)
@@ -238,18 +348,21 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 	libperf_init(libperf_quiet);	/* also sets its page size */
 	double t0 = now();
 
+	if (prepare_uprobes(&r, err))
+		return -1;
 	if (o->pid) {
 		int n = mt_capture_proc_threads(o->pid, &tids, err);
 		if (n < 0)
 			return -1;
-		r.threads = perf_thread_map__new_array(n, tids);
+		r.threads[0] = perf_thread_map__new_array(n, tids);
 	} else {
 		if (launch(&r, err))
 			return -1;
-		r.threads = perf_thread_map__new_array(1, &r.child);
+		r.threads[0] = perf_thread_map__new_array(1, &r.child);
 	}
+	r.threads[1] = perf_thread_map__new_dummy();	/* pid -1: any task */
 	r.cpus = perf_cpu_map__new(NULL);
-	if (!r.threads || !r.cpus) {
+	if (!r.threads[0] || !r.threads[1] || !r.cpus) {
 		snprintf(err, MT_CAPTURE_ERRLEN, "out of memory");
 		goto out;
 	}
@@ -270,7 +383,7 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 		rc = mt_capture_proc_synthesize(r.w, o->pid, first_id, &st->records, err);
 		if (rc)
 			goto out;
-		perf_evlist__enable(r.evlist);
+		perf_evlist__enable(r.evlist[0]);
 	}
 	if (mt_perf_writer_flush(r.w)) {
 		snprintf(err, MT_CAPTURE_ERRLEN, "cannot write '%s': %s", o->out_name,
@@ -302,7 +415,7 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 
 	int stops_seen = 0, done = 0;
 	while (!done) {
-		perf_evlist__poll(r.evlist, 100);
+		perf_evlist__poll(r.evlist[r.evlist[1] ? 1 : 0], 100);
 		drain(&r);
 		int stops = *o->stops;
 		if (stops != stops_seen) {
@@ -330,7 +443,9 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 		if (r.write_failed)
 			break;
 	}
-	perf_evlist__disable(r.evlist);
+	for (int l = 0; l < 2; l++)
+		if (r.evlist[l])
+			perf_evlist__disable(r.evlist[l]);
 	while (drain(&r))
 		;
 	if (r.write_failed || mt_perf_writer_flush(r.w)) {
@@ -361,13 +476,21 @@ out:
 		st->bytes = mt_perf_writer_bytes(r.w);
 		mt_perf_writer_free(r.w);
 	}
-	if (r.evlist) {
-		perf_evlist__munmap(r.evlist);
-		perf_evlist__close(r.evlist);
-		perf_evlist__delete(r.evlist);	/* deletes the evsels */
+	/* The stream is complete: let its reader see the end now, before the
+	 * slow teardown of uprobe events. */
+	if (close(o->out_fd) && !rc) {
+		snprintf(err, MT_CAPTURE_ERRLEN, "cannot write '%s': %s", o->out_name, strerror(errno));
+		rc = MT_CAPTURE_EWRITE;
+	}
+	if (r.evlist[0] || r.evlist[1]) {
+		close_events(&r);
+		for (int l = 0; l < 2; l++)
+			if (r.evlist[l])
+				perf_evlist__delete(r.evlist[l]);	/* deletes the evsels */
 	}
 	perf_cpu_map__put(r.cpus);
-	perf_thread_map__put(r.threads);
+	perf_thread_map__put(r.threads[0]);
+	perf_thread_map__put(r.threads[1]);
 	free(tids);
 	st->seconds = now() - t0;
 	return rc;

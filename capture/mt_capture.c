@@ -41,7 +41,7 @@ static const char usage_text[] =
 	"  -c, --count N          event mode: a sample every N events; trace mode: record\n"
 	"                         every Nth call of each function (no return probes)\n"
 	"      --stack-size N     bytes of user stack per sample (8192, at most 65528)\n"
-	"      --mmap-pages N     ring buffer pages per CPU, a power of two (256)\n"
+	"      --mmap-pages N     ring buffer pages per CPU, a power of two (512)\n"
 	"  -h, --help             this text\n"
 	"\n"
 	"Environment: MT_SAMPLER=PATH overrides where libmt-sampler.so is found\n"
@@ -109,15 +109,20 @@ static int command_exists(const char *cmd, char *why, size_t len)
 	return 0;
 }
 
-/* libmt-sampler.so: $MT_SAMPLER, else beside the binary (installed layout
- * PREFIX/bin + PREFIX/lib/mt, build tree build/bin + build). */
-static int find_sampler(char *out, size_t len)
+/* Our preload library libmt-sampler.so (name): $MT_SAMPLER when set, or a file
+ * in the directory of $MT_SAMPLER
+ * directory when set, else beside the binary (installed layout PREFIX/bin +
+ * PREFIX/lib/mt, build tree build/bin + build).  out: PATH_MAX bytes. */
+static int find_lib(const char *name, char *out)
 {
 	const char *env = getenv("MT_SAMPLER");
 	if (env && *env) {
-		if (!realpath(env, out))
-			return -1;
-		return 0;
+		char dir[PATH_MAX], cand[PATH_MAX * 2];
+		if (!strcmp(name, "libmt-sampler.so"))
+			return realpath(env, out) ? 0 : -1;
+		snprintf(dir, sizeof(dir), "%s", env);
+		snprintf(cand, sizeof(cand), "%s/%s", dirname(dir), name);
+		return realpath(cand, out) ? 0 : -1;
 	}
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -125,16 +130,56 @@ static int find_sampler(char *out, size_t len)
 		return -1;
 	exe[n] = 0;
 	const char *dir = dirname(exe);
-	static const char *const rel[] = { "../lib/mt/libmt-sampler.so", "../libmt-sampler.so",
-					   "libmt-sampler.so" };
+	static const char *const rel[] = { "../lib/mt/", "../", "" };
 	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		char cand[PATH_MAX + 64];
-		snprintf(cand, sizeof(cand), "%s/%s", dir, rel[i]);
+		char cand[PATH_MAX * 2];
+		snprintf(cand, sizeof(cand), "%s/%s%s", dir, rel[i], name);
 		if (access(cand, R_OK) == 0 && realpath(cand, out))
 			return 0;
 	}
-	(void)len;
 	return -1;
+}
+
+/* A private copy of file in a new directory under $TMPDIR: uprobes on it
+ * fire only in the processes mt-capture starts (see capture_run.c).
+ * dir and out: PATH_MAX bytes.  @return : 0 or -1 with errno. */
+static int private_copy(const char *file, char *dir, char *out)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, PATH_MAX, "%s/mt-capture.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir))
+		return -1;
+	char copy[PATH_MAX], base[PATH_MAX];
+	snprintf(base, sizeof(base), "%s", file);
+	snprintf(copy, sizeof(copy), "%.*s/%s", PATH_MAX / 2, dir, basename(base));
+	int in = open(file, O_RDONLY | O_CLOEXEC), outfd = -1, rc = -1;
+	if (in < 0)
+		goto out;
+	outfd = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	if (outfd < 0)
+		goto out;
+	char buf[65536];
+	ssize_t n;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(outfd, buf, (size_t)n) != n)
+			goto out;
+	if (n == 0 && close(outfd) == 0) {
+		outfd = -1;
+		snprintf(out, PATH_MAX, "%s", copy);
+		rc = 0;
+	}
+out:
+	if (in >= 0)
+		close(in);
+	if (outfd >= 0)
+		close(outfd);
+	if (rc) {
+		int e = errno;
+		unlink(copy);
+		rmdir(dir);
+		errno = e;
+	}
+	return rc;
 }
 
 /* The first mapped file of pid (0: ourselves) whose basename starts with
@@ -183,7 +228,7 @@ int main(int argc, char **argv)
 		{ 0 },
 	};
 	const char *output = NULL, *mode_s = NULL, *lib = NULL, *event = NULL;
-	uint64_t pid = 0, rate = 524288, seed = 0, freq = 0, count = 0, stack = 8192, pages = 256;
+	uint64_t pid = 0, rate = 524288, seed = 0, freq = 0, count = 0, stack = 8192, pages = 512;
 	int seeded = 0, opt;
 	char err[MT_CAPTURE_ERRLEN];
 
@@ -249,8 +294,8 @@ int main(int argc, char **argv)
 	}
 
 	static struct mt_capture_events evs;
-	char path[PATH_MAX];
-	char *env[4] = { NULL };
+	char path[PATH_MAX], orig[PATH_MAX], tmpdir[PATH_MAX] = "";
+	char *env[5] = { NULL };
 	int rc;
 	switch (mode) {
 	case MT_CAPTURE_SAMPLE:
@@ -259,9 +304,12 @@ int main(int argc, char **argv)
 				return fail(EXIT_USAGE,
 					    "process %s does not preload libmt-sampler.so: use --mode trace%s",
 					    argv[optind - 1], "");
-		} else if (find_sampler(path, sizeof(path))) {
+		} else if (find_lib("libmt-sampler.so", orig)) {
 			return fail(EXIT_ENV, "cannot find libmt-sampler.so (set MT_SAMPLER=PATH)%s%s",
 				    "", "");
+		} else if (private_copy(orig, tmpdir, path)) {
+			return fail(EXIT_ENV, "cannot copy '%s' to a private directory: %s", orig,
+				    strerror(errno));
 		}
 		rc = mt_capture_events_sample(&evs, path, (unsigned)stack, err);
 		if (!rc && have_cmd) {
@@ -275,10 +323,27 @@ int main(int argc, char **argv)
 		break;
 	case MT_CAPTURE_TRACE:
 		if (!lib) {
-			if (find_mapped((pid_t)pid, "libc.so", path, sizeof(path)) &&
-			    find_mapped((pid_t)pid, "libc-", path, sizeof(path)))
+			if (find_mapped((pid_t)pid, "libc.so", orig, sizeof(orig)) &&
+			    find_mapped((pid_t)pid, "libc-", orig, sizeof(orig)))
 				return fail(EXIT_ENV, "cannot find the libc %s; use --lib PATH%s",
 					    pid ? "of that process" : "", "");
+			lib = orig;
+		}
+		if (have_cmd) {
+			/* The command finds our copy first in its library path; a
+			 * static program given as --lib runs as the copy itself. */
+			char real_lib[PATH_MAX], real_cmd[PATH_MAX];
+			int is_cmd = realpath(lib, real_lib) && strchr(cmd[0], '/') &&
+				     realpath(cmd[0], real_cmd) && !strcmp(real_lib, real_cmd);
+			if (private_copy(lib, tmpdir, path))
+				return fail(EXIT_ENV, "cannot copy '%s' to a private directory: %s", lib,
+					    strerror(errno));
+			const char *old = getenv("LD_LIBRARY_PATH");
+			if (is_cmd)
+				cmd[0] = path;
+			else if (asprintf(&env[0], "LD_LIBRARY_PATH=%s%s%s", tmpdir,
+					  old && *old ? ":" : "", old ? old : "") < 0)
+				return fail(EXIT_ENV, "out of memory%s%s", "", "");
 			lib = path;
 		}
 		rc = mt_capture_events_trace(&evs, lib, (unsigned)stack, count ? count : 1, err);
@@ -316,12 +381,12 @@ int main(int argc, char **argv)
 	};
 	struct mt_capture_stats st;
 	rc = mt_capture_run(&ro, &st, err);
-	if (fd != 1 && close(fd) && !rc) {
-		snprintf(err, sizeof(err), "cannot write '%s': %s", out_name, strerror(errno));
-		rc = MT_CAPTURE_EWRITE;
-	}
 	for (int i = 0; env[i]; i++)
 		free(env[i]);
+	if (tmpdir[0]) {	/* mapped copies stay valid after the unlink */
+		unlink(path);
+		rmdir(tmpdir);
+	}
 	if (rc && rc != MT_CAPTURE_EWRITE) {
 		fprintf(stderr, "mt-capture: %s\n", err);
 		return rc == MT_CAPTURE_ENOEXEC ? EXIT_USAGE : EXIT_ENV;
@@ -329,6 +394,10 @@ int main(int argc, char **argv)
 	fprintf(stderr, "mt-capture: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64
 		" bytes, %.3f s%s\n", st.samples, st.lost, st.bytes, st.seconds,
 		st.lost ? " (samples lost: raise --mmap-pages, or --rate in sample mode)" : "");
+	if (st.unfollowed)
+		fprintf(stderr, "mt-capture: %" PRIu64 " threads or processes started after attaching "
+			"were not followed (uprobe events cannot be inherited into a running "
+			"process)\n", st.unfollowed);
 	if (rc) {
 		fprintf(stderr, "mt-capture: %s\n", err);
 		return EXIT_DATA;
