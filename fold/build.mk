@@ -40,3 +40,4 @@ E2E_TESTS += \
 	tests/e2e/fold-pipeline.sh
 
 FIXTURE_NAMES += fold_sites fold_leak
+BENCHES += bench/fold.sh

@@ -76,11 +76,12 @@ static int eq(const char *s, size_t len, const char *lit)
 
 struct numkey {
 	const char *key;
+	size_t len;
 	unsigned bit;
 	size_t off;
 };
 
-#define NK(k, b, f) { k, b, offsetof(struct mt_fold_event, f) }
+#define NK(k, b, f) { k, sizeof(k) - 1, b, offsetof(struct mt_fold_event, f) }
 static const struct numkey numkeys[] = {
 	NK("size", MT_FOLD_W_SIZE, size),
 	NK("points", MT_FOLD_W_POINTS, points),
@@ -110,7 +111,7 @@ static int parse_weight(const char *s, size_t len, struct mt_fold_event *ev)
 	size_t vlen = len - klen - 1;
 
 	for (size_t i = 0; i < sizeof(numkeys) / sizeof(numkeys[0]); i++) {
-		if (!eq(s, klen, numkeys[i].key))
+		if (klen != numkeys[i].len || memcmp(s, numkeys[i].key, klen) != 0)
 			continue;
 		if (parse_u64(val, vlen, (uint64_t *)((char *)ev + numkeys[i].off))) {
 			ev->bad_key = numkeys[i].key;

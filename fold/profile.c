@@ -54,6 +54,7 @@ struct mt_fold_profile {
 	uint32_t stack_cap;
 	struct mt_fold_thread *threads;
 	uint64_t *comm_time;	/* time of each thread's comm */
+	size_t *comm_len;	/* and its length */
 	uint32_t thread_cap, comm_cap;
 	struct mt_fold_process *procs;
 	uint32_t proc_cap;
@@ -92,6 +93,7 @@ void mt_fold_profile_free(struct mt_fold_profile *p)
 	free(p->stack_est);
 	free(p->threads);
 	free(p->comm_time);
+	free(p->comm_len);
 	free(p->procs);
 	free(p->recs);
 	free(p->key);
@@ -171,7 +173,9 @@ static int thread_index(struct mt_fold_profile *p, const struct mt_fold_event *e
 		return r;
 	if (reserve((void **)&p->threads, &p->thread_cap, *idx + 1, sizeof(*p->threads)))
 		return MT_FOLD_ENOMEM;
-	if (reserve((void **)&p->comm_time, &p->comm_cap, *idx + 1, sizeof(*p->comm_time)))
+	uint32_t ccap = p->comm_cap;
+	if (reserve((void **)&p->comm_time, &p->comm_cap, *idx + 1, sizeof(*p->comm_time)) ||
+	    reserve((void **)&p->comm_len, &ccap, *idx + 1, sizeof(*p->comm_len)))
 		return MT_FOLD_ENOMEM;
 	struct mt_fold_thread *t = &p->threads[*idx];
 	if (r == 1) {
@@ -183,12 +187,12 @@ static int thread_index(struct mt_fold_profile *p, const struct mt_fold_event *e
 	/* The latest name wins: a thread renamed by exec or prctl shows its
 	 * last name. */
 	if (ev->comm.len && (!t->comm || ev->time >= p->comm_time[*idx])) {
-		if (!t->comm || strlen(t->comm) != ev->comm.len ||
+		if (!t->comm || p->comm_len[*idx] != ev->comm.len ||
 		    memcmp(t->comm, ev->comm.s, ev->comm.len) != 0) {
 			uint32_t cid;
 			if (mt_fold_strtab_intern(p->comms, ev->comm.s, ev->comm.len, &cid) < 0)
 				return MT_FOLD_ENOMEM;
-			t->comm = mt_fold_strtab_get(p->comms, cid, NULL);
+			t->comm = mt_fold_strtab_get(p->comms, cid, &p->comm_len[*idx]);
 		}
 		p->comm_time[*idx] = ev->time;
 	}
@@ -386,7 +390,8 @@ int mt_fold_profile_finish(struct mt_fold_profile *p)
 	if (p->finished)
 		return 0;
 	p->finished = 1;
-	qsort(p->recs, p->nrecs, sizeof(*p->recs), rec_cmp);
+	if (p->nrecs)
+		qsort(p->recs, p->nrecs, sizeof(*p->recs), rec_cmp);
 	size_t i = 0;
 	while (i < p->nrecs) {
 		size_t j = i;
