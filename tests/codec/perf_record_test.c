@@ -212,8 +212,11 @@ static void check_stream(const char *dir, const char *name, pid_t child,
 	mt_perf_reader_free(r);
 }
 
-/* The samples perf script lists, as "pid/tid sec.usec event", must be ours. */
-static void check_against_perf_script(const char *dir, const char *name, struct seen *sn)
+/* The samples perf script lists, as "pid/tid sec.usec event", must be ours.
+ * only (may be NULL): compare that event's lines only (perf script splits a
+ * group-read sample into one line per member). */
+static void check_against_perf_script_only(const char *dir, const char *name,
+					   struct seen *sn, const char *only)
 {
 	char cmd[2 * PATH_MAX], line[512];
 	char **theirs = NULL;
@@ -232,6 +235,8 @@ static void check_against_perf_script(const char *dir, const char *name, struct 
 		if (sscanf(line, " %u/%u %llu.%llu: %255s", &pid, &tid, &sec, &usec, ev) != 5)
 			continue;
 		ev[strlen(ev) - 1] = 0;		/* perf script ends the name with ':' */
+		if (only && strcmp(ev, only))
+			continue;
 		snprintf(buf, sizeof(buf), "%u/%u %llu.%06llu %s", pid, tid, sec, usec, ev);
 		theirs = realloc(theirs, (n + 1) * sizeof(*theirs));
 		theirs[n++] = strdup(buf);
@@ -249,6 +254,11 @@ static void check_against_perf_script(const char *dir, const char *name, struct 
 	}
 	free(theirs);
 	free(sn->lines);
+}
+
+static void check_against_perf_script(const char *dir, const char *name, struct seen *sn)
+{
+	check_against_perf_script_only(dir, name, sn, NULL);
 }
 
 #define DWARF_CLOCK "-e cpu-clock -F 999 --call-graph dwarf,4096"
@@ -367,5 +377,35 @@ Test(perf_record, mmap2_build_id_form)
 	check_stream(dir, "b.data", child, MT_PERF_PIPE, &sn);
 	cr_assert_gt(sn.build_id_maps, 0, "no MMAP2 with a build-id");
 	check_against_perf_script(dir, "b.data", &sn);
+	pt_tmpdir_remove(dir);
+}
+
+/* Leader sampling of a group: samples carry READ (GROUP|ID|LOST) before the
+ * callchain, and two attrs without IDENTIFIER are told apart by ID. */
+Test(perf_record, group_read_leader_sampling)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16], leader[128];
+	struct mt_perf_reader *r;
+	const struct mt_perf_evsel *e;
+	struct seen sn;
+	pid_t child;
+
+	pt_tmpdir(dir, sizeof(dir));
+	child = pt_perf_record(dir, "-e '{cpu-clock,task-clock}:S' --call-graph dwarf,1024", 1,
+			       "g.data");
+	check_stream(dir, "g.data", child, MT_PERF_PIPE, &sn);
+	snprintf(path, sizeof(path), "%s/g.data", dir);
+	cr_assert_eq(mt_perf_reader_open(&r, path), 0);
+	cr_assert_eq(pt_drain(r, SIZE_MAX, NULL), 0);
+	cr_assert_eq(mt_perf_reader_nr_evsels(r), 2);
+	e = mt_perf_reader_evsel(r, 0);
+	cr_assert(e->attr.sample_type & PERF_SAMPLE_READ);
+	cr_assert(e->attr.read_format & PERF_FORMAT_GROUP);
+	cr_assert_not(e->attr.sample_type & PERF_SAMPLE_IDENTIFIER);
+	snprintf(leader, sizeof(leader), "%s", e->name);
+	mt_perf_reader_free(r);
+	cr_assert_gt(sn.per_evsel[0], 0);
+	cr_assert_eq(sn.per_evsel[1], 0, "only the leader samples");
+	check_against_perf_script_only(dir, "g.data", &sn, leader);
 	pt_tmpdir_remove(dir);
 }
