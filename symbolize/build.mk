@@ -41,3 +41,4 @@ build/fixtures/unwind_dlopen build/fixtures/unwind_dlopen-fp: build/fixtures/unw
 FIXTURES += build/fixtures/unwind_dlopen_lib.so
 
 E2E_TESTS += tests/e2e/unwind-paths.sh
+E2E_TESTS += tests/e2e/unwind-agree.sh

@@ -3,26 +3,125 @@
 
 usage: agree.py PERF_SCRIPT_OUTPUT MT_UNWIND_OUTPUT [MIN_PERCENT]
 
-PERF_SCRIPT_OUTPUT is `perf script --ns -F pid,tid,time,ip,dso` (perf prints
-each callchain address as the DSO's address, the return address minus one for
-callers, like mt-unwind --addrs).  MT_UNWIND_OUTPUT is `mt-unwind --addrs
+PERF_SCRIPT_OUTPUT is `perf script --ns -F pid,tid,time,ip,dso --no-inline`:
+perf prints each callchain address as an offset into the DSO's file (the
+return address minus one for callers, as mt-unwind does); it is turned into
+the ELF virtual address mt-unwind --addrs prints with the file's PT_LOAD
+headers (readelf -lW), so non-PIE executables compare too.  MT_UNWIND_OUTPUT is `mt-unwind --addrs
 --no-inline`.  Samples are matched by tid and time; each sample's frames are
 compared leaf first, up to the deepest frame both reach (kernel frames,
 which mt-unwind does not unwind, are left out).  Prints the figures and
 exits 1 when fewer than MIN_PERCENT (default 99) of the samples agree or when
 samples are missing from either side.
+
+Where the two differ, a sample counts against mt-unwind unless perf's own
+stack is provably wrong at the first difference: perf's frame there is in no
+mapping ([unknown], e.g. a return address read from the wrong stack slot),
+or it is the return address of a direct call whose target function (by its
+FDE) does not contain the frame below, while mt-unwind's frame there passes
+the same checks.  Such samples are reported and left out of the percentage.
 """
+import bisect
 import os
 import re
+import subprocess
 import sys
+
+_loads = {}
+
+
+def to_vaddr(path, off):
+    """File offset -> ELF vaddr through the PT_LOAD segment holding it."""
+    if path not in _loads:
+        segs = []
+        try:
+            out = subprocess.run(['readelf', '-lW', path], capture_output=True,
+                                 text=True).stdout
+            for line in out.splitlines():
+                f = line.split()
+                if f and f[0] == 'LOAD':
+                    segs.append((int(f[1], 16), int(f[2], 16), int(f[4], 16)))
+        except OSError:
+            pass
+        _loads[path] = segs
+    for offset, vaddr, filesz in _loads[path]:
+        if (offset & ~0xfff) <= off < offset + filesz:
+            return off + vaddr - offset
+    return off
 
 HEAD = re.compile(r'^\s*(\d+)/(\d+)\s+(\d+)\.(\d+):\s*(.*)$')
 FRAME = re.compile(r'^\s+([0-9a-f]+)\s+\((.*)\)\s*$')
 
 
+_fdes = {}
+
+
+def fde_ranges(path):
+    if path not in _fdes:
+        r = []
+        try:
+            out = subprocess.run(['readelf', '-wf', path], capture_output=True,
+                                 text=True).stdout
+            for m in re.finditer(r'FDE cie=\S+ pc=([0-9a-f]+)\.\.([0-9a-f]+)', out):
+                r.append((int(m.group(1), 16), int(m.group(2), 16)))
+        except OSError:
+            pass
+        r.sort()
+        _fdes[path] = r
+    return _fdes[path]
+
+
+def fde_of(path, addr):
+    r = fde_ranges(path)
+    i = bisect.bisect_right(r, (addr, float('inf'))) - 1
+    if i >= 0 and r[i][0] <= addr < r[i][1]:
+        return r[i]
+    return None
+
+
+def read_at(path, vaddr, n):
+    to_vaddr(path, 0)
+    for offset, va, filesz in _loads.get(path, []):
+        if va <= vaddr and vaddr + n <= va + filesz:
+            with open(path, 'rb') as f:
+                f.seek(vaddr - va + offset)
+                return f.read(n)
+    return None
+
+
+def frame_ok(frames, paths, i):
+    """Is frames[i] (a caller) plausible as the caller of frames[i-1]?"""
+    name, addr = frames[i].rsplit('+', 1)
+    if name == 'unknown':
+        return False
+    below = frames[i - 1].rsplit('+', 1)
+    path = paths.get(name)
+    if not path or below[0] != name:
+        return True     # no file, or a cross-module call (through the PLT)
+    ret = int(addr, 16) + 1
+    code = read_at(path, ret - 5, 5)
+    if not code or code[0] != 0xe8:
+        return True     # not a direct call: nothing to check
+    target = (ret + int.from_bytes(code[1:5], 'little', signed=True)) & (2**64 - 1)
+    fde = fde_of(path, target)
+    if fde is None:
+        return True
+    callee = int(below[1], 16)
+    return fde[0] <= callee < fde[1]
+
+
+def perf_wrong(a, b, paths):
+    """a: perf frames, b: mt-unwind frames, leaf first."""
+    for i in range(1, min(len(a), len(b))):
+        if a[i] != b[i]:
+            return not frame_ok(a, paths, i) and frame_ok(b, paths, i)
+    return False
+
+
 def perf_samples(path):
     out = {}
     cur = None
+    paths = {}
     with open(path, errors='replace') as f:
         for line in f:
             m = HEAD.match(line)
@@ -39,9 +138,14 @@ def perf_samples(path):
                 dso = m.group(2)
                 if dso.startswith('[kernel') or dso.startswith('[guest'):
                     continue
+                addr = int(m.group(1), 16)
+                if dso.startswith('/'):
+                    addr = to_vaddr(dso, addr)
                 name = 'unknown' if dso == '[unknown]' else os.path.basename(dso)
-                cur.append('%s+0x%x' % (name, int(m.group(1), 16)))
-    return out
+                if dso.startswith('/'):
+                    paths[name] = dso
+                cur.append('%s+0x%x' % (name, addr))
+    return out, paths
 
 
 def mt_samples(path):
@@ -51,7 +155,7 @@ def mt_samples(path):
             if line.startswith('#'):
                 continue
             fields = line.rstrip('\n').split('\t')
-            if len(fields) != 6:
+            if len(fields) != 6 or fields[0] not in ('sample', 'alloc'):
                 continue
             tid = int(fields[1].split('/')[1])
             stack, _, end = fields[5].rpartition(' end=')
@@ -61,27 +165,37 @@ def mt_samples(path):
 
 
 def main():
-    perf = perf_samples(sys.argv[1])
+    perf, paths = perf_samples(sys.argv[1])
     mt = mt_samples(sys.argv[2])
     need = float(sys.argv[3]) if len(sys.argv) > 3 else 99.0
     keys = sorted(set(perf) & set(mt))
-    same = same_depth = 0
+    same = same_depth = empty = wrong = 0
     shown = 0
     for k in keys:
         a, (b, end) = perf[k], mt[k]
         n = min(len(a), len(b))
-        if n > 0 and a[:n] == b[:n]:
+        if n == 0:
+            empty += 1      # one side has no user frame: nothing to compare
+            continue
+        if a[:n] == b[:n]:
             same += 1
             same_depth += len(a) == len(b)
+        elif perf_wrong(a, b, paths):
+            wrong += 1
+            print('perf wrong: tid %d time %d\n  perf: %s\n  mt:   %s'
+                  % (k[0], k[1], ' '.join(a[:8]), ' '.join(b[:8])))
         elif shown < 3:
             shown += 1
             print('differs: tid %d time %d (mt end=%s)\n  perf: %s\n  mt:   %s'
                   % (k[0], k[1], end, ' '.join(a[:12]), ' '.join(b[:12])))
-    total = len(keys)
+    total = len(keys) - empty - wrong
     pct = 100.0 * same / total if total else 0.0
-    print('samples: perf %d, mt-unwind %d, matched %d; identical %d (%.2f%%), '
-          'same depth too %d' % (len(perf), len(mt), total, same, pct, same_depth))
-    ok = total > 0 and pct >= need and len(perf) == len(mt) == total
+    print('samples: perf %d, mt-unwind %d, matched %d, %d without user frames on '
+          'one side, %d where perf is provably wrong; of %d compared: identical %d '
+          '(%.2f%%), same depth too %d'
+          % (len(perf), len(mt), len(keys), empty, wrong, total, same, pct, same_depth))
+    ok = (total > 0 and pct >= need and len(perf) == len(mt) == len(keys)
+          and empty <= 0.01 * len(keys))
     sys.exit(0 if ok else 1)
 
 
