@@ -538,6 +538,7 @@ static int file_read_names(struct mt_perf_reader *r, const uint8_t *hdr)
 	int i, idx = 0, err;
 
 	if (r->header_size < MT_PERF_FILE_HEADER_SIZE || !r->seekable ||
+	    r->data_end == UINT64_MAX ||
 	    !(bits[MT_PERF_FEAT_EVENT_DESC / 8] & (1u << (MT_PERF_FEAT_EVENT_DESC % 8))))
 		return 0;
 	for (i = 0; i < MT_PERF_FEAT_EVENT_DESC; i++)
@@ -586,6 +587,10 @@ static int file_open(struct mt_perf_reader *r)
 			     "offset %llu, size %llu", (unsigned long long)r->data_offset,
 			     (unsigned long long)data_size);
 	r->data_end = r->data_offset + data_size;
+	/* perf leaves 0 when it was killed before rewriting the header: like
+	 * perf, read records to the end of the input. */
+	if (data_size == 0)
+		r->data_end = UINT64_MAX;
 	if (!r->seekable) {
 		uint64_t got = 0;
 
@@ -838,7 +843,7 @@ static int next_record(struct mt_perf_reader *r, struct mt_perf_item *item)
 	err = fill(r, sizeof(hb));
 	if (err)
 		return err;
-	if (avail(r) == 0 && r->format == MT_PERF_PIPE) {
+	if (avail(r) == 0 && limit == UINT64_MAX) {
 		r->state = ST_DONE;
 		return 0;
 	}

@@ -556,3 +556,29 @@ Test(perf_hostile, random_damage_perf_record)
 	free(data);
 	pt_tmpdir_remove(dir);
 }
+
+/* A file whose header perf never rewrote (data size 0): like perf, read the
+ * records to the end of the input. */
+Test(perf_hostile, file_data_size_zero)
+{
+	struct file_img f;
+	struct mt_perf_reader *r;
+	struct pt_mem m;
+	size_t items, samples = 0;
+
+	file_build(&f);
+	put64(f.data + 48, 0);
+	cr_assert_eq(pt_mem_reader(&r, &m, f.data, f.len, 0), 0);
+	for (items = 0;; items++) {
+		struct mt_perf_item it;
+		int ret = mt_perf_reader_next(r, &it);
+
+		cr_assert_geq(ret, 0, "%s", mt_perf_reader_error(r));
+		if (!ret)
+			break;
+		samples += it.kind == MT_PERF_ITEM_RECORD && it.header->type == PERF_RECORD_SAMPLE;
+	}
+	cr_assert_eq(samples, 2);
+	mt_perf_reader_free(r);
+	free(f.data);
+}
