@@ -95,6 +95,8 @@ async function main() {
   await page.goto(pathToFileURL(svgPath).href);
   await page.waitForSelector("svg[data-ready='1']", { timeout: 10000 });
   check("script initialised without errors", errors.length === 0, errors.join("; "));
+  const height = await page.evaluate(() => +document.documentElement.getAttribute("height"));
+  await page.setViewportSize({ width: 1000, height });
 
   // Geometry: 1000 px wide, 10 px padding each side: 980 px for all 10,000 bytes.
   const inner = 980;
