@@ -61,6 +61,8 @@ struct mtz_stats {
 	uint64_t keyframes;		/* coded samples sent without a reference */
 	uint64_t fallbacks;		/* keyframes sent because a delta failed to verify */
 	uint64_t stack_bytes;		/* valid stack bytes (dyn_size) of coded samples */
+	uint64_t pad_bytes;		/* dump bytes past dyn_size (stale ring bytes) */
+	uint64_t pad_matched;		/* of which coded against earlier output */
 	uint64_t frames;		/* frames written, or read intact */
 	uint64_t frames_lost;		/* frames skipped as damaged or truncated */
 	uint64_t bytes_lost;		/* .mtz bytes skipped (reader) */

@@ -34,14 +34,19 @@ static struct mtz_delta_ref *table_find(struct ref_table *t, uint32_t tid)
 	}
 }
 
-/* Grows at half load; stale slots keep their buffers for reuse. */
+static void ref_free(struct mtz_delta_ref *r)
+{
+	free(r->bytes);
+	free(r->head);
+}
+
+/* Grows at half load; buffers of stale slots are freed. */
 static int table_grow(struct ref_table *t)
 {
 	size_t cap = t->cap ? t->cap * 2 : 64;
 	struct mtz_delta_ref *slots = calloc(cap, sizeof(*slots));
 	if (!slots)
 		return MTZ_ENOMEM;
-	size_t spare = 0;
 	for (size_t i = 0; i < t->cap; i++) {
 		struct mtz_delta_ref *r = &t->slots[i];
 		if (r->gen == t->gen) {
@@ -49,16 +54,8 @@ static int table_grow(struct ref_table *t)
 			while (slots[j].gen == t->gen)
 				j = (j + 1) & (cap - 1);
 			slots[j] = *r;
-		} else if (r->bytes) {
-			/* park unused buffers in the new table's empty slots */
-			while (spare < cap && (slots[spare].gen == t->gen || slots[spare].bytes))
-				spare++;
-			if (spare < cap) {
-				slots[spare].bytes = r->bytes;
-				slots[spare].cap = r->cap;
-			} else {
-				free(r->bytes);
-			}
+		} else {
+			ref_free(r);
 		}
 	}
 	free(t->slots);
@@ -67,7 +64,8 @@ static int table_grow(struct ref_table *t)
 	return 0;
 }
 
-/* The live slot for tid, claimed when absent.  @return : NULL on ENOMEM. */
+/* The live slot for tid, claimed (emptied) when absent.
+ * @return : NULL on ENOMEM. */
 static struct mtz_delta_ref *table_claim(struct ref_table *t, uint32_t tid)
 {
 	struct mtz_delta_ref *r = table_find(t, tid);
@@ -81,10 +79,8 @@ static struct mtz_delta_ref *table_claim(struct ref_table *t, uint32_t tid)
 	r = &t->slots[i];
 	r->tid = tid;
 	r->gen = t->gen;
-	r->dyn_size = 0;
-	r->nr_regs = 0;
-	r->sp = 0;
-	r->hash = 0;
+	r->dyn_size = r->head_size = 0;
+	r->sp = r->hash = 0;
 	t->live++;
 	return r;
 }
@@ -103,12 +99,24 @@ static void table_reset(struct ref_table *t)
 static void table_release(struct ref_table *t)
 {
 	for (size_t i = 0; i < t->cap; i++)
-		free(t->slots[i].bytes);
+		ref_free(&t->slots[i]);
 	free(t->slots);
 	memset(t, 0, sizeof(*t));
 }
 
-/* A scratch stack buffer of n bytes rounded up to words. */
+static int grow(uint8_t **p, size_t *cap, size_t n)
+{
+	if (n <= *cap)
+		return 0;
+	uint8_t *q = realloc(*p, n);
+	if (!q)
+		return MTZ_ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+/* A scratch buffer, never NULL once fitted (memcpy wants real pointers). */
 struct scratch {
 	uint8_t *p;
 	size_t cap;
@@ -116,66 +124,181 @@ struct scratch {
 
 static int scratch_fit(struct scratch *s, size_t n)
 {
-	n = (n + 7) & ~(size_t)7;
-	if (n < 8)
-		n = 8;	/* never a NULL buffer, even for empty stacks */
-	if (n <= s->cap)
-		return 0;
-	uint8_t *p = realloc(s->p, n);
-	if (!p)
-		return MTZ_ENOMEM;
-	s->p = p;
-	s->cap = n;
-	return 0;
+	return grow(&s->p, &s->cap, n < 8 ? 8 : n);
 }
 
-/* The reference's bytes aligned to a stack at sp of n bytes: a[i] holds
- * the byte at absolute address sp + i, zero where the reference has none;
- * the last word is zero-padded. */
-static void ref_align(const struct mtz_delta_ref *r, uint64_t sp, size_t n, uint8_t *a)
+/* The reference's stack aligned to a stack at sp of n bytes: a[i] holds the
+ * byte at absolute address sp + i, zero where the reference has none. */
+static void ref_align(const struct mtz_delta_ref *r, const uint8_t *bytes, uint64_t sp,
+		      size_t n, uint8_t *a)
 {
-	size_t padded = (n + 7) & ~(size_t)7;
-	memset(a, 0, padded);
-	if (!r || !r->dyn_size || !n)
+	if (!r || !r->dyn_size || !n) {
+		memset(a, 0, n);
 		return;
-	/* Overlap of [sp, sp+n) and [r->sp, r->sp+r->dyn_size), in offsets from
-	 * sp; computed without overflow for any pair of addresses. */
+	}
+	/* overlap of [sp, sp+n) and [r->sp, r->sp+dyn) as offsets from sp,
+	 * without overflow for any pair of addresses */
 	uint64_t lo, hi, src;
 	if (r->sp >= sp) {
 		uint64_t d = r->sp - sp;
-		if (d >= n)
+		if (d >= n) {
+			memset(a, 0, n);
 			return;
+		}
 		lo = d;
 		src = 0;
 		hi = d + (r->dyn_size < n - d ? r->dyn_size : n - d);
 	} else {
 		uint64_t d = sp - r->sp;
-		if (d >= r->dyn_size)
+		if (d >= r->dyn_size) {
+			memset(a, 0, n);
 			return;
+		}
 		lo = 0;
 		src = d;
 		hi = r->dyn_size - d < n ? r->dyn_size - d : n;
 	}
-	memcpy(a + lo, r->bytes + src, hi - lo);
+	memset(a, 0, lo);
+	memcpy(a + lo, bytes + src, hi - lo);
+	memset(a + hi, 0, n - hi);
 }
 
-static int ref_store(struct mtz_delta_ref *r, uint64_t sp, const uint8_t *bytes, size_t n,
-		     uint64_t hash, const uint64_t *regs, unsigned nr_regs)
+/* ---- XOR group codes ---------------------------------------------------- */
+
+static uint64_t load_part(const uint8_t *p, size_t n)
 {
-	if (n > r->cap) {
-		uint8_t *p = realloc(r->bytes, n);
-		if (!p)
-			return MTZ_ENOMEM;
-		r->bytes = p;
-		r->cap = n;
+	uint64_t v = 0;
+	memcpy(&v, p, n);
+	return v;
+}
+
+/* Appends the code of cur ^ ref (n bytes each; ref NULL: zeros) to code. */
+static int xor_code(struct mtz_buf *code, const uint8_t *cur, const uint8_t *ref, size_t n)
+{
+	size_t ngroups = (n + MTZ_GROUP_SIZE - 1) / MTZ_GROUP_SIZE;
+	size_t pbytes = (ngroups + 7) / 8;
+	if (mtz_buf_reserve(code, pbytes + ngroups * 8 + n + 8))
+		return MTZ_ENOMEM;
+	uint8_t *p = code->data + code->len;
+	uint8_t *present = p;
+	memset(present, 0, pbytes);
+	p += pbytes;
+	for (size_t g = 0; g < ngroups; g++) {
+		size_t base = g * MTZ_GROUP_SIZE;
+		size_t end = base + MTZ_GROUP_SIZE < n ? base + MTZ_GROUP_SIZE : n;
+		uint8_t *maskp = p;
+		uint8_t *w = p + 8;
+		uint64_t mask = 0;
+		size_t i = base;
+		/* branch-free: always store, advance only past nonzero words */
+		if (ref) {
+			for (; i + 8 <= end; i += 8) {
+				uint64_t x = mtz_ld64(cur + i) ^ mtz_ld64(ref + i);
+				mtz_st64(w, x);
+				w += (x != 0) * 8;
+				mask |= (uint64_t)(x != 0) << ((i - base) / 8);
+			}
+		} else {
+			for (; i + 8 <= end; i += 8) {
+				uint64_t x = mtz_ld64(cur + i);
+				mtz_st64(w, x);
+				w += (x != 0) * 8;
+				mask |= (uint64_t)(x != 0) << ((i - base) / 8);
+			}
+		}
+		if (i < end) {	/* a last partial word, zero-extended */
+			uint64_t x = load_part(cur + i, end - i) ^
+				     (ref ? load_part(ref + i, end - i) : 0);
+			mtz_st64(w, x);
+			w += (x != 0) * 8;
+			mask |= (uint64_t)(x != 0) << ((i - base) / 8);
+		}
+		if (mask) {
+			mtz_st64(maskp, mask);
+			present[g / 8] |= (uint8_t)(1u << (g % 8));
+			p = w;
+		}
 	}
-	if (n)
-		memcpy(r->bytes, bytes, n);
-	r->dyn_size = n;
-	r->sp = sp;
-	r->hash = hash;
-	r->nr_regs = nr_regs;
-	memcpy(r->regs, regs, nr_regs * sizeof(uint64_t));
+	code->len = (size_t)(p - code->data);
+	return 0;
+}
+
+/* a ^= the code at *pos of sec (len bytes).  @return : 0, MTZ_ETRUNC or
+ * MTZ_EFORMAT (a mask naming words past n, or an empty group). */
+static int xor_apply(const uint8_t *sec, size_t len, size_t *pos, uint8_t *a, size_t n)
+{
+	size_t ngroups = (n + MTZ_GROUP_SIZE - 1) / MTZ_GROUP_SIZE;
+	size_t pbytes = (ngroups + 7) / 8;
+	size_t at = *pos;
+	if (len - at < pbytes)
+		return MTZ_ETRUNC;
+	const uint8_t *present = sec + at;
+	at += pbytes;
+	if (ngroups % 8 && present[pbytes - 1] >> (ngroups % 8))
+		return MTZ_EFORMAT;
+	for (size_t g = 0; g < ngroups; g++) {
+		if (!(present[g / 8] >> (g % 8) & 1))
+			continue;
+		if (len - at < 8)
+			return MTZ_ETRUNC;
+		uint64_t mask = mtz_ld64(sec + at);
+		at += 8;
+		size_t base = g * MTZ_GROUP_SIZE;
+		size_t words = (n - base + 7) / 8;
+		if (words > 64)
+			words = 64;
+		if (!mask || (words < 64 && mask >> words))
+			return MTZ_EFORMAT;
+		if ((len - at) / 8 < (size_t)__builtin_popcountll(mask))
+			return MTZ_ETRUNC;
+		for (; mask; mask &= mask - 1) {
+			size_t w = base + 8 * (size_t)__builtin_ctzll(mask);
+			uint64_t x = mtz_ld64(sec + at);
+			at += 8;
+			if (w + 8 <= n) {
+				mtz_st64(a + w, mtz_ld64(a + w) ^ x);
+			} else {	/* partial word: the bytes past n must be zero */
+				size_t k = n - w;
+				if (x >> (8 * k))
+					return MTZ_EFORMAT;
+				uint64_t v = load_part(a + w, k) ^ x;
+				memcpy(a + w, &v, k);
+			}
+		}
+	}
+	*pos = at;
+	return 0;
+}
+
+/* Fills the pad (n bytes at base + pad_pos) with its source: for each
+ * 512-byte group, the bytes dist back in the output (dist 0: zeros).  The
+ * dists come first in the code, each XORed with the one before (the first
+ * with 0).
+ * @return : 0, MTZ_ETRUNC, or MTZ_EFORMAT (a source outside the output). */
+static int pad_source(const uint8_t *sec, size_t len, size_t *pos, uint8_t *base,
+		      size_t pad_pos, size_t n, uint32_t *prev, uint64_t *matched)
+{
+	size_t ngroups = (n + MTZ_GROUP_SIZE - 1) / MTZ_GROUP_SIZE;
+	if ((len - *pos) / 4 < ngroups)
+		return MTZ_ETRUNC;
+	const uint8_t *dp = sec + *pos;
+	for (size_t g = 0; g < ngroups; g++) {
+		size_t off = g * MTZ_GROUP_SIZE;
+		size_t glen = n - off < MTZ_GROUP_SIZE ? n - off : MTZ_GROUP_SIZE;
+		size_t at = pad_pos + off;
+		uint32_t dist = mtz_ld32(dp + 4 * g) ^ *prev;
+		*prev = dist;
+		if (!dist) {
+			memset(base + at, 0, glen);
+			continue;
+		}
+		/* the source lies wholly in what is already written */
+		if (dist < glen || dist > at)
+			return MTZ_EFORMAT;
+		memcpy(base + at, base + at - dist, glen);
+		*matched += glen;
+	}
+	*pos += 4 * ngroups;
 	return 0;
 }
 
@@ -183,7 +306,6 @@ static int ref_store(struct mtz_delta_ref *r, uint64_t sp, const uint8_t *bytes,
 
 struct mtz_delta_dec {
 	struct ref_table refs;
-	struct scratch rebuilt;
 	struct mtz_delta_stats stats;
 };
 
@@ -201,7 +323,6 @@ void mtz_delta_dec_free(struct mtz_delta_dec *d)
 	if (!d)
 		return;
 	table_release(&d->refs);
-	free(d->rebuilt.p);
 	free(d);
 }
 
@@ -215,12 +336,11 @@ const struct mtz_delta_stats *mtz_delta_dec_stats(const struct mtz_delta_dec *d)
 	return &d->stats;
 }
 
-/* The fixed fields of a SAMPLE entry. */
+/* The ops fields of a SAMPLE entry. */
 struct entry {
-	uint16_t rec_size, regs_offset, stack_offset, dyn_size;
-	uint8_t nr_regs, sp_index;
+	uint16_t rec_size, regs_offset, stack_offset, dyn_size, pad_size;
+	uint8_t nr_regs, sp_index, flags;
 	uint32_t tid;
-	uint64_t hash, ref_hash;
 };
 
 static void entry_put(uint8_t *p, const struct entry *e)
@@ -229,12 +349,13 @@ static void entry_put(uint8_t *p, const struct entry *e)
 	mtz_st16(p + 2, e->regs_offset);
 	p[4] = e->nr_regs;
 	p[5] = e->sp_index;
-	mtz_st16(p + 6, e->stack_offset);
-	mtz_st16(p + 8, e->dyn_size);
-	mtz_st16(p + 10, 0);
-	mtz_st32(p + 12, e->tid);
-	mtz_st64(p + 16, e->hash);
-	mtz_st64(p + 24, e->ref_hash);
+	p[6] = e->flags;
+	p[7] = 0;
+	mtz_st16(p + 8, e->stack_offset);
+	mtz_st16(p + 10, e->dyn_size);
+	mtz_st16(p + 12, e->pad_size);
+	mtz_st16(p + 14, 0);
+	mtz_st32(p + 16, e->tid);
 }
 
 static int entry_get(const uint8_t *p, struct entry *e)
@@ -243,142 +364,152 @@ static int entry_get(const uint8_t *p, struct entry *e)
 	e->regs_offset = mtz_ld16(p + 2);
 	e->nr_regs = p[4];
 	e->sp_index = p[5];
-	e->stack_offset = mtz_ld16(p + 6);
-	e->dyn_size = mtz_ld16(p + 8);
-	e->tid = mtz_ld32(p + 12);
-	e->hash = mtz_ld64(p + 16);
-	e->ref_hash = mtz_ld64(p + 24);
-	if (mtz_ld16(p + 10) != 0 || e->nr_regs > MTZ_MAX_REGS)
+	e->flags = p[6];
+	e->stack_offset = mtz_ld16(p + 8);
+	e->dyn_size = mtz_ld16(p + 10);
+	e->pad_size = mtz_ld16(p + 12);
+	e->tid = mtz_ld32(p + 16);
+	if (p[7] || mtz_ld16(p + 14) || (e->flags & ~MTZ_SAMPLE_HEAD_XOR) ||
+	    e->nr_regs > MTZ_MAX_REGS)
 		return MTZ_EFORMAT;
 	if (e->sp_index != 0xff && e->sp_index >= e->nr_regs)
 		return MTZ_EFORMAT;
-	if ((size_t)e->stack_offset + e->dyn_size > e->rec_size)
+	if ((size_t)e->stack_offset + e->dyn_size + e->pad_size > e->rec_size)
 		return MTZ_EFORMAT;
 	if ((size_t)e->regs_offset + 8u * e->nr_regs > e->stack_offset)
 		return MTZ_EFORMAT;
 	return 0;
 }
 
-int mtz_delta_dec_sample(struct mtz_delta_dec *d, const uint8_t *in, size_t n,
-			 size_t *used, struct mtz_buf *out)
+/* With expect (the record the entry should give, for the encoder's check)
+ * the rebuilt stack is compared with it instead of hashed: equal bytes have
+ * equal hashes, and memcmp is several times faster than the hash. */
+static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, struct mtz_buf *out,
+		      const uint8_t *expect, uint64_t expect_hash)
 {
+	struct mtz_cursors c = *cur;	/* written back on success only */
 	struct entry e;
 	int rc;
 
-	if (n < MTZ_SAMPLE_FIXED)
+	if (c.len[MTZ_SEC_OPS] - c.pos[MTZ_SEC_OPS] < MTZ_SAMPLE_OPS)
 		return MTZ_ETRUNC;
-	if ((rc = entry_get(in, &e)))
+	if ((rc = entry_get(c.p[MTZ_SEC_OPS] + c.pos[MTZ_SEC_OPS], &e)))
 		return rc;
-	size_t pos = MTZ_SAMPLE_FIXED;
-	size_t resid = (size_t)e.rec_size - e.dyn_size;
-	if (n - pos < resid)
+	c.pos[MTZ_SEC_OPS] += MTZ_SAMPLE_OPS;
+	if (c.len[MTZ_SEC_HASH] - c.pos[MTZ_SEC_HASH] < 16)
 		return MTZ_ETRUNC;
-	const uint8_t *res = in + pos;
-	pos += resid;
+	const uint8_t *hp = c.p[MTZ_SEC_HASH] + c.pos[MTZ_SEC_HASH];
+	uint64_t ref_hash = mtz_ld64(hp), hash = mtz_ld64(hp + 8);
+	c.pos[MTZ_SEC_HASH] += 16;
+
+	size_t so = e.stack_offset, dyn = e.dyn_size, pad = e.pad_size;
+	size_t tail = (size_t)e.rec_size - so - dyn - pad;
 
 	struct mtz_delta_ref *ref = NULL;
-	if (e.ref_hash) {
+	if (ref_hash) {
 		ref = table_find(&d->refs, e.tid);
-		if (!ref || ref->hash != e.ref_hash)
+		if (!ref || ref->hash != ref_hash)
 			return MTZ_EREF;
 	}
-
-	uint64_t regs[MTZ_MAX_REGS];
-	for (unsigned i = 0; i < e.nr_regs; i++) {
-		regs[i] = mtz_ld64(res + e.regs_offset + 8 * i);
-		if (ref && i < ref->nr_regs)
-			regs[i] ^= ref->regs[i];
-	}
-	uint64_t sp = e.sp_index == 0xff ? 0 : regs[e.sp_index];
-
-	size_t dyn = e.dyn_size;
-	if ((rc = scratch_fit(&d->rebuilt, dyn)))
-		return rc;
-	uint8_t *a = d->rebuilt.p;
-	ref_align(ref, sp, dyn, a);
-
-	size_t ngroups = (dyn + MTZ_GROUP_SIZE - 1) / MTZ_GROUP_SIZE;
-	size_t pbytes = (ngroups + 7) / 8;
-	if (n - pos < pbytes)
-		return MTZ_ETRUNC;
-	const uint8_t *present = in + pos;
-	pos += pbytes;
-	if (ngroups % 8 && present[pbytes - 1] >> (ngroups % 8))
+	if ((e.flags & MTZ_SAMPLE_HEAD_XOR) && (!ref || ref->head_size != so))
 		return MTZ_EFORMAT;
-	for (size_t g = 0; g < ngroups; g++) {
-		if (!(present[g / 8] >> (g % 8) & 1))
-			continue;
-		if (n - pos < 8)
-			return MTZ_ETRUNC;
-		uint64_t mask = mtz_ld64(in + pos);
-		pos += 8;
-		size_t base = g * MTZ_GROUP_SIZE;
-		size_t words = (dyn - base + 7) / 8;
-		if (words > 64)
-			words = 64;
-		if (!mask || (words < 64 && mask >> words))
-			return MTZ_EFORMAT;
-		if ((n - pos) / 8 < (size_t)__builtin_popcountll(mask))
-			return MTZ_ETRUNC;
-		for (; mask; mask &= mask - 1) {
-			size_t w = base + 8 * (size_t)__builtin_ctzll(mask);
-			mtz_st64(a + w, mtz_ld64(a + w) ^ mtz_ld64(in + pos));
-			pos += 8;
-		}
-	}
-	uint64_t h = mtz_hash(a, dyn);
-	if (h != e.hash)
-		return MTZ_EHASH;
 
 	if (mtz_buf_reserve(out, e.rec_size))
 		return MTZ_ENOMEM;
+	/* the reference is the thread's previous record, still in out */
 	uint8_t *rec = out->data + out->len;
-	memcpy(rec, res, e.stack_offset);
-	for (unsigned i = 0; i < e.nr_regs; i++)
-		mtz_st64(rec + e.regs_offset + 8 * i, regs[i]);
-	memcpy(rec + e.stack_offset, a, dyn);
-	memcpy(rec + e.stack_offset + dyn, res + e.stack_offset, resid - e.stack_offset);
+	const uint8_t *rhead = ref ? out->data + ref->at : NULL;
+	if (e.flags & MTZ_SAMPLE_HEAD_XOR)
+		memcpy(rec, rhead, so);
+	else
+		memset(rec, 0, so);
+	if ((rc = xor_apply(c.p[MTZ_SEC_HEAD], c.len[MTZ_SEC_HEAD], &c.pos[MTZ_SEC_HEAD], rec, so)))
+		return rc;
+	if (c.len[MTZ_SEC_HEAD] - c.pos[MTZ_SEC_HEAD] < tail)
+		return MTZ_ETRUNC;
+	const uint8_t *tailp = c.p[MTZ_SEC_HEAD] + c.pos[MTZ_SEC_HEAD];
+	c.pos[MTZ_SEC_HEAD] += tail;
+	uint64_t sp = e.sp_index == 0xff ? 0 : mtz_ld64(rec + e.regs_offset + 8 * e.sp_index);
+
+	uint8_t *a = rec + so;
+	ref_align(ref, ref ? rhead + ref->head_size : NULL, sp, dyn, a);
+	const uint8_t *code = c.p[MTZ_SEC_CODE];
+	size_t clen = c.len[MTZ_SEC_CODE];
+	if ((rc = xor_apply(code, clen, &c.pos[MTZ_SEC_CODE], a, dyn)))
+		return rc;
+	uint64_t h;
+	if (expect) {
+		if (hash != expect_hash || memcmp(a, expect + so, dyn))
+			return MTZ_EHASH;
+		h = hash;
+	} else {
+		h = mtz_hash(a, dyn);
+		if (h != hash)
+			return MTZ_EHASH;
+	}
+
+	uint8_t *pp = rec + so + dyn;
+	uint64_t matched = 0;
+	uint32_t pad_prev = 0;
+	if ((rc = pad_source(code, clen, &c.pos[MTZ_SEC_CODE], out->data, out->len + so + dyn,
+			     pad, &pad_prev, &matched)))
+		return rc;
+	if ((rc = xor_apply(code, clen, &c.pos[MTZ_SEC_CODE], pp, pad)))
+		return rc;
+	memcpy(pp + pad, tailp, tail);
 
 	struct mtz_delta_ref *slot = ref ? ref : table_claim(&d->refs, e.tid);
 	if (!slot)
 		return MTZ_ENOMEM;
-	/* swap buffers instead of copying the rebuilt stack */
-	uint8_t *old = slot->bytes;
-	size_t oldcap = slot->cap;
-	slot->bytes = d->rebuilt.p;
-	slot->cap = d->rebuilt.cap;
-	d->rebuilt.p = old;
-	d->rebuilt.cap = oldcap;
+	slot->at = out->len;
+	slot->head_size = so;
 	slot->dyn_size = dyn;
 	slot->sp = sp;
 	slot->hash = h;
-	slot->nr_regs = e.nr_regs;
-	memcpy(slot->regs, regs, e.nr_regs * sizeof(uint64_t));
 
 	out->len += e.rec_size;
-	*used = pos;
+	*cur = c;
 	d->stats.coded++;
 	d->stats.keyframes += !ref;
 	d->stats.stack_bytes += dyn;
+	d->stats.pad_bytes += pad;
+	d->stats.pad_matched += matched;
 	return 0;
+}
+
+int mtz_delta_dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, struct mtz_buf *out)
+{
+	return dec_sample(d, cur, out, NULL, 0);
 }
 
 /* ---- encoder ---------------------------------------------------------- */
 
+#define INDEX_BITS 18
+#define INDEX_STEP 64		/* output bytes per indexed word */
+#define RECENT 4		/* pad distances remembered */
+
 struct mtz_delta_enc {
 	struct ref_table refs;
 	struct scratch aligned;		/* the reference aligned to the new stack */
+	struct scratch padsrc;		/* the pad's source */
+	uint32_t dists[65536 / MTZ_GROUP_SIZE + 1];
 	struct mtz_delta_dec *mirror;	/* decodes what we emit */
-	struct mtz_buf check;		/* the mirror's output */
+	/* where words of the frame's output sit, to find stale pad bytes */
+	uint32_t *index;		/* word hash -> output offset + 1 */
+	size_t indexed;			/* output bytes indexed so far */
+	uint32_t recent[RECENT];	/* pad distances that worked lately */
 	struct mtz_delta_stats stats;
 };
 
 int mtz_delta_enc_new(struct mtz_delta_enc **out)
 {
 	struct mtz_delta_enc *e = calloc(1, sizeof(*e));
-	if (!e || mtz_delta_dec_new(&e->mirror)) {
-		free(e);
-		*out = NULL;
+	*out = NULL;
+	if (!e)
+		return MTZ_ENOMEM;
+	e->index = calloc((size_t)1 << INDEX_BITS, sizeof(uint32_t));
+	if (!e->index || mtz_delta_dec_new(&e->mirror)) {
+		mtz_delta_enc_free(e);
 		return MTZ_ENOMEM;
 	}
 	e->refs.gen = 1;
@@ -392,8 +523,9 @@ void mtz_delta_enc_free(struct mtz_delta_enc *e)
 		return;
 	table_release(&e->refs);
 	free(e->aligned.p);
+	free(e->padsrc.p);
+	free(e->index);
 	mtz_delta_dec_free(e->mirror);
-	mtz_buf_release(&e->check);
 	free(e);
 }
 
@@ -401,6 +533,9 @@ void mtz_delta_enc_reset(struct mtz_delta_enc *e)
 {
 	table_reset(&e->refs);
 	mtz_delta_dec_reset(e->mirror);
+	memset(e->index, 0, ((size_t)1 << INDEX_BITS) * sizeof(uint32_t));
+	e->indexed = 0;
+	memset(e->recent, 0, sizeof(e->recent));
 }
 
 const struct mtz_delta_stats *mtz_delta_enc_stats(const struct mtz_delta_enc *e)
@@ -419,7 +554,8 @@ static int view_check(const struct mtz_sample_view *s)
 		return MTZ_EFORMAT;
 	if (s->sp_index >= (int)s->nr_regs || s->sp_index < -1)
 		return MTZ_EFORMAT;
-	if (s->stack_offset > s->rec_size || s->dyn_size > s->rec_size - s->stack_offset)
+	if (s->stack_offset > s->rec_size || s->stack_size > s->rec_size - s->stack_offset ||
+	    s->dyn_size > s->stack_size)
 		return MTZ_EFORMAT;
 	if (s->regs_offset > s->stack_offset ||
 	    8 * (size_t)s->nr_regs > s->stack_offset - s->regs_offset)
@@ -427,143 +563,251 @@ static int view_check(const struct mtz_sample_view *s)
 	return 0;
 }
 
-/* Appends the entry for s against ref (NULL: keyframe). */
+static size_t index_slot(uint64_t w)
+{
+	return (size_t)((w * 0x9e3779b97f4a7c15ull) >> (64 - INDEX_BITS));
+}
+
+/* Words of src equal to pad's, over the first bytes (a cheap score). */
+static unsigned match_score(const uint8_t *pad, const uint8_t *src, size_t n)
+{
+	unsigned score = 0;
+	for (size_t i = 0; i + 8 <= n; i += 8)
+		score += mtz_ld64(pad + i) == mtz_ld64(src + i);
+	return score;
+}
+
+/* Chooses for each 512-byte group of the pad a distance back into out
+ * where the same bytes sit (stale ring bytes are copies of older records),
+ * or 0.  The pad will start at out->len + pad_off; sources must lie wholly
+ * in out.  dists gets one entry per group.  @return : bytes matched. */
+static size_t pad_search(struct mtz_delta_enc *e, const uint8_t *pad, size_t n,
+			 const struct mtz_buf *out, size_t pad_off, uint32_t *dists)
+{
+	size_t ngroups = (n + MTZ_GROUP_SIZE - 1) / MTZ_GROUP_SIZE;
+	memset(dists, 0, ngroups * sizeof(uint32_t));
+	if (n < 64 || out->len > UINT32_MAX / 2)
+		return 0;
+	for (size_t p = (e->indexed + INDEX_STEP - 1) / INDEX_STEP * INDEX_STEP;
+	     p + 8 <= out->len; p += INDEX_STEP) {
+		uint64_t w = mtz_ld64(out->data + p);
+		if (w)
+			e->index[index_slot(w)] = (uint32_t)p + 1;
+	}
+	e->indexed = out->len;
+
+	size_t matched = 0;
+	uint32_t prev = e->recent[0];
+	for (size_t g = 0; g < ngroups; g++) {
+		size_t off = g * MTZ_GROUP_SIZE;
+		size_t glen = n - off < MTZ_GROUP_SIZE ? n - off : MTZ_GROUP_SIZE;
+		const uint8_t *cur = pad + off;
+		uint64_t at = out->len + pad_off + off;	/* where the group lands */
+		uint64_t lo = pad_off + off + glen;	/* nearest source: ends at out->len */
+		unsigned words = (unsigned)(glen / 8);
+		if (!words)
+			break;
+		uint32_t cand[1 + RECENT + INDEX_STEP];
+		unsigned nc = 0;
+		cand[nc++] = prev;
+		for (unsigned i = 0; i < RECENT; i++)
+			cand[nc++] = e->recent[i];
+		uint32_t best = 0;
+		unsigned best_score = 0;
+		for (int pass = 0; pass < 2; pass++) {
+			for (unsigned i = 0; i < nc && best_score < words; i++) {
+				uint64_t dist = cand[i];
+				if (!dist || dist < lo || dist > at || (i && dist == cand[0]))
+					continue;
+				unsigned sc = match_score(cur, out->data + (at - dist), glen);
+				if (sc > best_score) {
+					best_score = sc;
+					best = cand[i];
+				}
+			}
+			if (pass || best_score * 8 >= words * 7)
+				break;
+			/* look the group's first words up, at every byte offset:
+			 * the output need not be 8-byte aligned */
+			nc = 0;
+			for (size_t j = 0; j + 8 <= glen && j < INDEX_STEP; j++) {
+				uint64_t w = mtz_ld64(cur + j);
+				uint32_t hit = w ? e->index[index_slot(w)] : 0;
+				if (hit && at + j > hit - 1)
+					cand[nc++] = (uint32_t)(at + j - (hit - 1));
+			}
+		}
+		/* XOR with unrelated bytes gives noise zstd cannot match
+		 * elsewhere: take near-copies only */
+		if (best_score * 8 < words * 7)
+			continue;
+		dists[g] = best;
+		prev = best;
+		matched += glen;
+		if (best != e->recent[0]) {
+			unsigned k = 0;
+			while (k < RECENT - 1 && e->recent[k] != best)
+				k++;
+			memmove(e->recent + 1, e->recent, k * sizeof(uint32_t));
+			e->recent[0] = best;
+		}
+	}
+	return matched;
+}
+
+/* Appends the entry for s: against ref (NULL: keyframe), pad groups against
+ * out at dists (NULL or 0: zeros). */
 static int emit(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 		const struct mtz_delta_ref *ref, uint64_t sp, uint64_t hash,
-		struct mtz_buf *out)
+		const uint32_t *dists, struct mtz_sections *sec, const struct mtz_buf *out)
 {
-	size_t dyn = s->dyn_size;
-	size_t ngroups = (dyn + MTZ_GROUP_SIZE - 1) / MTZ_GROUP_SIZE;
-	size_t pbytes = (ngroups + 7) / 8;
-	/* worst case: every group present with every word */
-	size_t most = 1 + MTZ_SAMPLE_FIXED + s->rec_size + pbytes + ngroups * 8 + dyn + 8;
-	if (mtz_buf_reserve(out, most) || scratch_fit(&e->aligned, dyn))
+	size_t so = s->stack_offset, dyn = s->dyn_size, pad = s->stack_size - dyn;
+	size_t tail = s->rec_size - so - s->stack_size;
+	int head_xor = ref && ref->head_size == so;
+	struct mtz_buf *ops = &sec->s[MTZ_SEC_OPS], *hs = &sec->s[MTZ_SEC_HASH];
+	struct mtz_buf *head = &sec->s[MTZ_SEC_HEAD], *code = &sec->s[MTZ_SEC_CODE];
+	if (mtz_buf_reserve(ops, 1 + MTZ_SAMPLE_OPS) || mtz_buf_reserve(hs, 16) ||
+	    scratch_fit(&e->aligned, dyn))
 		return MTZ_ENOMEM;
 
-	uint8_t *p = out->data + out->len;
-	*p++ = MTZ_TAG_SAMPLE;
 	struct entry en = {
 		.rec_size = (uint16_t)s->rec_size,
 		.regs_offset = (uint16_t)s->regs_offset,
-		.stack_offset = (uint16_t)s->stack_offset,
+		.stack_offset = (uint16_t)so,
 		.dyn_size = (uint16_t)dyn,
+		.pad_size = (uint16_t)pad,
 		.nr_regs = (uint8_t)s->nr_regs,
 		.sp_index = s->sp_index < 0 ? 0xff : (uint8_t)s->sp_index,
+		.flags = head_xor ? MTZ_SAMPLE_HEAD_XOR : 0,
 		.tid = s->tid,
-		.hash = hash,
-		.ref_hash = ref ? ref->hash : 0,
 	};
-	entry_put(p, &en);
-	p += MTZ_SAMPLE_FIXED;
+	ops->data[ops->len++] = MTZ_TAG_SAMPLE;
+	entry_put(ops->data + ops->len, &en);
+	ops->len += MTZ_SAMPLE_OPS;
+	mtz_st64(hs->data + hs->len, ref ? ref->hash : 0);
+	mtz_st64(hs->data + hs->len + 8, hash);
+	hs->len += 16;
 
-	memcpy(p, s->rec, s->stack_offset);
+	int rc = xor_code(head, s->rec, head_xor ? ref->head : NULL, so);
+	if (rc || mtz_buf_reserve(head, tail))
+		return MTZ_ENOMEM;
+	mtz_buf_put(head, s->rec + so + s->stack_size, tail);
+
+	const uint8_t *stk = s->rec + so;
+	const uint8_t *a = NULL;
 	if (ref) {
-		unsigned nr = s->nr_regs < ref->nr_regs ? s->nr_regs : ref->nr_regs;
-		for (unsigned i = 0; i < nr; i++) {
-			uint8_t *q = p + s->regs_offset + 8 * i;
-			mtz_st64(q, mtz_ld64(q) ^ ref->regs[i]);
-		}
+		ref_align(ref, ref->bytes, sp, dyn, e->aligned.p);
+		a = e->aligned.p;
 	}
-	p += s->stack_offset;
-	size_t tail = s->rec_size - s->stack_offset - dyn;
-	memcpy(p, s->rec + s->stack_offset + dyn, tail);
-	p += tail;
-
-	uint8_t *a = e->aligned.p;
-	ref_align(ref, sp, dyn, a);
-	const uint8_t *stk = s->rec + s->stack_offset;
-	uint8_t *present = p;
-	memset(present, 0, pbytes);
-	p += pbytes;
+	if ((rc = xor_code(code, stk, a, dyn)))
+		return rc;
+	/* the pad's source, group by group, and the dists that name it */
+	size_t ngroups = (pad + MTZ_GROUP_SIZE - 1) / MTZ_GROUP_SIZE;
+	if (mtz_buf_reserve(code, 4 * ngroups) || scratch_fit(&e->padsrc, pad))
+		return MTZ_ENOMEM;
+	uint32_t prev = 0;
+	int any = 0;
 	for (size_t g = 0; g < ngroups; g++) {
-		size_t base = g * MTZ_GROUP_SIZE;
-		size_t end = base + MTZ_GROUP_SIZE < dyn ? base + MTZ_GROUP_SIZE : dyn;
-		uint8_t *maskp = p;
-		uint8_t *w = p + 8;
-		uint64_t mask = 0;
-		size_t i = base;
-		for (; i + 8 <= end; i += 8) {
-			uint64_t x = mtz_ld64(stk + i) ^ mtz_ld64(a + i);
-			/* branch-free: always store, advance only when nonzero */
-			mtz_st64(w, x);
-			w += (x != 0) * 8;
-			mask |= (uint64_t)(x != 0) << ((i - base) / 8);
-		}
-		if (i < end) {	/* last partial word, zero-padded */
-			uint64_t v = 0;
-			memcpy(&v, stk + i, end - i);
-			uint64_t x = v ^ mtz_ld64(a + i);
-			mtz_st64(w, x);
-			w += (x != 0) * 8;
-			mask |= (uint64_t)(x != 0) << ((i - base) / 8);
-		}
-		if (mask) {
-			mtz_st64(maskp, mask);
-			present[g / 8] |= (uint8_t)(1u << (g % 8));
-			p = w;
-		}
+		uint32_t dist = dists ? dists[g] : 0;
+		size_t off = g * MTZ_GROUP_SIZE;
+		size_t glen = pad - off < MTZ_GROUP_SIZE ? pad - off : MTZ_GROUP_SIZE;
+		mtz_st32(code->data + code->len, dist ^ prev);
+		code->len += 4;
+		prev = dist;
+		any |= dist != 0;
+		if (dist)
+			memcpy(e->padsrc.p + off, out->data + (out->len + so + dyn + off - dist), glen);
+		else
+			memset(e->padsrc.p + off, 0, glen);
 	}
-	out->len = (size_t)(p - out->data);
+	return xor_code(code, stk + dyn, any ? e->padsrc.p : NULL, pad);
+}
+
+/* Runs the mirror decoder on the entry that starts at lens in sec; on
+ * success the record is in out at its end. */
+static int verify(struct mtz_delta_enc *e, const struct mtz_sample_view *s, uint64_t hash,
+		  const struct mtz_sections *sec, const size_t *lens, struct mtz_buf *out)
+{
+	struct mtz_cursors c;
+	for (int i = 0; i < MTZ_NSEC; i++) {
+		c.p[i] = sec->s[i].data;
+		c.pos[i] = lens[i];
+		c.len[i] = sec->s[i].len;
+	}
+	c.pos[MTZ_SEC_OPS]++;	/* the tag */
+	size_t start = out->len;
+	int rc = dec_sample(e->mirror, &c, out, s->rec, hash);
+	if (rc == MTZ_ENOMEM)
+		return rc;
+	int consumed = 1;
+	for (int i = 0; i < MTZ_NSEC; i++)
+		consumed &= c.pos[i] == c.len[i];
+	if (rc || !consumed || out->len - start != s->rec_size ||
+	    memcmp(out->data + start, s->rec, s->rec_size)) {
+		out->len = start;
+		return MTZ_EHASH;
+	}
 	return 0;
 }
 
-/* Runs the mirror decoder on the entry at out->data + start. */
-static int verify(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
-		  const struct mtz_buf *out, size_t start)
+static void rewind_to(struct mtz_sections *sec, const size_t *lens)
 {
-	size_t used;
-	e->check.len = 0;
-	int rc = mtz_delta_dec_sample(e->mirror, out->data + start + 1,
-				      out->len - start - 1, &used, &e->check);
-	if (rc == MTZ_ENOMEM)
-		return rc;
-	if (rc || used != out->len - start - 1 || e->check.len != s->rec_size ||
-	    memcmp(e->check.data, s->rec, s->rec_size))
-		return MTZ_EHASH;
-	return 0;
+	for (int i = 0; i < MTZ_NSEC; i++)
+		sec->s[i].len = lens[i];
 }
 
 int mtz_delta_enc_sample(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
-			 struct mtz_buf *out)
+			 struct mtz_sections *sec, struct mtz_buf *out)
 {
 	int rc = view_check(s);
 	if (rc)
 		return rc;
+	size_t lens[MTZ_NSEC];
+	for (int i = 0; i < MTZ_NSEC; i++)
+		lens[i] = sec->s[i].len;
 
-	uint64_t regs[MTZ_MAX_REGS];
-	for (unsigned i = 0; i < s->nr_regs; i++)
-		regs[i] = mtz_ld64(s->rec + s->regs_offset + 8 * i);
-	uint64_t sp = s->sp_index < 0 ? 0 : regs[s->sp_index];
+	uint64_t sp = s->sp_index < 0 ? 0 : mtz_ld64(s->rec + s->regs_offset + 8 * (size_t)s->sp_index);
 	const uint8_t *stk = s->rec + s->stack_offset;
 	uint64_t hash = mtz_hash(stk, s->dyn_size);
+	size_t pad = s->stack_size - s->dyn_size;
 
 	struct mtz_delta_ref *ref = table_find(&e->refs, s->tid);
 	if (ref && !ref->hash)	/* 0 means keyframe on the wire */
 		ref = NULL;
-	size_t start = out->len;
-	if ((rc = emit(e, s, ref, sp, hash, out)))
-		return rc;
-	rc = verify(e, s, out, start);
-	if (rc == MTZ_EHASH && ref) {
-		out->len = start;
-		if ((rc = emit(e, s, NULL, sp, hash, out)))
-			return rc;
-		rc = verify(e, s, out, start);
+	size_t matched = pad_search(e, stk + s->dyn_size, pad, out,
+				    s->stack_offset + s->dyn_size, e->dists);
+	if (!(rc = emit(e, s, ref, sp, hash, e->dists, sec, out)))
+		rc = verify(e, s, hash, sec, lens, out);
+	if (rc == MTZ_EHASH && (ref || matched)) {
+		rewind_to(sec, lens);
+		if (!(rc = emit(e, s, NULL, sp, hash, NULL, sec, out)))
+			rc = verify(e, s, hash, sec, lens, out);
 		e->stats.fallbacks++;
 		ref = NULL;
+		matched = 0;
 	}
 	if (rc) {
-		out->len = start;
+		rewind_to(sec, lens);
 		return rc;
 	}
 
 	struct mtz_delta_ref *slot = table_claim(&e->refs, s->tid);
-	if (!slot || ref_store(slot, sp, stk, s->dyn_size, hash, regs, s->nr_regs)) {
-		out->len = start;
+	if (!slot || grow(&slot->bytes, &slot->cap, s->dyn_size ? s->dyn_size : 1) ||
+	    grow(&slot->head, &slot->head_cap, s->stack_offset ? s->stack_offset : 1)) {
+		out->len -= s->rec_size;
+		rewind_to(sec, lens);
 		return MTZ_ENOMEM;
 	}
+	memcpy(slot->bytes, stk, s->dyn_size);
+	slot->dyn_size = s->dyn_size;
+	memcpy(slot->head, s->rec, s->stack_offset);
+	slot->head_size = s->stack_offset;
+	slot->sp = sp;
+	slot->hash = hash;
 	e->stats.coded++;
 	e->stats.keyframes += !ref;
 	e->stats.stack_bytes += s->dyn_size;
+	e->stats.pad_bytes += pad;
+	e->stats.pad_matched += matched;
 	return 0;
 }

@@ -1,19 +1,28 @@
-/* The .mtz sample coder: a sample's user stack dump and user registers
- * XOR-coded against the same thread's previous sample (codec internal; the
- * entry layout is in docs/formats/mtz.md).
+/* The .mtz sample coder: a sample's user stack dump, registers and the rest
+ * of its record coded against the same thread's previous sample (codec
+ * internal; docs/formats/mtz.md has the byte layout).
  *
  * The coder knows nothing of perf's formats: a sample is described by a
- * struct mtz_sample_view (where its registers and valid stack bytes sit in
- * the record).  The stack bytes cover [sp, sp + dyn_size), sp being the
- * sample's stack pointer register (0 when the sample has none); the previous
- * copy is aligned to them by absolute address, bytes it does not cover count
- * as zero.  The XOR is sent as one presence bit per 512-byte group, then for
- * each present group a 64-bit mask of its nonzero 8-byte words and those
- * words.  A thread without a reference gets a keyframe (XOR against zeros,
- * ref_hash 0).
+ * struct mtz_sample_view.  Its record is cut into
+ *   head    [0, stack_offset)           the fields before the stack dump,
+ *                                        registers included
+ *   stack   dyn_size valid bytes        the user stack from sp upwards
+ *   pad     stack_size - dyn_size bytes what the kernel left in the ring
+ *                                        buffer there (kept bit for bit)
+ *   tail    the rest (dyn_size and later fields)
+ * The head is XORed with the thread's previous head when both have the same
+ * length; the stack is XORed with the thread's previous stack aligned by
+ * absolute address (bytes the previous copy does not cover count as zero);
+ * the pad, being stale ring bytes, is XORed with earlier output of the frame
+ * at a distance the encoder looks for (or with zeros).  An XOR is sent as one
+ * presence bit per 512-byte group, then for each present group a 64-bit mask
+ * of its nonzero 8-byte words and those words.  A thread without a reference
+ * gets a keyframe (ref_hash 0: stack XOR zeros, head as it is).
  *
- * The encoder runs a decoder of its own on every entry it emits and sends a
- * keyframe instead when the entry does not give the record back ("fallback").
+ * Entries are spread over sections (ops, hashes, heads, codes, pass) so that
+ * zstd sees like data together.  The encoder decodes every entry it emits
+ * with a decoder of its own and, when the record does not come back exactly,
+ * emits a plain keyframe instead ("fallback").
  */
 #ifndef MTZ_DELTA_H
 #define MTZ_DELTA_H
@@ -26,11 +35,27 @@
 #define MTZ_GROUP_SIZE 512		/* bytes per group: 64 words, one u64 mask */
 #define MTZ_MAX_REGS 64
 
-/* Entry tags inside a frame. */
+/* Entry tags (first byte of each entry in the ops section). */
 enum { MTZ_TAG_PASS = 1, MTZ_TAG_SAMPLE = 2, MTZ_TAG_BLOB = 3 };
 
-/* Fixed bytes of a SAMPLE entry after its tag. */
-#define MTZ_SAMPLE_FIXED 32
+/* Sections of a frame, in payload order. */
+enum { MTZ_SEC_OPS, MTZ_SEC_HASH, MTZ_SEC_HEAD, MTZ_SEC_CODE, MTZ_SEC_PASS, MTZ_NSEC };
+
+/* Bytes of a SAMPLE entry in the ops section after its tag. */
+#define MTZ_SAMPLE_OPS 20
+
+/* SAMPLE flags. */
+#define MTZ_SAMPLE_HEAD_XOR 1u
+
+struct mtz_sections {
+	struct mtz_buf s[MTZ_NSEC];
+};
+
+/* A reading position in each section of a decompressed frame. */
+struct mtz_cursors {
+	const uint8_t *p[MTZ_NSEC];
+	size_t pos[MTZ_NSEC], len[MTZ_NSEC];
+};
 
 struct mtz_sample_view {
 	const uint8_t *rec;	/* the whole record */
@@ -39,7 +64,8 @@ struct mtz_sample_view {
 	size_t regs_offset;	/* nr_regs u64 values at rec + regs_offset */
 	unsigned nr_regs;	/* at most MTZ_MAX_REGS; 0 when none */
 	int sp_index;		/* index of the stack pointer in regs, -1: none */
-	size_t stack_offset;	/* dyn_size valid stack bytes at rec + stack_offset */
+	size_t stack_offset;	/* the dump: stack_size bytes at rec + stack_offset, */
+	size_t stack_size;	/* of which the first dyn_size are valid */
 	size_t dyn_size;
 };
 
@@ -49,17 +75,22 @@ struct mtz_delta_ref {
 	uint32_t gen;		/* live when equal to the table's generation */
 	uint64_t sp;
 	uint64_t hash;		/* mtz_hash of bytes[0..dyn_size) */
-	uint8_t *bytes;
-	size_t dyn_size, cap;
-	unsigned nr_regs;
-	uint64_t regs[MTZ_MAX_REGS];
+	size_t dyn_size, head_size;
+	/* encoder: its own copies of the stack and the head */
+	uint8_t *bytes, *head;
+	size_t cap, head_cap;
+	/* decoder: the record's offset in the frame's output, which holds the
+	 * head there and the stack right after it */
+	size_t at;
 };
 
 struct mtz_delta_stats {
 	uint64_t coded;		/* SAMPLE entries emitted or decoded */
-	uint64_t keyframes;	/* of which without a reference */
-	uint64_t fallbacks;	/* keyframes sent after a delta failed to verify */
+	uint64_t keyframes;	/* of which without a stack reference */
+	uint64_t fallbacks;	/* plain keyframes sent after a failed verification */
 	uint64_t stack_bytes;	/* valid stack bytes coded */
+	uint64_t pad_bytes;	/* stale dump bytes coded */
+	uint64_t pad_matched;	/* of which coded against earlier output */
 };
 
 /* ---- encoder ---------------------------------------------------------- */
@@ -72,16 +103,17 @@ int mtz_delta_enc_new(struct mtz_delta_enc **out);
 /* Accepts NULL. */
 void mtz_delta_enc_free(struct mtz_delta_enc *e);
 
-/* Forgets every reference (start of a frame): the next sample of each
- * thread is a keyframe. */
+/* Forgets every reference and the output index (start of a frame): the next
+ * sample of each thread is a keyframe. */
 void mtz_delta_enc_reset(struct mtz_delta_enc *e);
 
-/* Appends the SAMPLE entry (tag included) coding s to out, after checking
- * that it decodes back to s's record.
+/* Appends the SAMPLE entry coding s to the sections, and s's record to out,
+ * the frame's output so far (padding is matched against it), after checking
+ * that the entry decodes back to the record.
  * @return : 0, MTZ_EFORMAT (s is inconsistent: nothing appended),
  *           MTZ_ENOMEM, or MTZ_EHASH (not even a keyframe verified: a bug). */
 int mtz_delta_enc_sample(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
-			 struct mtz_buf *out);
+			 struct mtz_sections *sec, struct mtz_buf *out);
 
 const struct mtz_delta_stats *mtz_delta_enc_stats(const struct mtz_delta_enc *e);
 
@@ -97,16 +129,17 @@ int mtz_delta_dec_new(struct mtz_delta_dec **out);
 void mtz_delta_dec_free(struct mtz_delta_dec *d);
 void mtz_delta_dec_reset(struct mtz_delta_dec *d);
 
-/* Decodes the SAMPLE entry at in (just after its tag; n bytes available)
- * and appends the record to out.  On success *used is the entry's size and
- * the thread's reference moves to this sample; on failure out and the
- * references are as they were.
- * @return : 0, MTZ_ETRUNC (entry runs past n), MTZ_EFORMAT (a field out of
- *           bounds), MTZ_EREF (ref_hash names no reference held for the
- *           thread), MTZ_EHASH (rebuilt stack does not hash to the entry's
- *           hash), MTZ_ENOMEM. */
-int mtz_delta_dec_sample(struct mtz_delta_dec *d, const uint8_t *in, size_t n,
-			 size_t *used, struct mtz_buf *out);
+/* Decodes the SAMPLE entry whose tag was just read from c's ops section and
+ * appends the record to out, the frame's output so far, which must hold
+ * every record this decoder produced since its last reset (the references
+ * are read from there).  On success the
+ * cursors move past the entry and the thread's reference moves to this
+ * sample; on failure the cursors, out and the references are as they were.
+ * @return : 0, MTZ_ETRUNC (a section ends inside the entry), MTZ_EFORMAT (a
+ *           field out of bounds), MTZ_EREF (ref_hash names no reference held
+ *           for the thread), MTZ_EHASH (the rebuilt stack does not hash to
+ *           the entry's hash), MTZ_ENOMEM. */
+int mtz_delta_dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *c, struct mtz_buf *out);
 
 const struct mtz_delta_stats *mtz_delta_dec_stats(const struct mtz_delta_dec *d);
 

@@ -223,52 +223,70 @@ void mtz_reader_stats(const struct mtz_reader *r, struct mtz_stats *st)
 	st->coded = d->coded;
 	st->keyframes = d->keyframes;
 	st->stack_bytes = d->stack_bytes;
+	st->pad_bytes = d->pad_bytes;
+	st->pad_matched = d->pad_matched;
 }
 
 /* Decodes a frame's entries into r->out.  @return : 0 or a code, with *where
- * the entry's offset in the decompressed frame. */
+ * the offset of the failing entry in the ops section. */
 static int decode_entries(struct mtz_reader *r, const struct mtz_frame_header *h,
 			  size_t *where)
 {
 	const uint8_t *p = r->raw.data;
-	size_t n = h->raw_size, pos = 0;
+	size_t n = h->raw_size;
 	uint64_t records = 0, samples = 0;
+	struct mtz_cursors c;
 	int rc;
+
+	*where = 0;
+	if (n < 4 * MTZ_NSEC)
+		return MTZ_ETRUNC;
+	uint64_t at = 4 * MTZ_NSEC;
+	for (int i = 0; i < MTZ_NSEC; i++) {
+		c.len[i] = mtz_ld32(p + 4 * i);
+		c.pos[i] = 0;
+		c.p[i] = p + (at <= n ? at : n);
+		at += c.len[i];
+	}
+	if (at != n)
+		return MTZ_EFORMAT;
 
 	r->out.len = 0;
 	r->out_pos = 0;
 	mtz_delta_dec_reset(r->dec);
-	if (mtz_buf_reserve(&r->out, h->out_size))
+	if (mtz_buf_reserve(&r->out, h->out_size ? h->out_size : 1))
 		return MTZ_ENOMEM;
-	while (pos < n) {
-		*where = pos;
-		uint8_t tag = p[pos++];
+	size_t *op = &c.pos[MTZ_SEC_OPS];
+	while (*op < c.len[MTZ_SEC_OPS]) {
+		*where = *op;
+		uint8_t tag = c.p[MTZ_SEC_OPS][(*op)++];
 		if (tag == MTZ_TAG_PASS || tag == MTZ_TAG_BLOB) {
-			if (n - pos < 4)
+			if (c.len[MTZ_SEC_OPS] - *op < 4)
 				return MTZ_ETRUNC;
-			uint32_t len = mtz_ld32(p + pos);
-			pos += 4;
-			if (n - pos < len)
+			uint32_t len = mtz_ld32(c.p[MTZ_SEC_OPS] + *op);
+			*op += 4;
+			if (c.len[MTZ_SEC_PASS] - c.pos[MTZ_SEC_PASS] < len)
 				return MTZ_ETRUNC;
 			if (len > h->out_size - r->out.len)
 				return MTZ_EFORMAT;
-			mtz_buf_put(&r->out, p + pos, len);
-			pos += len;
+			mtz_buf_put(&r->out, c.p[MTZ_SEC_PASS] + c.pos[MTZ_SEC_PASS], len);
+			c.pos[MTZ_SEC_PASS] += len;
 			records += tag == MTZ_TAG_PASS;
 		} else if (tag == MTZ_TAG_SAMPLE) {
-			size_t used;
-			if ((rc = mtz_delta_dec_sample(r->dec, p + pos, n - pos, &used, &r->out)))
+			if ((rc = mtz_delta_dec_sample(r->dec, &c, &r->out)))
 				return rc;
 			if (r->out.len > h->out_size)
 				return MTZ_EFORMAT;
-			pos += used;
 			records++;
 			samples++;
 		} else {
 			return MTZ_EFORMAT;
 		}
 	}
-	*where = pos;
+	*where = *op;
+	for (int i = 0; i < MTZ_NSEC; i++)
+		if (c.pos[i] != c.len[i])
+			return MTZ_EFORMAT;	/* bytes no entry used */
 	if (r->out.len != h->out_size)
 		return MTZ_ETRUNC;
 	r->st.records += records;
@@ -401,7 +419,7 @@ static int next_frame(struct mtz_reader *r)
 				if (rc == MTZ_ENOMEM)
 					return rc;
 				if (rc) {
-					snprintf(why, sizeof(why), "entry at +%zu: %s", where,
+					snprintf(why, sizeof(why), "entry at ops +%zu: %s", where,
 						 mtz_strerror(rc));
 					cause = why;
 				}

@@ -21,8 +21,10 @@ struct mtz_writer {
 	struct mtz_options opt;
 	struct mtz_delta_enc *enc;
 	ZSTD_CCtx *cctx;
-	struct mtz_buf raw;		/* entries of the open frame */
-	struct mtz_buf comp;		/* its compressed form */
+	struct mtz_sections sec;	/* entries of the open frame */
+	struct mtz_buf out;		/* the input bytes it holds (pad matches) */
+	struct mtz_buf raw;		/* its payload: section sizes, sections */
+	struct mtz_buf comp;		/* the payload compressed */
 	uint64_t frame_in;		/* input bytes in the open frame */
 	uint64_t frame_offset;		/* input offset where it starts */
 	uint32_t frame_no;
@@ -75,6 +77,9 @@ void mtz_writer_free(struct mtz_writer *w)
 		return;
 	mtz_delta_enc_free(w->enc);
 	ZSTD_freeCCtx(w->cctx);
+	for (int i = 0; i < MTZ_NSEC; i++)
+		mtz_buf_release(&w->sec.s[i]);
+	mtz_buf_release(&w->out);
 	mtz_buf_release(&w->raw);
 	mtz_buf_release(&w->comp);
 	free(w->name);
@@ -94,6 +99,8 @@ void mtz_writer_stats(const struct mtz_writer *w, struct mtz_stats *st)
 	st->keyframes = d->keyframes;
 	st->fallbacks = d->fallbacks;
 	st->stack_bytes = d->stack_bytes;
+	st->pad_bytes = d->pad_bytes;
+	st->pad_matched = d->pad_matched;
 }
 
 static int write_all(struct mtz_writer *w, const void *p, size_t n)
@@ -120,10 +127,26 @@ static int start(struct mtz_writer *w)
 	return write_all(w, h, sizeof(h));
 }
 
+static size_t sections_size(const struct mtz_writer *w)
+{
+	size_t n = 0;
+	for (int i = 0; i < MTZ_NSEC; i++)
+		n += w->sec.s[i].len;
+	return n;
+}
+
 static int flush_frame(struct mtz_writer *w)
 {
-	if (!w->raw.len)
+	if (!w->sec.s[MTZ_SEC_OPS].len)
 		return 0;
+	w->raw.len = 0;
+	if (mtz_buf_reserve(&w->raw, 4 * MTZ_NSEC + sections_size(w)))
+		return fail(w, MTZ_ENOMEM, "out of memory");
+	for (int i = 0; i < MTZ_NSEC; i++)
+		mtz_st32(w->raw.data + 4 * i, (uint32_t)w->sec.s[i].len);
+	w->raw.len = 4 * MTZ_NSEC;
+	for (int i = 0; i < MTZ_NSEC; i++)
+		mtz_buf_put(&w->raw, w->sec.s[i].data, w->sec.s[i].len);
 	size_t bound = ZSTD_compressBound(w->raw.len);
 	w->comp.len = 0;
 	if (mtz_buf_reserve(&w->comp, bound))
@@ -150,19 +173,24 @@ static int flush_frame(struct mtz_writer *w)
 	w->st.frames++;
 	w->frame_offset += w->frame_in;
 	w->frame_in = 0;
-	w->raw.len = 0;
+	for (int i = 0; i < MTZ_NSEC; i++)
+		w->sec.s[i].len = 0;
+	w->out.len = 0;
 	mtz_delta_enc_reset(w->enc);
 	return 0;
 }
 
 static int put_pass(struct mtz_writer *w, int tag, const void *data, size_t size)
 {
-	if (mtz_buf_reserve(&w->raw, 5 + size))
+	struct mtz_buf *ops = &w->sec.s[MTZ_SEC_OPS], *pass = &w->sec.s[MTZ_SEC_PASS];
+	if (mtz_buf_reserve(ops, 5) || mtz_buf_reserve(pass, size) ||
+	    mtz_buf_reserve(&w->out, size))
 		return fail(w, MTZ_ENOMEM, "out of memory");
-	w->raw.data[w->raw.len++] = (uint8_t)tag;
-	mtz_st32(w->raw.data + w->raw.len, (uint32_t)size);
-	w->raw.len += 4;
-	mtz_buf_put(&w->raw, data, size);
+	ops->data[ops->len++] = (uint8_t)tag;
+	mtz_st32(ops->data + ops->len, (uint32_t)size);
+	ops->len += 4;
+	mtz_buf_put(pass, data, size);
+	mtz_buf_put(&w->out, data, size);
 	return 0;
 }
 
@@ -188,6 +216,7 @@ static int sample_view(const struct mt_perf_reader *r, const struct mt_perf_item
 							   ((1ull << MTZ_ARCH_SP_REG) - 1));
 	}
 	v->stack_offset = s.stack_offset;
+	v->stack_size = s.stack_size;
 	v->dyn_size = s.stack_dyn_size;
 	return 1;
 }
@@ -209,7 +238,7 @@ int mtz_writer_item(struct mtz_writer *w, const struct mt_perf_reader *r,
 			w->st.samples++;
 			struct mtz_sample_view v;
 			if (!w->opt.raw && sample_view(r, item, &v)) {
-				rc = mtz_delta_enc_sample(w->enc, &v, &w->raw);
+				rc = mtz_delta_enc_sample(w->enc, &v, &w->sec, &w->out);
 				if (rc == MTZ_ENOMEM)
 					return fail(w, rc, "out of memory");
 				if (rc == MTZ_EHASH)
@@ -224,7 +253,7 @@ int mtz_writer_item(struct mtz_writer *w, const struct mt_perf_reader *r,
 						     : MTZ_TAG_BLOB, item->data, item->size)))
 		return rc;
 	w->frame_in += item->size;
-	if (w->frame_in >= w->opt.frame_size || w->raw.len >= w->opt.frame_size)
+	if (w->frame_in >= w->opt.frame_size || sections_size(w) >= w->opt.frame_size)
 		return flush_frame(w);
 	return 0;
 }

@@ -61,6 +61,7 @@ static void sample_make(struct sample *s, const struct stack_mem *m, uint32_t ti
 	memcpy(p + off, &sz, 8);
 	off += 8;
 	s->v.stack_offset = off;
+	s->v.stack_size = size;
 	memset(p + off, pad, size);
 	if (dyn) {
 		cr_assert(sp >= MEM_BASE && sp - MEM_BASE + dyn <= MEM_SIZE);
@@ -82,14 +83,15 @@ static void sample_make(struct sample *s, const struct stack_mem *m, uint32_t ti
 	s->v.dyn_size = dyn;
 }
 
-/* Encoder, decoder and the records fed so far. */
+/* Encoder, decoder, the sections written and the records fed so far. */
 struct rig {
 	struct mtz_delta_enc *enc;
 	struct mtz_delta_dec *dec;
-	struct mtz_buf coded;		/* SAMPLE entries */
+	struct mtz_sections sec;
+	struct mtz_buf out;		/* the encoder's frame output */
 	struct mtz_buf expect;		/* the records, concatenated */
-	size_t last_entry;		/* size of the last entry */
-	size_t last_start;
+	size_t last_entry;		/* bytes the last entry added to the sections */
+	size_t last_start[MTZ_NSEC];
 };
 
 static void rig_init(struct rig *r)
@@ -103,36 +105,72 @@ static void rig_fini(struct rig *r)
 {
 	mtz_delta_enc_free(r->enc);
 	mtz_delta_dec_free(r->dec);
-	mtz_buf_release(&r->coded);
+	for (int i = 0; i < MTZ_NSEC; i++)
+		mtz_buf_release(&r->sec.s[i]);
+	mtz_buf_release(&r->out);
 	mtz_buf_release(&r->expect);
+}
+
+static size_t sec_total(const struct rig *r)
+{
+	size_t n = 0;
+	for (int i = 0; i < MTZ_NSEC; i++)
+		n += r->sec.s[i].len;
+	return n;
 }
 
 static void rig_encode(struct rig *r, const struct sample *s)
 {
-	size_t before = r->coded.len;
-	cr_assert_eq(mtz_delta_enc_sample(r->enc, &s->v, &r->coded), 0);
-	cr_assert_eq(r->coded.data[before], MTZ_TAG_SAMPLE);
-	r->last_start = before;
-	r->last_entry = r->coded.len - before;
+	size_t before = sec_total(r);
+	for (int i = 0; i < MTZ_NSEC; i++)
+		r->last_start[i] = r->sec.s[i].len;
+	size_t out_before = r->out.len;
+	cr_assert_eq(mtz_delta_enc_sample(r->enc, &s->v, &r->sec, &r->out), 0);
+	cr_assert_eq(r->sec.s[MTZ_SEC_OPS].data[r->last_start[MTZ_SEC_OPS]], MTZ_TAG_SAMPLE);
+	r->last_entry = sec_total(r) - before;
+	cr_assert_eq(r->out.len - out_before, s->v.rec_size);
 	cr_assert_eq(mtz_buf_reserve(&r->expect, s->v.rec_size), 0);
 	mtz_buf_put(&r->expect, s->v.rec, s->v.rec_size);
 }
 
-/* Decodes every entry with a fresh decoder state and compares. */
+/* The last entry's hashes: ref_hash and hash. */
+static uint64_t last_ref_hash(const struct rig *r)
+{
+	return mtz_ld64(r->sec.s[MTZ_SEC_HASH].data + r->last_start[MTZ_SEC_HASH]);
+}
+
+static uint64_t last_hash(const struct rig *r)
+{
+	return mtz_ld64(r->sec.s[MTZ_SEC_HASH].data + r->last_start[MTZ_SEC_HASH] + 8);
+}
+
+static void cursors_of(const struct rig *r, struct mtz_cursors *c)
+{
+	for (int i = 0; i < MTZ_NSEC; i++) {
+		c->p[i] = r->sec.s[i].data;
+		c->pos[i] = 0;
+		c->len[i] = r->sec.s[i].len;
+	}
+}
+
+/* Decodes every entry with the rig's decoder and compares. */
 static void rig_check(struct rig *r)
 {
 	struct mtz_buf out = { 0 };
-	size_t pos = 0;
-	while (pos < r->coded.len) {
-		size_t used = 0;
-		cr_assert_eq(r->coded.data[pos], MTZ_TAG_SAMPLE);
-		int rc = mtz_delta_dec_sample(r->dec, r->coded.data + pos + 1,
-					      r->coded.len - pos - 1, &used, &out);
-		cr_assert_eq(rc, 0, "entry at %zu: %s", pos, mtz_strerror(rc));
-		pos += 1 + used;
+	struct mtz_cursors c;
+	cursors_of(r, &c);
+	while (c.pos[MTZ_SEC_OPS] < c.len[MTZ_SEC_OPS]) {
+		size_t at = c.pos[MTZ_SEC_OPS];
+		cr_assert_eq(c.p[MTZ_SEC_OPS][c.pos[MTZ_SEC_OPS]++], MTZ_TAG_SAMPLE);
+		int rc = mtz_delta_dec_sample(r->dec, &c, &out);
+		cr_assert_eq(rc, 0, "entry at ops %zu: %s", at, mtz_strerror(rc));
 	}
+	for (int i = 0; i < MTZ_NSEC; i++)
+		cr_assert_eq(c.pos[i], c.len[i], "section %d not consumed", i);
 	cr_assert_eq(out.len, r->expect.len);
 	cr_assert(memcmp(out.data, r->expect.data, out.len) == 0, "decoded bytes differ");
+	cr_assert_eq(r->out.len, r->expect.len);
+	cr_assert(memcmp(r->out.data, r->expect.data, out.len) == 0, "encoder output differs");
 	mtz_buf_release(&out);
 }
 
@@ -152,9 +190,8 @@ Test(mtz_delta, keyframe_round_trip)
 	cr_assert_eq(st->fallbacks, 0);
 	cr_assert_eq(st->stack_bytes, 8192);
 	/* a keyframe XORs against zeros: ref_hash 0 and the hash of the bytes */
-	uint8_t *e = r.coded.data + 1;
-	cr_assert_eq(mtz_ld64(e + 24), 0);
-	cr_assert_eq(mtz_ld64(e + 16), mtz_hash(mem.b + 40000, 8192));
+	cr_assert_eq(last_ref_hash(&r), 0);
+	cr_assert_eq(last_hash(&r), mtz_hash(mem.b + 40000, 8192));
 	/* zero words are left out: the entry is smaller than the record */
 	cr_assert_lt(r.last_entry, s.v.rec_size);
 	rig_check(&r);
@@ -287,7 +324,7 @@ Test(mtz_delta, reset_starts_with_keyframes)
 	rig_encode(&r, &s);
 	mtz_delta_enc_reset(r.enc);
 	rig_encode(&r, &s);
-	cr_assert_eq(mtz_ld64(r.coded.data + r.last_start + 1 + 24), 0);
+	cr_assert_eq(last_ref_hash(&r), 0);
 	cr_assert_eq(mtz_delta_enc_stats(r.enc)->keyframes, 2);
 	rig_fini(&r);
 }
@@ -309,7 +346,7 @@ Test(mtz_delta, stale_reference_falls_back_to_keyframe)
 	const struct mtz_delta_stats *st = mtz_delta_enc_stats(r.enc);
 	cr_assert_eq(st->fallbacks, 1);
 	cr_assert_eq(st->keyframes, 2);
-	cr_assert_eq(mtz_ld64(r.coded.data + r.last_start + 1 + 24), 0);
+	cr_assert_eq(last_ref_hash(&r), 0);
 	/* and the next one is a delta against the keyframe again */
 	rig_encode(&r, &s);
 	cr_assert_eq(st->keyframes, 2);
@@ -332,6 +369,15 @@ Test(mtz_delta, reference_hash_mismatch_falls_back_to_keyframe)
 	rig_fini(&r);
 }
 
+/* Decodes the first entry of r with r's decoder, leaving c at the second. */
+static void decode_first(struct rig *r, struct mtz_cursors *c, struct mtz_buf *out)
+{
+	cursors_of(r, c);
+	c->pos[MTZ_SEC_OPS]++;
+	cr_assert_eq(mtz_delta_dec_sample(r->dec, c, out), 0);
+	c->pos[MTZ_SEC_OPS]++;	/* the second entry's tag */
+}
+
 /* Decoder side: a delta whose hashes do not match is refused, not guessed. */
 Test(mtz_delta, decoder_refuses_bad_hashes)
 {
@@ -340,30 +386,33 @@ Test(mtz_delta, decoder_refuses_bad_hashes)
 	mem_fill(&mem, 11);
 	sample_make(&s, &mem, 5, MEM_BASE + 8192, 4096, 4096, 0, 1);
 	rig_encode(&r, &s);
-	size_t first = r.last_entry;
 	mem.b[8192 + 16] ^= 3;
 	sample_make(&s, &mem, 5, MEM_BASE + 8192, 4096, 4096, 0, 2);
 	rig_encode(&r, &s);
 	struct mtz_buf out = { 0 };
-	size_t used;
-	cr_assert_eq(mtz_delta_dec_sample(r.dec, r.coded.data + 1, first - 1, &used, &out), 0);
-	uint8_t *e = r.coded.data + first + 1;
-	size_t n = r.last_entry - 1;
-	e[16] ^= 1;		/* hash of the rebuilt bytes */
-	cr_assert_eq(mtz_delta_dec_sample(r.dec, e, n, &used, &out), MTZ_EHASH);
-	e[16] ^= 1;
-	e[24] ^= 1;		/* hash of the reference */
-	cr_assert_eq(mtz_delta_dec_sample(r.dec, e, n, &used, &out), MTZ_EREF);
-	e[24] ^= 1;
-	e[n - 1] ^= 0x40;	/* a coded word */
-	cr_assert_eq(mtz_delta_dec_sample(r.dec, e, n, &used, &out), MTZ_EHASH);
-	e[n - 1] ^= 0x40;
-	/* failures left the reference alone: the intact entry still decodes */
+	struct mtz_cursors c;
+	decode_first(&r, &c, &out);
+	struct mtz_cursors c0 = c;
+	uint8_t *h = r.sec.s[MTZ_SEC_HASH].data + r.last_start[MTZ_SEC_HASH];
+	uint8_t *code = r.sec.s[MTZ_SEC_CODE].data;
+	size_t clen = r.sec.s[MTZ_SEC_CODE].len;
+	h[8] ^= 1;		/* hash of the rebuilt bytes */
+	cr_assert_eq(mtz_delta_dec_sample(r.dec, &c, &out), MTZ_EHASH);
+	h[8] ^= 1;
+	h[0] ^= 1;		/* hash of the reference */
+	cr_assert_eq(mtz_delta_dec_sample(r.dec, &c, &out), MTZ_EREF);
+	h[0] ^= 1;
+	code[clen - 1] ^= 0x40;	/* a coded word */
+	cr_assert_eq(mtz_delta_dec_sample(r.dec, &c, &out), MTZ_EHASH);
+	code[clen - 1] ^= 0x40;
+	/* failures left cursors, output and reference alone */
+	cr_assert(memcmp(&c, &c0, sizeof(c)) == 0);
 	size_t len = out.len;
-	cr_assert_eq(mtz_delta_dec_sample(r.dec, e, n, &used, &out), 0);
-	cr_assert_eq(used, n);
+	cr_assert_eq(mtz_delta_dec_sample(r.dec, &c, &out), 0);
 	cr_assert_eq(out.len - len, s.v.rec_size);
 	cr_assert(memcmp(out.data + len, s.v.rec, s.v.rec_size) == 0);
+	for (int i = 0; i < MTZ_NSEC; i++)
+		cr_assert_eq(c.pos[i], c.len[i]);
 	mtz_buf_release(&out);
 	rig_fini(&r);
 }
@@ -380,14 +429,58 @@ Test(mtz_delta, registers_are_xored_against_the_previous_sample)
 	/* time 0x13: sample_make varies every register but sp with it */
 	sample_make(&s, &mem, 5, MEM_BASE + 8192 - 32, 1024, 1024, 0, 0x13);
 	rig_encode(&r, &s);
-	const uint8_t *regs = r.coded.data + r.last_start + 1 + MTZ_SAMPLE_FIXED + s.v.regs_offset;
+	/* the head code: one group (the head is under 512 bytes), its word
+	 * mask, then the nonzero words of head XOR previous head */
+	const uint8_t *code = r.sec.s[MTZ_SEC_HEAD].data + r.last_start[MTZ_SEC_HEAD];
+	cr_assert_lt(s.v.stack_offset, MTZ_GROUP_SIZE);
+	cr_assert_eq(code[0], 1);
+	uint64_t mask = mtz_ld64(code + 1), x[64] = { 0 };
+	const uint8_t *w = code + 9;
+	for (unsigned i = 0; i < 64; i++)
+		if (mask >> i & 1) {
+			x[i] = mtz_ld64(w);
+			w += 8;
+		}
 	for (unsigned i = 0; i < NR_REGS; i++)
-		cr_assert_eq(mtz_ld64(regs + 8 * i), old[i] ^ s.regs[i], "reg %u", i);
+		cr_assert_eq(x[s.v.regs_offset / 8 + i], old[i] ^ s.regs[i], "reg %u", i);
+	/* unchanged fields before them (header, pid/tid) are left out */
+	cr_assert_eq(mask & 3, 0);
 	rig_check(&r);
 	rig_fini(&r);
 }
 
-/* Every truncation of a valid entry is refused without reading past it. */
+/* Stale ring bytes after dyn_size are found in earlier output and coded
+ * against it; bytes found nowhere are coded against zeros. */
+Test(mtz_delta, pad_bytes_match_earlier_output)
+{
+	struct rig r;
+	rig_init(&r);
+	mem_fill(&mem, 15);
+	sample_make(&s, &mem, 5, MEM_BASE + 8192, 8192, 8192, 0, 1);
+	rig_encode(&r, &s);
+	sample_make(&s, &mem, 6, MEM_BASE + 30000, 8192, 2000, 0, 2);
+	/* the pad holds bytes of the first record, from offset 200 on */
+	memcpy((uint8_t *)s.v.rec + s.v.stack_offset + 2000, r.out.data + 200, 8192 - 2000);
+	rig_encode(&r, &s);
+	const struct mtz_delta_stats *st = mtz_delta_enc_stats(r.enc);
+	cr_assert_eq(st->pad_bytes, 6192);
+	cr_assert_eq(st->pad_matched, 6192);
+	cr_assert_lt(r.last_entry, s.v.rec_size - 6192 + 200, "entry %zu bytes", r.last_entry);
+	/* random pad: no match, still exact */
+	sample_make(&s, &mem, 7, MEM_BASE + 30000, 8192, 1000, 0, 3);
+	srand(3);
+	for (size_t i = 1000; i < 8192; i++)
+		((uint8_t *)s.v.rec)[s.v.stack_offset + i] = (uint8_t)rand();
+	rig_encode(&r, &s);
+	cr_assert_eq(st->pad_bytes, 6192 + 7192);
+	cr_assert_eq(st->pad_matched, 6192);
+	cr_assert_eq(st->fallbacks, 0);
+	rig_check(&r);
+	rig_fini(&r);
+}
+
+/* Every truncation of any section inside a valid entry is refused without
+ * reading past it. */
 Test(mtz_delta, truncated_entries_are_refused)
 {
 	struct rig r;
@@ -395,15 +488,26 @@ Test(mtz_delta, truncated_entries_are_refused)
 	mem_fill(&mem, 13);
 	sample_make(&s, &mem, 5, MEM_BASE + 8192, 2048, 2000, 0, 1);
 	rig_encode(&r, &s);
-	size_t n = r.last_entry - 1;
 	struct mtz_buf out = { 0 };
-	for (size_t k = 0; k < n; k++) {
-		uint8_t *copy = malloc(k ? k : 1);
-		memcpy(copy, r.coded.data + 1, k);
-		size_t used;
-		int rc = mtz_delta_dec_sample(r.dec, copy, k, &used, &out);
-		cr_assert(rc == MTZ_ETRUNC || rc == MTZ_EFORMAT, "length %zu: %d", k, rc);
-		free(copy);
+	for (int i = 0; i < MTZ_NSEC; i++) {
+		for (size_t k = 0; k < r.sec.s[i].len; k++) {
+			struct mtz_cursors c;
+			cursors_of(&r, &c);
+			c.pos[MTZ_SEC_OPS] = 1;
+			/* a copy of exactly k bytes, so ASan sees any overread */
+			uint8_t *copy = malloc(k ? k : 1);
+			memcpy(copy, r.sec.s[i].data, k);
+			c.p[i] = copy;
+			c.len[i] = k;
+			if (i == MTZ_SEC_OPS && k < 1) {
+				free(copy);
+				continue;
+			}
+			int rc = mtz_delta_dec_sample(r.dec, &c, &out);
+			cr_assert(rc == MTZ_ETRUNC || rc == MTZ_EFORMAT,
+				  "section %d cut to %zu: %d", i, k, rc);
+			free(copy);
+		}
 	}
 	cr_assert_eq(out.len, 0);
 	rig_fini(&r);
@@ -417,14 +521,18 @@ Test(mtz_delta, inconsistent_views_are_refused)
 	mem_fill(&mem, 14);
 	sample_make(&s, &mem, 5, MEM_BASE + 8192, 2048, 2048, 0, 1);
 	struct mtz_sample_view v = s.v;
-	v.dyn_size = v.rec_size;
-	cr_assert_eq(mtz_delta_enc_sample(r.enc, &v, &r.coded), MTZ_EFORMAT);
+	v.dyn_size = v.stack_size + 1;
+	cr_assert_eq(mtz_delta_enc_sample(r.enc, &v, &r.sec, &r.out), MTZ_EFORMAT);
+	v = s.v;
+	v.stack_size = v.rec_size;
+	cr_assert_eq(mtz_delta_enc_sample(r.enc, &v, &r.sec, &r.out), MTZ_EFORMAT);
 	v = s.v;
 	v.sp_index = NR_REGS;
-	cr_assert_eq(mtz_delta_enc_sample(r.enc, &v, &r.coded), MTZ_EFORMAT);
+	cr_assert_eq(mtz_delta_enc_sample(r.enc, &v, &r.sec, &r.out), MTZ_EFORMAT);
 	v = s.v;
 	v.regs_offset = v.stack_offset - 8;
-	cr_assert_eq(mtz_delta_enc_sample(r.enc, &v, &r.coded), MTZ_EFORMAT);
-	cr_assert_eq(r.coded.len, 0);
+	cr_assert_eq(mtz_delta_enc_sample(r.enc, &v, &r.sec, &r.out), MTZ_EFORMAT);
+	cr_assert_eq(sec_total(&r), 0);
+	cr_assert_eq(r.out.len, 0);
 	rig_fini(&r);
 }
