@@ -49,3 +49,7 @@ BINS += $(B)/bin/mt-capture
 
 # ---- tests
 FIXTURE_NAMES += capture_alloc capture_forkexec
+E2E_TESTS += \
+	tests/e2e/capture-sample-totals.sh \
+	tests/e2e/capture-sample-rate.sh \
+	tests/e2e/capture-trace.sh

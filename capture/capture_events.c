@@ -45,6 +45,17 @@ static struct mt_capture_event *event_add(struct mt_capture_events *evs, const c
 	return e;
 }
 
+/* Every period-th event.  The kernel records every software and uprobe
+ * event whatever the period when PERF_SAMPLE_PERIOD is asked for (it then
+ * reports each one's count), so a period above 1 drops that field: the
+ * weight is attr.sample_period, as in `perf record -c`. */
+static void set_period(struct perf_event_attr *a, uint64_t period)
+{
+	a->sample_period = period;
+	if (period > 1)
+		a->sample_type &= ~(uint64_t)PERF_SAMPLE_PERIOD;
+}
+
 int mt_capture_uprobe_type(char *err)
 {
 	const char *p = "/sys/bus/event_source/devices/uprobe/type";
@@ -145,7 +156,7 @@ int mt_capture_events_trace(struct mt_capture_events *evs, const char *lib,
 		snprintf(name, sizeof(name), "%s:%s", group, fns[i]);
 		if (uprobe_add(evs, name, lib, fns[i], 0, stack_size, !is_free, NULL, err))
 			return -1;
-		evs->ev[evs->nr - 1].attr.sample_period = period;
+		set_period(&evs->ev[evs->nr - 1].attr, period);
 		probes++;
 		if (period == 1 && !is_free) {
 			snprintf(name, sizeof(name), "%s:%s__return", group, fns[i]);
@@ -201,7 +212,7 @@ int mt_capture_events_named(struct mt_capture_events *evs, const char *name,
 			e->attr.freq = 1;
 			e->attr.sample_freq = freq;
 		} else {
-			e->attr.sample_period = period;
+			set_period(&e->attr, period);
 		}
 		return 0;
 	}
