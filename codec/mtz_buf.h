@@ -33,6 +33,8 @@ static inline int mtz_buf_reserve(struct mtz_buf *b, size_t more)
 /* Appends without checking room: call mtz_buf_reserve first. */
 static inline void mtz_buf_put(struct mtz_buf *b, const void *p, size_t n)
 {
+	if (!n)		/* p may be NULL then (an empty buffer's data) */
+		return;
 	memcpy(b->data + b->len, p, n);
 	b->len += n;
 }
