@@ -20,14 +20,16 @@ awk -v n="$n" 'BEGIN {
 # The peer gets only the frames: no parsing of the other fields.
 cut -f6 "$tmp/events.txt" | sed -n 's/ end=[a-z-]*$//p' >"$tmp/frames.txt"
 
-now() { date +%s.%N; }
-best() {	# best COMMAND...: the shortest of three wall-clock runs, seconds
+# best COMMAND...: the shortest wall-clock time of five runs and the CPU time
+# (user + sys, all processes of the run) of that run, in seconds: "WALL CPU".
+best() {
 	b=
-	for _ in 1 2 3; do
-		t0=$(now)
-		"$@" >/dev/null
-		t=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.6f", b - a }')
-		if [ -z "$b" ] || awk -v t="$t" -v b="$b" 'BEGIN { exit !(t < b) }'; then b=$t; fi
+	for _ in 1 2 3 4 5; do
+		r=$( { TIMEFORMAT='%R %U %S'; time "$@" >/dev/null; } 2>&1 | tail -n 1)
+		w=${r%% *}
+		if [ -z "$b" ] || awk -v t="$w" -v b="${b%% *}" 'BEGIN { exit !(t < b) }'; then
+			b=$(echo "$r" | awk '{ printf "%.3f %.3f", $1, $2 + $3 }')
+		fi
 	done
 	echo "$b"
 }
@@ -42,10 +44,15 @@ tf=$(best "$bin" "$tmp/events.txt")
 tr=$(best "$bin" --report "$tmp/events.txt")
 ti=$(best "$bin" --metric inuse_bytes "$tmp/events.txt")
 tp=$(best peer)
-rate() { awk -v n="$n" -v t="$1" 'BEGIN { printf "%.2f M events/s", n / t / 1e6 }'; }
+line() {	# line LABEL "WALL CPU" [NOTE]
+	echo "$2" | awk -v l="$1" -v n="$n" -v note="${3:-}" '{
+		printf "%-29s %6.3f s wall %6.3f s cpu  %5.2f M events/s (wall)  %5.2f M events/cpu-s %s\n",
+			l, $1, $2, n / $1 / 1e6, n / $2 / 1e6, note }'
+}
 echo "events: $n ($(du -h "$tmp/events.txt" | cut -f1) of mt-unwind text), $(nproc) cores"
-printf 'mt-fold (collapsed)        %6.3f s  %s\n' "$tf" "$(rate "$tf")"
-printf 'mt-fold --report           %6.3f s  %s\n' "$tr" "$(rate "$tr")"
-printf 'mt-fold --metric inuse     %6.3f s  %s\n' "$ti" "$(rate "$ti")"
-printf 'LC_ALL=C sort | uniq -c    %6.3f s  %s  (frame lines only)\n' "$tp" "$(rate "$tp")"
-awk -v p="$tp" -v f="$tf" 'BEGIN { printf "ratio: mt-fold folds %.1fx as many events/s as sort|uniq -c\n", p / f }'
+line "mt-fold (collapsed)" "$tf"
+line "mt-fold --report" "$tr"
+line "mt-fold --metric inuse_bytes" "$ti"
+line "LC_ALL=C sort | uniq -c" "$tp" "(frame lines only)"
+awk -v p="$tp" -v f="$tf" 'BEGIN { split(p, a, " "); split(f, b, " ")
+	printf "ratio mt-fold / sort|uniq -c: %.2fx the events/s (wall), %.2fx per cpu-second\n", a[1] / b[1], a[2] / b[2] }'

@@ -74,28 +74,35 @@ static int eq(const char *s, size_t len, const char *lit)
 	return len == n && memcmp(s, lit, n) == 0;
 }
 
-struct numkey {
-	const char *key;
-	size_t len;
-	unsigned bit;
-	size_t off;
-};
+/* Matches the key s[0..klen) against a literal; constant lengths let the
+ * compiler turn each test into a word compare. */
+#define KEY(lit) (klen == sizeof(lit) - 1 && memcmp(s, lit, sizeof(lit) - 1) == 0)
 
-#define NK(k, b, f) { k, sizeof(k) - 1, b, offsetof(struct mt_fold_event, f) }
-static const struct numkey numkeys[] = {
-	NK("size", MT_FOLD_W_SIZE, size),
-	NK("points", MT_FOLD_W_POINTS, points),
-	NK("rate", MT_FOLD_W_RATE, rate),
-	NK("every", MT_FOLD_W_EVERY, every),
-	NK("period", MT_FOLD_W_PERIOD, period),
-	NK("count", MT_FOLD_W_COUNT, count),
-	NK("alloc_bytes", MT_FOLD_W_ALLOC_BYTES, alloc_bytes),
-	NK("allocs", MT_FOLD_W_ALLOCS, allocs),
-	NK("frees", MT_FOLD_W_FREES, frees),
-	NK("freed_bytes", MT_FOLD_W_FREED_BYTES, freed_bytes),
-	NK("peak_bytes", MT_FOLD_W_PEAK_BYTES, peak_bytes),
-	NK("peak_error", MT_FOLD_W_PEAK_ERROR, peak_error),
-};
+/* The u64 field of a numeric weight key, with its bit and name, or NULL. */
+static uint64_t *numeric_key(const char *s, size_t klen, struct mt_fold_event *ev,
+			     unsigned *bit, const char **name)
+{
+#define NUM(lit, b, field) \
+	if (KEY(lit)) { \
+		*bit = b; \
+		*name = lit; \
+		return &ev->field; \
+	}
+	NUM("size", MT_FOLD_W_SIZE, size)
+	NUM("points", MT_FOLD_W_POINTS, points)
+	NUM("rate", MT_FOLD_W_RATE, rate)
+	NUM("every", MT_FOLD_W_EVERY, every)
+	NUM("period", MT_FOLD_W_PERIOD, period)
+	NUM("count", MT_FOLD_W_COUNT, count)
+	NUM("alloc_bytes", MT_FOLD_W_ALLOC_BYTES, alloc_bytes)
+	NUM("allocs", MT_FOLD_W_ALLOCS, allocs)
+	NUM("frees", MT_FOLD_W_FREES, frees)
+	NUM("freed_bytes", MT_FOLD_W_FREED_BYTES, freed_bytes)
+	NUM("peak_bytes", MT_FOLD_W_PEAK_BYTES, peak_bytes)
+	NUM("peak_error", MT_FOLD_W_PEAK_ERROR, peak_error)
+#undef NUM
+	return NULL;
+}
 
 /* One key=value pair; unknown keys are accepted and ignored. */
 static int parse_weight(const char *s, size_t len, struct mt_fold_event *ev)
@@ -109,31 +116,32 @@ static int parse_weight(const char *s, size_t len, struct mt_fold_event *ev)
 			return MT_FOLD_EWEIGHT;
 	const char *val = eqs + 1;
 	size_t vlen = len - klen - 1;
+	unsigned bit;
+	const char *name;
 
-	for (size_t i = 0; i < sizeof(numkeys) / sizeof(numkeys[0]); i++) {
-		if (klen != numkeys[i].len || memcmp(s, numkeys[i].key, klen) != 0)
-			continue;
-		if (parse_u64(val, vlen, (uint64_t *)((char *)ev + numkeys[i].off))) {
-			ev->bad_key = numkeys[i].key;
+	uint64_t *num = numeric_key(s, klen, ev, &bit, &name);
+	if (num) {
+		if (parse_u64(val, vlen, num)) {
+			ev->bad_key = name;
 			return MT_FOLD_EVALUE;
 		}
-		ev->have |= numkeys[i].bit;
+		ev->have |= bit;
 		return 0;
 	}
-	if (eq(s, klen, "ptr")) {
+	if (KEY("ptr")) {
 		if (parse_hex(val, vlen, &ev->ptr)) {
 			ev->bad_key = "ptr";
 			return MT_FOLD_EVALUE;
 		}
 		ev->have |= MT_FOLD_W_PTR;
-	} else if (eq(s, klen, "freq")) {
+	} else if (KEY("freq")) {
 		if (!eq(val, vlen, "0") && !eq(val, vlen, "1")) {
 			ev->bad_key = "freq";
 			return MT_FOLD_EVALUE;
 		}
 		ev->freq = val[0] == '1';
 		ev->have |= MT_FOLD_W_FREQ;
-	} else if (eq(s, klen, "scope")) {
+	} else if (KEY("scope")) {
 		if (eq(val, vlen, "process"))
 			ev->process_scope = 1;
 		else if (!eq(val, vlen, "thread")) {
@@ -141,11 +149,11 @@ static int parse_weight(const char *s, size_t len, struct mt_fold_event *ev)
 			return MT_FOLD_EVALUE;
 		}
 		ev->have |= MT_FOLD_W_SCOPE;
-	} else if (eq(s, klen, "fn")) {
+	} else if (KEY("fn")) {
 		ev->fn = (struct mt_fold_str){ val, vlen };
-	} else if (eq(s, klen, "event")) {
+	} else if (KEY("event")) {
 		ev->event = (struct mt_fold_str){ val, vlen };
-	} else if (eq(s, klen, "reason")) {
+	} else if (KEY("reason")) {
 		ev->reason = (struct mt_fold_str){ val, vlen };
 	}
 	return 0;

@@ -45,6 +45,11 @@ capture "$tmp/s.txt" --seed 1 -- "$MT_FIXTURES/fold_sites"
 mt-fold --json --top 0 "$tmp/s.txt" >"$tmp/s.json"
 for site in alloc_small:33554432 alloc_big:4194304; do
 	name=${site%%:*} truth=${site#*:}
+	if ! grep -qF "{\"name\": \"$name\"," "$tmp/s.json"; then
+		echo "no site $name in the profile; the folded stacks are:"
+		mt-fold "$tmp/s.txt" | head -n 5
+		exit 1
+	fi
 	lo=$(json_site "$tmp/s.json" "$name" lo)
 	hi=$(json_site "$tmp/s.json" "$name" hi)
 	echo "$name: truth $truth, interval [$lo, $hi], n $(json_site "$tmp/s.json" "$name" n)"
