@@ -10,6 +10,7 @@ UNWIND_SRCS := \
 	symbolize/order.c \
 	symbolize/out.c \
 	symbolize/sym.c \
+	symbolize/symtab.c \
 	symbolize/unwind.c
 UNWIND_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(UNWIND_SRCS))
 UNWIND_LDLIBS := -ldw -lelf -lstdc++

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "symbolize/hashmap.h"
+#include "symbolize/symtab.h"
 
 enum mt_unwind_module_state {
 	MT_UNWIND_MOD_OK,
@@ -50,6 +51,9 @@ struct mt_unwind_module {
 	int dwarf_loaded;
 	Dwarf *dwarf;
 	Dwarf_Addr dwarf_bias;
+
+	int symtab_loaded;
+	struct mt_unwind_symtab symtab;	/* sorted functions, on first use */
 
 	struct mt_unwind_hashmap rules;	/* vaddr -> struct mt_unwind_rule * */
 	struct mt_unwind_hashmap frames;/* vaddr -> struct mt_unwind_sym * */

@@ -203,18 +203,22 @@ static struct mt_unwind_sym *format(struct mt_unwind_module *m, uint64_t vaddr,
 	if (o->addrs) {
 		buf_addr(&b, m, vaddr);
 	} else {
-		GElf_Off off;
-		GElf_Sym sym;
-		const char *name = dwfl_module_addrinfo(m->mod, vaddr, &off, &sym, NULL, NULL,
-							NULL);
-		if (!name) {
+		if (!m->symtab_loaded) {
+			m->symtab_loaded = 1;
+			if (mt_unwind_symtab_load(&m->symtab, m->mod) != 0) {
+				free(b.p);
+				return NULL;
+			}
+		}
+		const struct mt_unwind_symbol *y = mt_unwind_symtab_find(&m->symtab, vaddr);
+		if (!y) {
 			/* A return address at a function's first byte (the signal
 			 * trampoline __restore_rt): pc - 1 is just before it. */
-			name = dwfl_module_addrinfo(m->mod, vaddr + 1, &off, &sym, NULL, NULL,
-						    NULL);
-			if (name && off != 0)
-				name = NULL;
+			y = mt_unwind_symtab_find(&m->symtab, vaddr + 1);
+			if (y && y->addr != vaddr + 1)
+				y = NULL;
 		}
+		const char *name = y ? y->name : NULL;
 		char plain[256];
 		const char *at = name ? strchr(name, '@') : NULL;
 		if (at && at > name && (size_t)(at - name) < sizeof(plain)) {
