@@ -61,7 +61,7 @@ int mtz_frame_header_parse(const uint8_t in[MTZ_FRAME_HEADER_SIZE],
 	if (h->end)
 		return h->comp_size == 0 && h->raw_size == 0 && h->out_size == 0;
 	if (h->raw_size > MTZ_FRAME_DATA_MAX || h->out_size > MTZ_FRAME_DATA_MAX ||
-	    h->comp_size == 0 || h->comp_size > ZSTD_compressBound(h->raw_size))
+	    h->comp_size == 0 || h->comp_size > ZSTD_compressBound(h->raw_size) + 1024)
 		return 0;
 	return 1;
 }

@@ -230,26 +230,20 @@ void mtz_reader_stats(const struct mtz_reader *r, struct mtz_stats *st)
 /* Decodes a frame's entries into r->out.  @return : 0 or a code, with *where
  * the offset of the failing entry in the ops section. */
 static int decode_entries(struct mtz_reader *r, const struct mtz_frame_header *h,
-			  size_t *where)
+			  const uint32_t *lens, size_t *where)
 {
-	const uint8_t *p = r->raw.data;
-	size_t n = h->raw_size;
 	uint64_t records = 0, samples = 0;
 	struct mtz_cursors c;
+	size_t at = 0;
 	int rc;
 
 	*where = 0;
-	if (n < 4 * MTZ_NSEC)
-		return MTZ_ETRUNC;
-	uint64_t at = 4 * MTZ_NSEC;
 	for (int i = 0; i < MTZ_NSEC; i++) {
-		c.len[i] = mtz_ld32(p + 4 * i);
+		c.len[i] = lens[i];
 		c.pos[i] = 0;
-		c.p[i] = p + (at <= n ? at : n);
-		at += c.len[i];
+		c.p[i] = r->raw.data + at;
+		at += lens[i];
 	}
-	if (at != n)
-		return MTZ_EFORMAT;
 
 	r->out.len = 0;
 	r->out_pos = 0;
@@ -292,6 +286,44 @@ static int decode_entries(struct mtz_reader *r, const struct mtz_frame_header *h
 	r->st.records += records;
 	r->st.samples += samples;
 	return 0;
+}
+
+/* Decompresses the payload's sections into r->raw, their sizes into lens.
+ * @return : NULL, or the cause of failure (may be put in why). */
+static const char *unpack(struct mtz_reader *r, const struct mtz_frame_header *h,
+			  const uint8_t *payload, uint32_t *lens, char *why, size_t whysize)
+{
+	size_t table = 8 * MTZ_NSEC;
+	if (h->comp_size < table)
+		return "payload shorter than its section table";
+	uint64_t raw = 0, comp = table;
+	for (int i = 0; i < MTZ_NSEC; i++) {
+		lens[i] = mtz_ld32(payload + 8 * i);
+		uint32_t z = mtz_ld32(payload + 8 * i + 4);
+		if (!lens[i] != !z)
+			return "section table inconsistent";
+		raw += lens[i];
+		comp += z;
+	}
+	if (raw != h->raw_size || comp != h->comp_size)
+		return "section sizes differ from the frame header";
+	size_t in = table, outp = 0;
+	for (int i = 0; i < MTZ_NSEC; i++) {
+		uint32_t z = mtz_ld32(payload + 8 * i + 4);
+		if (!z)
+			continue;
+		size_t k = ZSTD_decompressDCtx(r->dctx, r->raw.data + outp, lens[i],
+					       payload + in, z);
+		if (ZSTD_isError(k)) {
+			snprintf(why, whysize, "section %d: zstd: %s", i, ZSTD_getErrorName(k));
+			return why;
+		}
+		if (k != lens[i])
+			return "a section's size differs from its table entry";
+		in += z;
+		outp += k;
+	}
+	return NULL;
 }
 
 /* Looks for the next valid frame header after a damaged one, from pos + 1.
@@ -400,22 +432,16 @@ static int next_frame(struct mtz_reader *r)
 		const uint8_t *payload = r->buf + r->pos + MTZ_FRAME_HEADER_SIZE;
 		const char *cause = NULL;
 		char why[128];
+		uint32_t lens[MTZ_NSEC];
 		size_t where = 0;
 		if (mtz_hash(payload, h.comp_size) != h.payload_hash) {
 			cause = "checksum mismatch";
 		} else {
-			r->raw.len = 0;
 			if (mtz_buf_reserve(&r->raw, h.raw_size ? h.raw_size : 1))
 				return MTZ_ENOMEM;
-			size_t k = ZSTD_decompressDCtx(r->dctx, r->raw.data, h.raw_size,
-						       payload, h.comp_size);
-			if (ZSTD_isError(k)) {
-				snprintf(why, sizeof(why), "zstd: %s", ZSTD_getErrorName(k));
-				cause = why;
-			} else if (k != h.raw_size) {
-				cause = "decompressed size differs from the header";
-			} else {
-				int rc = decode_entries(r, &h, &where);
+			cause = unpack(r, &h, payload, lens, why, sizeof(why));
+			if (!cause) {
+				int rc = decode_entries(r, &h, lens, &where);
 				if (rc == MTZ_ENOMEM)
 					return rc;
 				if (rc) {

@@ -23,8 +23,7 @@ struct mtz_writer {
 	ZSTD_CCtx *cctx;
 	struct mtz_sections sec;	/* entries of the open frame */
 	struct mtz_buf out;		/* the input bytes it holds (pad matches) */
-	struct mtz_buf raw;		/* its payload: section sizes, sections */
-	struct mtz_buf comp;		/* the payload compressed */
+	struct mtz_buf comp;		/* its payload, compressed */
 	uint64_t frame_in;		/* input bytes in the open frame */
 	uint64_t frame_offset;		/* input offset where it starts */
 	uint32_t frame_no;
@@ -80,7 +79,6 @@ void mtz_writer_free(struct mtz_writer *w)
 	for (int i = 0; i < MTZ_NSEC; i++)
 		mtz_buf_release(&w->sec.s[i]);
 	mtz_buf_release(&w->out);
-	mtz_buf_release(&w->raw);
 	mtz_buf_release(&w->comp);
 	free(w->name);
 	free(w);
@@ -135,29 +133,40 @@ static size_t sections_size(const struct mtz_writer *w)
 	return n;
 }
 
+/* The payload: a table (per section: u32 raw size, u32 compressed size),
+ * then each non-empty section as its own zstd frame.  The hashes are
+ * random bytes, not worth a slow level; the rest is small and repetitive,
+ * where a high level pays. */
 static int flush_frame(struct mtz_writer *w)
 {
 	if (!w->sec.s[MTZ_SEC_OPS].len)
 		return 0;
-	w->raw.len = 0;
-	if (mtz_buf_reserve(&w->raw, 4 * MTZ_NSEC + sections_size(w)))
-		return fail(w, MTZ_ENOMEM, "out of memory");
+	size_t bound = 8 * MTZ_NSEC;
 	for (int i = 0; i < MTZ_NSEC; i++)
-		mtz_st32(w->raw.data + 4 * i, (uint32_t)w->sec.s[i].len);
-	w->raw.len = 4 * MTZ_NSEC;
-	for (int i = 0; i < MTZ_NSEC; i++)
-		mtz_buf_put(&w->raw, w->sec.s[i].data, w->sec.s[i].len);
-	size_t bound = ZSTD_compressBound(w->raw.len);
+		bound += ZSTD_compressBound(w->sec.s[i].len);
 	w->comp.len = 0;
 	if (mtz_buf_reserve(&w->comp, bound))
 		return fail(w, MTZ_ENOMEM, "out of memory");
-	size_t n = ZSTD_compress2(w->cctx, w->comp.data, bound, w->raw.data, w->raw.len);
-	if (ZSTD_isError(n))
-		return fail(w, MTZ_EZSTD, "frame %u: zstd: %s", w->frame_no, ZSTD_getErrorName(n));
+	size_t n = 8 * MTZ_NSEC;
+	for (int i = 0; i < MTZ_NSEC; i++) {
+		const struct mtz_buf *sec = &w->sec.s[i];
+		size_t z = 0;
+		if (sec->len) {
+			int level = i == MTZ_SEC_HASH ? 1 : w->opt.level;
+			ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level);
+			z = ZSTD_compress2(w->cctx, w->comp.data + n, bound - n, sec->data, sec->len);
+			if (ZSTD_isError(z))
+				return fail(w, MTZ_EZSTD, "frame %u: zstd: %s", w->frame_no,
+					    ZSTD_getErrorName(z));
+		}
+		mtz_st32(w->comp.data + 8 * i, (uint32_t)sec->len);
+		mtz_st32(w->comp.data + 8 * i + 4, (uint32_t)z);
+		n += z;
+	}
 	struct mtz_frame_header fh = {
 		.frame_no = w->frame_no,
 		.comp_size = (uint32_t)n,
-		.raw_size = (uint32_t)w->raw.len,
+		.raw_size = (uint32_t)sections_size(w),
 		.out_size = (uint32_t)w->frame_in,
 		.out_offset = w->frame_offset,
 		.payload_hash = mtz_hash(w->comp.data, n),
