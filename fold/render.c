@@ -450,7 +450,17 @@ int mt_fold_render_json(FILE *f, const struct mt_fold_snapshot *s)
 		fprintf(f, ", \"events\": %llu, \"few\": %s}", (unsigned long long)site->events,
 			site->few ? "true" : "false");
 	}
-	fputs("]}\n}\n", f);
+	fputs("]},\n \"stacks\": [", f);
+	for (uint32_t i = 0; i < s->nstacks; i++) {
+		const struct mt_fold_stack_row *r = &s->stacks[i];
+		fputs(i ? ",\n  {\"stack\": " : "\n  {\"stack\": ", f);
+		mt_fold_json_string(f, r->stack);
+		fputs(", \"value\": ", f);
+		json_num(f, r->value);
+		fprintf(f, ", \"n\": %llu, \"exact\": %s}", (unsigned long long)r->n,
+			r->exact ? "true" : "false");
+	}
+	fputs("]\n}\n", f);
 	return finish_io(f);
 }
 

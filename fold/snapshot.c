@@ -1,6 +1,7 @@
 /* Deriving sites, threads and totals from a profile for one metric. */
 #include "fold/snapshot.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,40 @@ static int site_cmp(const void *a, const void *b)
 	if (x->self.value != y->self.value)
 		return x->self.value > y->self.value ? -1 : 1;
 	return strcmp(x->name, y->name);
+}
+
+static int stack_row_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct mt_fold_stack_row *)a)->stack,
+		      ((const struct mt_fold_stack_row *)b)->stack);
+}
+
+/* The stacks of the collapsed output with their sample counts. */
+static int build_stacks(struct mt_fold_snapshot *s, const struct mt_fold_profile *p)
+{
+	enum mt_fold_metric m = s->opt.metric;
+	uint32_t n = mt_fold_profile_stack_count(p);
+	s->stacks = calloc((size_t)n + 1, sizeof(*s->stacks));
+	if (!s->stacks)
+		return MT_FOLD_ENOMEM;
+	for (uint32_t id = 0; id < n; id++) {
+		const struct mt_fold_est *est;
+		size_t len;
+		const char *key = mt_fold_profile_stack(p, id, &len, &est);
+		double v = (double)est[m].exact + est[m].y;
+		if (llround(v) <= 0)
+			continue;
+		uint32_t kid;
+		if (mt_fold_strtab_intern(s->names, key, len, &kid) < 0)
+			return MT_FOLD_ENOMEM;
+		s->stacks[s->nstacks++] = (struct mt_fold_stack_row){
+			.stack = mt_fold_strtab_get(s->names, kid, NULL),
+			.value = v, .n = est[m].n, .exact = !est[m].sampled,
+		};
+	}
+	if (s->nstacks)
+		qsort(s->stacks, s->nstacks, sizeof(*s->stacks), stack_row_cmp);
+	return 0;
 }
 
 static int group_cmp(const void *a, const void *b)
@@ -209,7 +244,7 @@ int mt_fold_snapshot_new(struct mt_fold_snapshot **out, const struct mt_fold_pro
 		wfb[MT_FOLD_INUSE_OBJECTS] = wfb[MT_FOLD_ALLOC_OBJECTS];
 	mt_fold_est_finish(&total.est[opt->metric], opt->conf, wfb[opt->metric], &s->total);
 
-	if (build_sites(s, p, wfb))
+	if (build_sites(s, p, wfb) || build_stacks(s, p))
 		goto out;
 
 	/* Threads, then processes with their own totals, then all. */
@@ -288,6 +323,7 @@ void mt_fold_snapshot_free(struct mt_fold_snapshot *s)
 	free(s->shown);
 	free(s->threads);
 	free(s->procs);
+	free(s->stacks);
 	mt_fold_strtab_free(s->names);
 	free(s);
 }

@@ -41,6 +41,15 @@ struct mt_fold_group {
 	struct mt_fold_value metric;	/* the snapshot metric's estimate */
 };
 
+/* One stack of the collapsed output, for tools drawing it (mt-flamegraph
+ * shows samples and errors in its tooltips). */
+struct mt_fold_stack_row {
+	const char *stack;		/* as in the collapsed output */
+	double value;
+	uint64_t n;
+	int exact;
+};
+
 struct mt_fold_snapshot_options {
 	enum mt_fold_metric metric;
 	double conf;			/* confidence level, e.g. 0.95 */
@@ -63,6 +72,8 @@ struct mt_fold_snapshot {
 	struct mt_fold_group *procs;	/* processes with scope=process totals */
 	uint32_t nprocs;
 	struct mt_fold_group all;
+	struct mt_fold_stack_row *stacks;	/* sorted by stack, value rounding to > 0 */
+	uint32_t nstacks;
 	int has_totals;			/* any exact totals in the input */
 	struct mt_fold_strtab *names;	/* private: owns the site names */
 };

@@ -325,3 +325,35 @@ Test(render, diff_flags_real_changes_only)
 	free(base);
 	free(cur);
 }
+
+Test(render, json_stacks_are_the_collapsed_output)
+{
+	char *text = synthetic_capture(99);
+	struct mt_fold_profile *p = profile_of(text, MT_FOLD_PREFIX_TID);
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 5);
+	char *json = render(mt_fold_render_json, s), *folded = collapsed_of(p, MT_FOLD_ALLOC_BYTES);
+	char err[256];
+	struct jm *j = jm_parse(json, err);
+	cr_assert_not_null(j, "%s", err);
+	const struct jm *stacks = jm_get(j, "stacks");
+	cr_assert_not_null(stacks);
+	/* Rebuild the collapsed text from the JSON: it must be identical. */
+	char *re = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&re, &len);
+	for (size_t i = 0; i < stacks->nkids; i++) {
+		const struct jm *st = &stacks->kids[i];
+		fprintf(f, "%s %.0f\n", num(st, "stack")->str, num(st, "value")->num);
+		cr_assert(num(st, "n")->num >= 1);
+	}
+	fclose(f);
+	cr_assert_gt(stacks->nkids, 30);
+	cr_assert_str_eq(re, folded);
+	free(re);
+	free(folded);
+	free(json);
+	jm_free(j);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+	free(text);
+}
