@@ -52,4 +52,9 @@ FIXTURE_NAMES += capture_alloc capture_forkexec
 E2E_TESTS += \
 	tests/e2e/capture-sample-totals.sh \
 	tests/e2e/capture-sample-rate.sh \
-	tests/e2e/capture-trace.sh
+	tests/e2e/capture-trace.sh \
+	tests/e2e/capture-perf-script.sh \
+	tests/e2e/capture-sigint.sh \
+	tests/e2e/capture-pid.sh \
+	tests/e2e/capture-forkexec.sh \
+	tests/e2e/capture-cli.sh

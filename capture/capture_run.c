@@ -63,6 +63,10 @@ static void child_exec(const struct mt_capture_run_opts *o, int go_fd, int err_f
 {
 	char c;
 	signal(SIGPIPE, SIG_DFL);	/* mt-capture ignores it; the command must not */
+	/* The stream owns stdout: the command writes its own to stderr (as
+	 * under perf record -o -). */
+	if (o->out_fd == 1)
+		dup2(2, 1);
 	if (read(go_fd, &c, 1) != 1)
 		_exit(127);	/* mt-capture gave up before starting us */
 	close(go_fd);

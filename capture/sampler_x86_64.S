@@ -1,10 +1,12 @@
 /* x86_64 part of the sampler: the marker functions mt-capture uprobes, and
  * the call that passes the exit totals in ten registers.
  *
- * Each marker starts with a 5-byte nop, an instruction the kernel's uprobe
- * code emulates (and on recent kernels replaces by a fast trampoline call):
- * about 1 us per hit where a marker starting with `ret` costs ~15 us.
- * tests/capture/test_sampler_markers.c checks these first bytes in the .so.
+ * Each marker starts with `push %rbp`, an instruction the kernel's uprobe
+ * code emulates instead of single-stepping: about 1 us per hit where a
+ * marker starting with `ret` costs ~15 us.  Not a 5-byte nop: kernel 6.18
+ * optimizes a probed nop5 into a call to a trampoline page that a fork()ed
+ * child does not get, and the child dies of SIGSEGV at its next marker.
+ * tests/capture/sampler_markers_test.c checks these first bytes in the .so.
  * The register contract is in docs/formats/capture-events.md.
  */
 	.text
@@ -16,7 +18,12 @@
 	.p2align 4
 \name:
 	.cfi_startproc
-	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00	/* nopl 0x0(%rax,%rax,1) */
+	push %rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbp, 0
+	pop %rbp
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %rbp
 	ret
 	.cfi_endproc
 	.size \name, . - \name

@@ -127,6 +127,25 @@ echo '{"metric": "alloc_bytes", "mode": "trace", "stacks": [{"stack": "main;tiny
 has_tip "$tmp/x.svg" 'exact (every event recorded): no sampling error' || fail "exact mode"
 grep -q 'class="f few' "$tmp/x.svg" && fail "hatching in exact mode"
 
+# mt-fold's total.exact decides: sample mode at rate 1 is exact ...
+echo '{"metric": "alloc_bytes", "mode": "sample", "rate": {"min": 1, "max": 1},
+  "total": {"value": 1052688, "n": 0, "exact": true}}' >"$tmp/rate1.json"
+"$fg" --minwidth 0 --stats "$tmp/rate1.json" "$tmp/in.folded" >"$tmp/r1.svg"
+has_tip "$tmp/r1.svg" 'exact (every event recorded): no sampling error' || fail "rate 1 not exact"
+# ... and trace mode recording every 4th call is not: objects / 4 = samples.  The input
+# read as objects: tiny's 16 objects are 4 recorded calls, parse's 4096 are 1024.
+echo '{"metric": "alloc_objects", "unit": "objects", "mode": "trace", "rate": null,
+  "every": {"min": 4, "max": 4}, "total": {"value": 1052688, "n": 263172, "exact": false},
+  "sites": {"few": 5, "rows": []}}' >"$tmp/every4.json"
+"$fg" --minwidth 0 --stats "$tmp/every4.json" "$tmp/in.folded" >"$tmp/e4.svg"
+has_tip "$tmp/e4.svg" '16 objects, <0.01% of all' || fail "every 4: unit from the stats"
+tip_matches "$tmp/e4.svg" '^4 samples, ±8 \(±50\.0%, 1σ\), 95%: ' || fail "every 4: tiny's samples"
+tip_matches "$tmp/e4.svg" '^1,024 samples, ' || fail "every 4: parse's samples"
+# sites.few (5) is the default threshold: only tiny (4 samples) and its malloc are hatched.
+grep -q 'fewer than 5 samples (error above ±45%): 2 frames' "$tmp/e4.svg" || fail "sites.few default"
+"$fg" --minwidth 0 --few-samples 2000 --stats "$tmp/every4.json" "$tmp/in.folded" >"$tmp/e4b.svg"
+grep -q 'fewer than 2000 samples (error above ±2%): 4 frames' "$tmp/e4b.svg" || fail "--few-samples over sites.few"
+
 # -o writes the same bytes as stdout.
 "$fg" -o "$tmp/o.svg" "$tmp/in.folded"
 "$fg" "$tmp/in.folded" | cmp - "$tmp/o.svg"

@@ -1,0 +1,27 @@
+#!/bin/bash
+# Command line: exit status passed on, clear errors, exit codes.
+. "$(dirname "$0")/capture-lib.sh"
+capture_skip_unless_perf
+
+rc=0; "$CAP" -o "$T/x.data" -- sh -c 'exit 7' 2>"$T/err" || rc=$?
+[ "$rc" = 7 ] || fail "command status 7 became $rc"
+rc=0; "$CAP" -o "$T/x.data" -- sh -c 'kill -SEGV $$' 2>"$T/err" || rc=$?
+[ "$rc" = 139 ] || fail "command killed by SIGSEGV: status $rc, want 139"
+rc=0; "$CAP" -o "$T/x.data" -- mt-no-such-command-here 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] || fail "missing command: status $rc"
+grep -qx "mt-capture: cannot run 'mt-no-such-command-here': command not found" "$T/err" ||
+	fail "missing command message: $(cat "$T/err")"
+rc=0; "$CAP" --rate 0 -- true 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] || fail "--rate 0: status $rc"
+rc=0; "$CAP" --mmap-pages 3 -- true 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] || fail "--mmap-pages 3: status $rc"
+rc=0; "$CAP" -e no-such-event -- true 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "unknown event 'no-such-event'" "$T/err" || fail "unknown event: $rc $(cat "$T/err")"
+rc=0; "$CAP" -o "$T/x.data" 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] || fail "no command: status $rc"
+"$CAP" --help | grep -q -- '--stack-size' || fail "--help lacks options"
+"$CAP" --help | grep -q 'perf_event_paranoid' || fail "--help lacks the exit codes"
+rc=0; MT_SAMPLER=/nonexistent/libmt-sampler.so "$CAP" -o "$T/x.data" -- true 2>"$T/err" || rc=$?
+[ "$rc" = 3 ] || fail "missing sampler: status $rc"
+# The marker of the built sampler starts with an instruction uprobes emulate.
+echo "ok"
