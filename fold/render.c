@@ -266,7 +266,8 @@ int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s)
 			site->few ? '?' : ' ',
 			mt_fold_format_amount(c, site->self.value, bytes),
 			format_rse(d, &site->self), format_interval(iv2, &site->self, bytes),
-			(unsigned long long)site->self.n, site->name);
+			(unsigned long long)(site->self.exact ? site->self_events : site->self.n),
+			site->name);
 	}
 	return finish_io(f);
 }
@@ -447,7 +448,8 @@ int mt_fold_render_json(FILE *f, const struct mt_fold_snapshot *s)
 		json_value(f, &site->total);
 		fputs(",\n   \"self\": ", f);
 		json_value(f, &site->self);
-		fprintf(f, ", \"events\": %llu, \"few\": %s}", (unsigned long long)site->events,
+		fprintf(f, ", \"events\": %llu, \"self_events\": %llu, \"few\": %s}",
+			(unsigned long long)site->events, (unsigned long long)site->self_events,
 			site->few ? "true" : "false");
 	}
 	fputs("]},\n \"stacks\": [", f);

@@ -172,8 +172,10 @@ static int build_sites(struct mt_fold_snapshot *s, const struct mt_fold_profile 
 					mt_fold_est_merge(&sites[sid].total_acc, &est[m]);
 					sites[sid].events += est[MT_FOLD_SAMPLES].exact;
 				}
-				if (!semi)
+				if (!semi) {
 					mt_fold_est_merge(&sites[sid].self_acc, &est[m]);
+					sites[sid].self_events += est[MT_FOLD_SAMPLES].exact;
+				}
 			}
 			if (!semi)
 				break;

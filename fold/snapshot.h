@@ -18,6 +18,7 @@ struct mt_fold_site {
 	struct mt_fold_est total_acc, self_acc;
 	struct mt_fold_value total, self;
 	uint64_t events;		/* events behind total (for exact rows) */
+	uint64_t self_events;		/* events behind self */
 	int few;			/* sampled with fewer than `few` samples */
 };
 

@@ -108,7 +108,7 @@ static const struct jm *num(const struct jm *o, const char *key)
 }
 
 /* One "value rse interval n" group of a table row against a JSON value. */
-static void check_cells(const char **pp, const struct jm *jv, const char *site, int total)
+static void check_cells(const char **pp, const struct jm *jv, const char *site, double events)
 {
 	const char *p = *pp;
 	agrees(parse_amount(&p), num(jv, "value")->num, "value", site);
@@ -141,8 +141,9 @@ static void check_cells(const char **pp, const struct jm *jv, const char *site, 
 	}
 	char *end;
 	unsigned long long n = strtoull(skip_ws(p), &end, 10);
-	if (!total || num(jv, "exact")->num == 0)
-		cr_assert_eq((double)n, num(jv, "n")->num, "n of %s", site);
+	/* n: samples behind a sampled figure, events behind an exact one */
+	cr_assert_eq((double)n, num(jv, "exact")->num == 1 ? events : num(jv, "n")->num,
+		     "n of %s", site);
 	p = end;
 	if (*p == '?')
 		p++;
@@ -168,8 +169,8 @@ Test(render, table_and_json_agree)
 	for (size_t r = 0; r < rows->nkids; r++) {
 		const struct jm *row = &rows->kids[r];
 		const char *name = num(row, "name")->str, *p = line;
-		check_cells(&p, num(row, "total"), name, 1);
-		check_cells(&p, num(row, "self"), name, 0);
+		check_cells(&p, num(row, "total"), name, num(row, "events")->num);
+		check_cells(&p, num(row, "self"), name, num(row, "self_events")->num);
 		p = skip_ws(p);
 		const char *nl = strchr(p, '\n');
 		cr_assert(nl && (size_t)(nl - p) == strlen(name) && !strncmp(p, name, strlen(name)),
@@ -207,6 +208,45 @@ Test(render, table_and_json_agree)
 	mt_fold_snapshot_free(s);
 	mt_fold_profile_free(p);
 	free(text);
+}
+
+Test(render, table_and_json_agree_in_trace_mode)
+{
+	/* Exact rows: "exact", no interval, n = events; JSON must say the same. */
+	struct mt_fold_profile *p = profile_of(
+		"alloc\t5/5\t1\tt\tsize=1000 ptr=0x10 every=1\tmain;a end=complete\n"
+		"alloc\t5/5\t2\tt\tsize=3000 ptr=0x20 every=1\tmain;a end=complete\n"
+		"alloc\t5/5\t3\tt\tsize=500 ptr=0x30 every=1\tmain;b;a end=complete\n", 0);
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	char *table = render(mt_fold_render_table, s), *json = render(mt_fold_render_json, s);
+	char err[256];
+	struct jm *j = jm_parse(json, err);
+	cr_assert_not_null(j, "%s", err);
+	const struct jm *rows = jm_get(jm_get(j, "sites"), "rows");
+	const char *line = strchr(strstr(table, "\n     total ") + 1, '\n') + 1;
+	for (size_t r = 0; r < rows->nkids; r++) {
+		const struct jm *row = &rows->kids[r];
+		const char *p2 = line;
+		check_cells(&p2, num(row, "total"), num(row, "name")->str, num(row, "events")->num);
+		check_cells(&p2, num(row, "self"), num(row, "name")->str, num(row, "self_events")->num);
+		line = strchr(line, '\n') + 1;
+	}
+	cr_assert(*line == 0);
+	/* a is the leaf of all three: 4500 bytes self and total, 3 events;
+	 * it sorts before main (same total, more self). */
+	cr_assert_eq(rows->nkids, 3);
+	cr_assert_str_eq(num(&rows->kids[0], "name")->str, "a");
+	cr_assert_eq(num(num(&rows->kids[0], "total"), "value")->num, 4500);
+	cr_assert_eq(num(num(&rows->kids[0], "self"), "value")->num, 4500);
+	cr_assert_eq(num(&rows->kids[0], "self_events")->num, 3);
+	cr_assert_str_eq(num(&rows->kids[2], "name")->str, "b");
+	cr_assert_eq(num(num(&rows->kids[2], "total"), "value")->num, 500);
+	cr_assert_eq(num(&rows->kids[2], "self_events")->num, 0);
+	jm_free(j);
+	free(table);
+	free(json);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
 }
 
 Test(render, json_string_escaping)
