@@ -58,3 +58,15 @@ E2E_TESTS += \
 	tests/e2e/capture-pid.sh \
 	tests/e2e/capture-forkexec.sh \
 	tests/e2e/capture-cli.sh
+
+CAPTURE_TEST_OBJS := \
+	$(B)/obj/tests/capture/sampler_rand_test.o \
+	$(B)/obj/tests/capture/sampler_markers_test.o \
+	$(B)/obj/capture/sampler_rand.o \
+	$(B)/obj/capture/capture_elf.o
+
+# The markers test reads the built sampler.
+$(B)/tests/capture-tests: $(CAPTURE_TEST_OBJS) | $(B)/libmt-sampler.so
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(CAPTURE_TEST_OBJS) -lcriterion -lelf -lm $(LDLIBS)
+UNIT_TESTS += $(B)/tests/capture-tests

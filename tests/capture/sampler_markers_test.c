@@ -1,0 +1,50 @@
+/* The markers of the built libmt-sampler.so start with an instruction the
+ * kernel's uprobe code emulates (push %rbp, 0x55), not single-steps, and
+ * mt-capture finds them through their ELF file offsets. */
+#include "capture/capture.h"
+
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static void first_bytes(const char *fn, unsigned char *b, size_t n)
+{
+	const char *build = getenv("MT_BUILD");
+	char so[4096], err[MT_CAPTURE_ERRLEN];
+	uint64_t off;
+	snprintf(so, sizeof(so), "%s/libmt-sampler.so", build ? build : "build");
+	cr_assert_eq(mt_capture_elf_func_offset(so, fn, &off, err), 0, "%s: %s", fn, err);
+	int fd = open(so, O_RDONLY);
+	cr_assert_geq(fd, 0, "cannot open %s", so);
+	cr_assert_eq(pread(fd, b, n, (off_t)off), (ssize_t)n);
+	close(fd);
+}
+
+Test(sampler_markers, start_with_an_emulated_push_rbp)
+{
+	static const char *const markers[] = {
+		"mt_sampler_mark_alloc", "mt_sampler_mark_free", "mt_sampler_mark_totals",
+	};
+	for (size_t i = 0; i < 3; i++) {
+		unsigned char b[3];
+		first_bytes(markers[i], b, sizeof(b));
+		/* push %rbp; pop %rbp; ret */
+		cr_expect(b[0] == 0x55 && b[1] == 0x5d && b[2] == 0xc3,
+			  "%s starts %02x %02x %02x", markers[i], b[0], b[1], b[2]);
+	}
+}
+
+Test(sampler_markers, the_interposed_malloc_is_found_and_a_missing_name_is_not)
+{
+	unsigned char b[1];
+	char err[MT_CAPTURE_ERRLEN];
+	uint64_t off;
+	first_bytes("malloc", b, 1);
+	const char *build = getenv("MT_BUILD");
+	char so[4096];
+	snprintf(so, sizeof(so), "%s/libmt-sampler.so", build ? build : "build");
+	cr_expect_eq(mt_capture_elf_func_offset(so, "no_such_function_here", &off, err), 1);
+	cr_expect_eq(mt_capture_elf_func_offset("/nonexistent.so", "malloc", &off, err), -1);
+}
