@@ -41,3 +41,4 @@ E2E_TESTS += \
 
 FIXTURE_NAMES += fold_sites fold_leak
 BENCHES += bench/fold.sh
+MANPAGES += docs/man/mt-fold.1
