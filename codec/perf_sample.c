@@ -191,6 +191,7 @@ int mt_perf__sample_parse(const struct mt_perf_reader *r, const struct perf_even
 	int err;
 
 	memset(s, 0, offsetof(struct mt_perf_sample, regs));
+	s->regs_offset = 0;
 	s->stack_size = s->stack_dyn_size = 0;
 	s->stack = NULL;
 	s->stack_offset = 0;

@@ -537,11 +537,12 @@ static struct mt_perf_reader *reader_with_attr(const struct perf_event_attr *a, 
 Test(perf_roundtrip, sample_every_field)
 {
 	struct perf_event_attr a = { 0 };
-	uint64_t rec[128] = { 0 };
+	union { uint64_t u[128]; struct perf_event_header h; } rb = { { 0 } };
+	uint64_t *rec = rb.u;
 	uint8_t *buf, *raw;
 	struct mt_perf_reader *r;
 	struct mt_perf_sample s;
-	struct perf_event_header *h = (struct perf_event_header *)rec;
+	struct perf_event_header *h = &rb.h;
 	size_t n = 1, i, size, stack_at, regs_at;
 
 	a.size = sizeof(a);
@@ -617,6 +618,26 @@ Test(perf_roundtrip, sample_every_field)
 	cr_assert_eq(s.stack_size, 16);
 	cr_assert_eq(s.stack_offset, stack_at);
 	cr_assert_eq(s.stack_dyn_size, 8);
+	/* Fields the attr lacks are 0, whatever the struct held before. */
+	{
+		struct perf_event_attr b = { .size = sizeof(b), .sample_type = PERF_SAMPLE_IP };
+		struct mt_perf_reader *q;
+		union { uint64_t u[2]; struct perf_event_header h; } small = { { 0, 0xbbb } };
+		uint8_t *qbuf;
+
+		small.h.type = PERF_RECORD_SAMPLE;
+		small.h.size = 16;
+		q = reader_with_attr(&b, 9, &qbuf);
+		memset(&s, 0xa5, sizeof(s));
+		cr_assert_eq(mt_perf_sample_parse(q, &small.h, &s), 0);
+		cr_assert_eq(s.ip, 0xbbb);
+		cr_assert_eq(s.pid + s.tid + s.cpu + s.time + s.id + s.period, 0);
+		cr_assert_eq(s.regs_abi + s.nr_regs + s.regs_offset + s.stack_size, 0);
+		cr_assert_eq(s.stack_dyn_size + s.stack_offset, 0);
+		cr_assert_null(s.stack);
+		mt_perf_reader_free(q);
+		free(qbuf);
+	}
 	/* Every shorter record overruns some field. */
 	for (i = 8; i < size; i += 4) {
 		h->size = (uint16_t)i;
