@@ -34,7 +34,6 @@ enum {
 /* EVENT_UPDATE types and the feature number of EVENT_DESC (perf's header.h). */
 #define MT_PERF_EVENT_UPDATE_NAME 2
 #define MT_PERF_FEAT_EVENT_DESC 12
-#define MT_PERF_FEAT_BITS 256
 
 #define MT_PERF_MAGIC 0x32454c4946524550ULL	/* "PERFILE2" little-endian */
 #define MT_PERF_PIPE_HEADER_SIZE 16

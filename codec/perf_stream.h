@@ -220,7 +220,12 @@ const char *mt_perf_record_name(uint32_t type);
 
 struct mt_perf_writer;
 
-/* Buffered writes to fd (not closed by the writer).  name labels messages. */
+/* Buffered writes to fd (not closed by the writer); name is kept for the
+ * caller (messages do not include it, as with readers).
+ * Every writing function below returns 0, MT_PERF_EIO once a write(2)
+ * failed (sticky; see mt_perf_writer_error), or MT_PERF_EFORMAT for a record
+ * that cannot exist (size below 8 or above 65535, attr size not a multiple
+ * of 8 or larger than this header's struct). */
 int mt_perf_writer_new(struct mt_perf_writer **out, int fd, const char *name);
 
 /* Flushes; accepts NULL.  @return : 0 or MT_PERF_EIO from the last flush. */
@@ -232,7 +237,8 @@ int mt_perf_writer_write(struct mt_perf_writer *w, const void *data, size_t size
 /* The 16-byte pipe header (PERFILE2, size 16). */
 int mt_perf_writer_pipe_header(struct mt_perf_writer *w);
 
-/* A HEADER_ATTR record: attr (attr->size bytes) followed by ids. */
+/* A HEADER_ATTR record: attr (attr->size bytes, 0 meaning
+ * PERF_ATTR_SIZE_VER0) followed by ids. */
 int mt_perf_writer_attr(struct mt_perf_writer *w, const struct perf_event_attr *attr,
 			const uint64_t *ids, size_t nr_ids);
 
@@ -243,6 +249,7 @@ int mt_perf_writer_event_name(struct mt_perf_writer *w, uint64_t id, const char 
 /* A record as it is, header->size bytes. */
 int mt_perf_writer_record(struct mt_perf_writer *w, const struct perf_event_header *rec);
 
+/* Writes out what is buffered (the writer buffers 256 KiB). */
 int mt_perf_writer_flush(struct mt_perf_writer *w);
 
 /* @return : the message of the first failed write ("" when none); errors

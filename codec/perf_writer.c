@@ -113,7 +113,7 @@ int mt_perf_writer_attr(struct mt_perf_writer *w, const struct perf_event_attr *
 	size_t size;
 	int err;
 
-	if (asz % 8 || asz > sizeof(*attr) || nr_ids > 8192)
+	if (asz % 8 || asz > sizeof(*attr) || nr_ids > UINT16_MAX / 8)
 		return MT_PERF_EFORMAT;
 	size = sizeof(h) + asz + 8 * nr_ids;
 	if (size > UINT16_MAX)
