@@ -646,3 +646,34 @@ Test(perf_roundtrip, sample_every_field)
 	mt_perf_reader_free(r);
 	free(buf);
 }
+
+/* Records that cannot exist are refused and nothing is written. */
+Test(perf_roundtrip, writer_refuses_impossible_records)
+{
+	struct perf_event_attr a = { .size = 12 };
+	struct perf_event_header h = { .type = PERF_RECORD_SAMPLE, .size = 4 };
+	uint64_t id = 1;
+	char *name = malloc(70000);
+	struct mt_perf_writer *w;
+	int fd = memfd_create("w", 0);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(mt_perf_writer_new(&w, fd, "memfd"), 0);
+	cr_assert_eq(mt_perf_writer_attr(w, &a, &id, 1), MT_PERF_EFORMAT);
+	a.size = sizeof(a) + 8;
+	cr_assert_eq(mt_perf_writer_attr(w, &a, &id, 1), MT_PERF_EFORMAT);
+	a.size = sizeof(a);
+	cr_assert_eq(mt_perf_writer_attr(w, &a, &id, 9000), MT_PERF_EFORMAT);
+	cr_assert_eq(mt_perf_writer_record(w, &h), MT_PERF_EFORMAT);
+	memset(name, 'n', 69999);
+	name[69999] = 0;
+	cr_assert_eq(mt_perf_writer_event_name(w, 1, name), MT_PERF_EFORMAT);
+	cr_assert_eq(mt_perf_writer_bytes(w), 0);
+	/* Not sticky: the writer still works. */
+	cr_assert_eq(mt_perf_writer_attr(w, &a, &id, 1), 0);
+	cr_assert_eq(mt_perf_writer_bytes(w), 8 + sizeof(a) + 8);
+	cr_assert_eq(mt_perf_writer_free(w), 0);
+	cr_assert_eq(lseek(fd, 0, SEEK_END), (off_t)(8 + sizeof(a) + 8));
+	close(fd);
+	free(name);
+}
