@@ -1,0 +1,53 @@
+#!/bin/bash
+# A damaged frame loses that frame only: the decoder names its offset and
+# number, gives every other frame back intact and exits 1.  Truncated files
+# and a missing end marker are reported the same way.
+. "$(dirname "$0")/codec_lib.sh"
+codec_skip_unless_perf
+
+perf record -q -e cpu-clock -F 4000 --call-graph dwarf -o - -- \
+	"${MT_FIXTURES:?}/codec_threads" 2 5000000 > "$T/in" 2>"$T/rec.err" || fail "perf record: $(cat "$T/rec.err")"
+"$ENC" -q --frame-size 65536 -o "$T/ok.mtz" "$T/in" || fail "encode"
+mtz_frames "$T/ok.mtz" > "$T/frames"
+n=$(wc -l < "$T/frames")
+[ "$n" -ge 6 ] || fail "only $n frames"
+insize=$(stat -c %s "$T/in")
+
+# Decodes $1 and checks exit 1 and that the output is the input without
+# original bytes [$2, $3).
+expect_loss() {
+	local rc=0
+	"$ENC" -d < "$1" > "$T/out" 2> "$T/err" || rc=$?
+	[ "$rc" = 1 ] || fail "$4: exit $rc, want 1 ($(cat "$T/err"))"
+	{ head -c "$2" "$T/in"; tail -c +$(($3 + 1)) "$T/in"; } > "$T/want"
+	cmp -s "$T/out" "$T/want" || fail "$4: output is not the input less bytes $2..$3"
+}
+
+for k in 0 2 $((n - 1)); do
+	read -r off comp o osz < <(sed -n "$((k + 1))p" "$T/frames")
+	# a byte in the middle of frame k's payload
+	cp "$T/ok.mtz" "$T/bad.mtz"
+	flip_byte "$T/bad.mtz" $((off + 48 + comp / 2))
+	expect_loss "$T/bad.mtz" "$o" $((o + osz)) "payload of frame $k"
+	grep -q "frame $k at offset $off: checksum mismatch" "$T/err" || fail "message: $(cat "$T/err")"
+	grep -q "1 frame lost" "$T/err" || fail "no count of lost frames: $(cat "$T/err")"
+	# a byte in frame k's header (its compressed size)
+	cp "$T/ok.mtz" "$T/bad.mtz"
+	flip_byte "$T/bad.mtz" $((off + 9))
+	expect_loss "$T/bad.mtz" "$o" $((o + osz)) "header of frame $k"
+	grep -q "frame $k at offset $off: damaged header" "$T/err" || fail "message: $(cat "$T/err")"
+done
+
+# truncated inside the last frame: the frames before it come back whole
+read -r off comp o osz < <(tail -n 1 "$T/frames")
+head -c $((off + 48 + comp / 2)) "$T/ok.mtz" > "$T/cut.mtz"
+expect_loss "$T/cut.mtz" "$o" "$insize" "truncated last frame"
+grep -q "frame $((n - 1)) at offset $off: truncated" "$T/err" || fail "message: $(cat "$T/err")"
+# only the end marker missing: all data is there, still exit 1
+head -c $(($(stat -c %s "$T/ok.mtz") - 48)) "$T/ok.mtz" > "$T/cut.mtz"
+expect_loss "$T/cut.mtz" "$insize" "$insize" "missing end marker"
+grep -q "no end marker" "$T/err" || fail "message: $(cat "$T/err")"
+# garbage: not an .mtz
+rc=0; head -c 100 /dev/urandom | "$ENC" -d > /dev/null 2>"$T/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "not an .mtz file" "$T/err" || fail "garbage: $rc $(cat "$T/err")"
+echo ok

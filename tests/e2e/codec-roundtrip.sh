@@ -1,0 +1,52 @@
+#!/bin/bash
+# mt-encode | mt-encode -d gives back perf record's streams byte for byte
+# (pipe and perf.data, a fixture and a real program, delta and --raw), and
+# the delta coding does its job on them.
+. "$(dirname "$0")/codec_lib.sh"
+codec_skip_unless_perf
+
+FIX=${MT_FIXTURES:?}
+# perf's own pipe stream and file, with DWARF stacks, of a threaded fixture
+perf record -q -e cpu-clock -F 4000 --call-graph dwarf -o - -- \
+	"$FIX/codec_threads" 4 3000000 > "$T/threads.pipe" 2>"$T/rec.err" || fail "perf record: $(cat "$T/rec.err")"
+perf record -q -e cpu-clock -F 4000 --call-graph dwarf -o "$T/threads.data" -- \
+	"$FIX/codec_threads" 4 3000000 >/dev/null 2>"$T/rec.err" || fail "perf record: $(cat "$T/rec.err")"
+# a real program: gzip of a binary, 16 KiB stacks
+perf record -q -e cpu-clock -F 4000 --call-graph dwarf,16384 -o "$T/gzip.data" -- \
+	sh -c 'gzip -9 < "$1" > /dev/null' sh "$(command -v perf)" 2>"$T/rec.err" ||
+	fail "perf record gzip: $(cat "$T/rec.err")"
+
+for f in threads.pipe threads.data gzip.data; do
+	roundtrip "$T/$f"
+	roundtrip "$T/$f" --raw
+	roundtrip "$T/$f" --level 1 --frame-size 65536
+done
+
+# The summary line counts what perf script sees, and stacks were coded.
+"$ENC" "$T/threads.data" > "$T/t.mtz" 2> "$T/enc.err" || fail "encode: $(cat "$T/enc.err")"
+line=$(tail -n 1 "$T/enc.err")
+samples=$(perf script -i "$T/threads.data" -F tid 2>/dev/null | wc -l)
+[ "$samples" -gt 100 ] || fail "only $samples samples recorded"
+"$ENC" --stats -q "$T/threads.data" 2> "$T/stats.err" > /dev/null
+grep -q "^mt-encode: input .* $samples samples\$" "$T/stats.err" ||
+	fail "--stats disagrees with perf script's $samples samples: $(cat "$T/stats.err")"
+grep -q "^mt-encode: coded        $samples samples" "$T/stats.err" ||
+	fail "not every sample was coded: $(cat "$T/stats.err")"
+grep -q " 0 fallbacks" <<<"$line" || fail "fallbacks: $line"
+d=$(stat -c %s "$T/t.mtz"); in=$(stat -c %s "$T/threads.data")
+[ $((d * 20)) -lt "$in" ] || fail "$d bytes from $in: under 20x"
+
+# mt-decode is mt-encode -d
+"${MT_BUILD}/bin/mt-decode" -q < "$T/t.mtz" | cmp -s - "$T/threads.data" || fail "mt-decode differs"
+# usage, environment and data errors
+rc=0; "$ENC" --level 99 -o "$T/x" "$T/threads.data" 2>/dev/null || rc=$?
+[ "$rc" = 2 ] || fail "--level 99: status $rc, want 2"
+rc=0; "$ENC" -o "$T/x" "$T/no-such-file" 2>"$T/err" || rc=$?
+[ "$rc" = 3 ] && grep -q "cannot open '$T/no-such-file'" "$T/err" || fail "missing input: $rc $(cat "$T/err")"
+rc=0; "$ENC" -d -o "$T/x" "$T/threads.data" 2>"$T/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "not an .mtz file" "$T/err" || fail "decoding perf data: $rc $(cat "$T/err")"
+rc=0; head -c 1000 "$T/threads.data" | "$ENC" -o "$T/x" 2>"$T/err" || rc=$?
+[ "$rc" = 1 ] || fail "truncated perf input: status $rc, $(cat "$T/err")"
+"$ENC" --help | grep -q -- '--raw' || fail "--help lacks options"
+"$ENC" --help | grep -q 'exit status' || fail "--help lacks the exit codes"
+echo ok
