@@ -7,8 +7,8 @@
 set -eu
 
 PACKAGES="build-essential libdw-dev libelf-dev libzstd-dev libcriterion-dev linux-perf
-pkg-config xz-utils zstd linux-source-6.1"
-BROWSER_PACKAGES="chromium nodejs npm"
+pkg-config xz-utils zstd python3 linux-source-6.1"
+BROWSER_PACKAGES="chromium"
 
 missing_packages() {
 	for p in $1; do
@@ -18,7 +18,13 @@ missing_packages() {
 }
 
 want="$PACKAGES"
-[ "${1:-}" = browser ] && want="$want $BROWSER_PACKAGES"
+if [ "${1:-}" = browser ]; then
+	want="$want $BROWSER_PACKAGES"
+	# Node.js from another source (NodeSource) carries npm and conflicts with
+	# Debian's npm package: ask for the packages only when the commands are absent.
+	command -v node >/dev/null 2>&1 || want="$want nodejs"
+	command -v npm >/dev/null 2>&1 || want="$want npm"
+fi
 missing=$(missing_packages "$want")
 
 if [ "${1:-}" = --check ]; then
