@@ -12,6 +12,8 @@
 
 struct mt_unwind_modules {
 	struct mt_unwind_module *list;
+	char **alt_dirs;			/* where missing files may be found */
+	size_t nr_alt_dirs;
 	struct mt_unwind_hashmap by_key;	/* key hash -> module (first one) */
 	char *debuginfo_path;			/* what Dwfl_Callbacks points at */
 	Dwfl_Callbacks callbacks;
@@ -32,6 +34,51 @@ static uint64_t key_hash(const char *path, const uint8_t *id, unsigned id_len)
 	return h == MT_UNWIND_HASH_EMPTY ? 0 : h;
 }
 
+static int alt_dir_add(struct mt_unwind_modules *ms, const char *dir, size_t len)
+{
+	char **v = realloc(ms->alt_dirs, (ms->nr_alt_dirs + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	ms->alt_dirs = v;
+	if (!(v[ms->nr_alt_dirs] = strndup(dir, len)))
+		return -1;
+	ms->nr_alt_dirs++;
+	return 0;
+}
+
+/* A file mapped at recording time may be gone (mt-capture's private copy
+ * of libmt-sampler.so is deleted when it ends).  Same-named files in the
+ * --debuginfo-path directories and in mt's own library directories (beside
+ * this program: ../lib/mt, .., .) stand in for it when their build-id is
+ * the recorded one. */
+static int alt_dirs_init(struct mt_unwind_modules *ms, const char *user)
+{
+	for (const char *p = user; p && *p;) {
+		const char *e = strchr(p, ':');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n && alt_dir_add(ms, p, n) != 0)
+			return -1;
+		p = e ? e + 1 : p + n;
+	}
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return 0;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return 0;
+	*slash = '\0';
+	static const char *const rel[] = { "/../lib/mt", "/..", "" };
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		char d[4200];
+		int k = snprintf(d, sizeof(d), "%s%s", exe, rel[i]);
+		if (alt_dir_add(ms, d, (size_t)k) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 int mt_unwind_modules_new(struct mt_unwind_modules **out, const char *debuginfo_path)
 {
 	struct mt_unwind_modules *ms = calloc(1, sizeof(*ms));
@@ -48,6 +95,11 @@ int mt_unwind_modules_new(struct mt_unwind_modules **out, const char *debuginfo_
 			return -ENOMEM;
 		}
 		snprintf(ms->debuginfo_path, n, "%s%s", debuginfo_path, dflt);
+	}
+	if (alt_dirs_init(ms, debuginfo_path) != 0) {
+		free(ms->debuginfo_path);
+		free(ms);
+		return -ENOMEM;
 	}
 	ms->callbacks.find_elf = dwfl_build_id_find_elf;
 	ms->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
@@ -85,6 +137,9 @@ void mt_unwind_modules_free(struct mt_unwind_modules *ms)
 		module_free(m);
 	}
 	mt_unwind_hashmap_release(&ms->by_key);
+	for (size_t i = 0; i < ms->nr_alt_dirs; i++)
+		free(ms->alt_dirs[i]);
+	free(ms->alt_dirs);
 	free(ms->debuginfo_path);
 	free(ms);
 }
@@ -142,10 +197,44 @@ static int read_loads(struct mt_unwind_module *m, Elf *elf)
 	return 0;
 }
 
+static void module_open_path(struct mt_unwind_modules *ms, struct mt_unwind_module *m,
+			     const char *path);
+
 static void module_open(struct mt_unwind_modules *ms, struct mt_unwind_module *m)
 {
+	module_open_path(ms, m, m->path);
+	if (m->state != MT_UNWIND_MOD_MISSING || !m->want_id_len || m->path[0] != '/')
+		return;
+	int err = m->open_errno;
+	for (size_t i = 0; i < ms->nr_alt_dirs; i++) {
+		char cand[4400];
+		snprintf(cand, sizeof(cand), "%s/%s", ms->alt_dirs[i], m->name);
+		if (m->dwfl) {
+			dwfl_end(m->dwfl);
+			m->dwfl = NULL;
+		}
+		free(m->loads);
+		m->loads = NULL;
+		m->nr_loads = 0;
+		m->file_id_len = 0;
+		module_open_path(ms, m, cand);
+		if (m->state == MT_UNWIND_MOD_OK)
+			return;
+	}
+	if (m->dwfl) {
+		dwfl_end(m->dwfl);
+		m->dwfl = NULL;
+	}
+	m->mod = NULL;
+	m->state = MT_UNWIND_MOD_MISSING;
+	m->open_errno = err;
+}
+
+static void module_open_path(struct mt_unwind_modules *ms, struct mt_unwind_module *m,
+			     const char *path)
+{
 	int fd;
-	if (strcmp(m->path, "[vdso]") == 0) {
+	if (strcmp(path, "[vdso]") == 0) {
 		fd = vdso_fd();
 		if (fd < 0) {
 			m->state = MT_UNWIND_MOD_MISSING;
@@ -155,7 +244,7 @@ static void module_open(struct mt_unwind_modules *ms, struct mt_unwind_module *m
 	} else {
 		/* O_NONBLOCK: a fifo put in the file's place must not hang us;
 		 * we refuse it right after fstat anyway. */
-		fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0) {
 			m->state = MT_UNWIND_MOD_MISSING;
 			m->open_errno = errno;
@@ -176,7 +265,7 @@ static void module_open(struct mt_unwind_modules *ms, struct mt_unwind_module *m
 	}
 	dwfl_report_begin(m->dwfl);
 	/* base 0 relative to p_vaddr: module addresses are ELF vaddrs. */
-	m->mod = dwfl_report_elf(m->dwfl, m->name, m->path, fd, 0, true);
+	m->mod = dwfl_report_elf(m->dwfl, m->name, path, fd, 0, true);
 	dwfl_report_end(m->dwfl, NULL, NULL);
 	if (!m->mod) {
 		close(fd);	/* not consumed on failure */

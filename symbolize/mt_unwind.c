@@ -370,9 +370,18 @@ static void put_stack(struct mt_unwind_out *out, struct state *s,
 				mt_unwind_sym_get(m, f->lookup + (uint64_t)f->map->delta, &s->o->sym);
 			if (!y)
 				oom();
-			mt_unwind_out_add(out, y->text, y->len);
-			s->frames_out += y->nframes;
-			s->inline_out += y->nframes - 1u;
+			if (drop_sampler && i == first && is_sampler(f)) {
+				/* The allocator entry point only, not the sampler code
+				 * inlined into it. */
+				const char *semi = memchr(y->text, ';', y->len);
+				mt_unwind_out_add(out, y->text,
+						  semi ? (size_t)(semi - y->text) : y->len);
+				s->frames_out++;
+			} else {
+				mt_unwind_out_add(out, y->text, y->len);
+				s->frames_out += y->nframes;
+				s->inline_out += y->nframes - 1u;
+			}
 		} else {
 			char tmp[300];
 			size_t k = mt_unwind_sym_unknown(tmp, sizeof(tmp), f->map, f->pc);

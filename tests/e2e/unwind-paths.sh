@@ -2,7 +2,9 @@
 # Every unwind_* fixture, with and without frame pointers, recorded by perf
 # (a uprobe on unwind_mark, DWARF call graphs): each sample must show the call
 # path the fixture's source gives, reach the outermost frame, and agree with
-# perf script's frames.
+# perf script's frames.  When mt-capture is built, the same fixtures go
+# through it (sample mode, every allocation): each allocation made by
+# unwind_mark must show the path followed by unwind_mark;malloc.
 set -u
 . "$MT_SRC/tests/e2e/unwind_lib.sh"
 unwind_need_perf
@@ -37,8 +39,30 @@ check() {
 			fail=1
 		fi
 		echo "ok $variant ($n samples)"
+		[ -n "$capture" ] || continue
+		# From capture through mt-unwind: unwind_mark's own malloc.
+		if ! mt-capture --rate 1 --seed 1 -o "$tmp/$variant.cap" -- "$bin" 6 >"$tmp/cap.log" 2>&1; then
+			echo "FAIL $variant: mt-capture: $(tail -n 1 "$tmp/cap.log")"; fail=1; continue
+		fi
+		mt-unwind -q "$tmp/$variant.cap" | grep '^alloc' | cut -f6 | grep ';unwind_mark;malloc end=' >"$tmp/$variant.allocs"
+		n=$(wc -l <"$tmp/$variant.allocs")
+		[ "$n" -ge 6 ] || { echo "FAIL $variant (mt-capture): $n allocations in unwind_mark, expected at least 6"; fail=1; }
+		bad=$(grep -Evc "(^|;)($all);malloc end=complete\$" "$tmp/$variant.allocs")
+		if [ "$bad" -ne 0 ]; then
+			echo "FAIL $variant (mt-capture): $bad of $n stacks do not match ($all);malloc end=complete:"
+			grep -Ev "(^|;)($all);malloc end=complete\$" "$tmp/$variant.allocs" | head -n 2
+			fail=1
+		fi
+		echo "ok $variant via mt-capture ($n allocations)"
 	done
 }
+
+capture=
+if [ -x "$MT_BUILD/bin/mt-capture" ]; then
+	capture=1
+else
+	echo "note: mt-capture not built: the capture half is skipped"
+fi
 
 check unwind_recursion 'main;run;(recurse;){41}unwind_mark'
 check unwind_inline 'main;outer;helper_always_\[i\];helper_static_\[i\];unwind_mark'
@@ -52,6 +76,15 @@ check unwind_cxx 'main;shapes::run;shapes::Stack<int>::push;unwind_mark' \
 # raise() runs the handler on return from the kernel: libc frames, the
 # signal trampoline, then the handler.
 check unwind_signal 'main;trigger;[^;]+(;[^;]+)*;on_signal;unwind_mark'
+
+# The handler's own allocation, seen by the sampler inside the handler.
+if [ -n "$capture" ]; then
+	for v in unwind_signal unwind_signal-fp; do
+		n=$(mt-unwind -q "$tmp/$v.cap" | grep '^alloc' | cut -f6 |
+			grep -Ec '(^|;)main;trigger;[^;]+(;[^;]+)*;on_signal;malloc end=complete$')
+		[ "$n" -ge 6 ] || { echo "FAIL $v (mt-capture): $n allocations in on_signal with the full path, expected 6"; fail=1; }
+	done
+fi
 
 # --srcline on the inline chain: each frame shows where it calls the next,
 # the leaf frame the line of its pc.
