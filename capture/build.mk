@@ -48,7 +48,7 @@ $(B)/bin/mt-capture: $(CAPTURE_OBJS) $(B)/libmtcodec.a $(LIBPERF_DEP)
 BINS += $(B)/bin/mt-capture
 
 # ---- tests
-FIXTURE_NAMES += capture_alloc capture_forkexec
+FIXTURE_NAMES += capture_alloc capture_forkexec capture_bench capture_rate
 E2E_TESTS += \
 	tests/e2e/capture-sample-totals.sh \
 	tests/e2e/capture-sample-rate.sh \
@@ -70,3 +70,4 @@ $(B)/tests/capture-tests: $(CAPTURE_TEST_OBJS) | $(B)/libmt-sampler.so
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $(CAPTURE_TEST_OBJS) -lcriterion -lelf -lm $(LDLIBS)
 UNIT_TESTS += $(B)/tests/capture-tests
+BENCHES += bench/capture.sh

@@ -5,6 +5,7 @@
 capture_skip_unless_perf
 
 for sig in INT TERM; do
+	rm -f "$T/i.data"
 	"$CAP" --rate 65536 -o "$T/i.data" -- "$MT_FIXTURES/capture_alloc" 2 0 >/dev/null 2>"$T/err" &
 	cap=$!
 	# Wait until samples flow, then stop.
