@@ -58,7 +58,9 @@ static void on_bad_line(void *vctx, const char *file, uint64_t lineno, int err,
 			mt_fold_strerror(err));
 }
 
-/* Read every file into p.  @return : exit status so far (0, 1 or 3). */
+/* Read every file into p; an input that cannot be opened is reported and
+ * the others are still folded.  @return : exit status so far (0, 1 or 3),
+ * or -1 when out of memory (nothing sensible can be written). */
 static int read_inputs(struct mt_fold_profile *p, char **files, int nfiles,
 		       struct bad_ctx *bad)
 {
@@ -87,7 +89,7 @@ static int read_inputs(struct mt_fold_profile *p, char **files, int nfiles,
 			fprintf(stderr, "mt-fold: '%s': %s\n", name, mt_fold_strerror(r));
 			if (!is_stdin)
 				fclose(f);
-			return 3;
+			return -1;
 		}
 		if (!is_stdin)
 			fclose(f);
@@ -195,17 +197,17 @@ int main(int argc, char **argv)
 	if (!p)
 		goto oom;
 	status = read_inputs(p, argv + optind, argc - optind, &bad);
-	if (status == 3)
-		goto out;
+	if (status < 0)
+		goto oom;
 	if (diff_base) {
 		char *bfiles[] = { (char *)diff_base };
 		if (!(base = mt_fold_profile_new(prefix)))
 			goto oom;
 		int s2 = read_inputs(base, bfiles, 1, &bad);
+		if (s2 < 0)
+			goto oom;
 		if (s2 > status)
 			status = s2;
-		if (status == 3)
-			goto out;
 	}
 	if (mt_fold_profile_finish(p) || (base && mt_fold_profile_finish(base)))
 		goto oom;
@@ -244,7 +246,7 @@ int main(int argc, char **argv)
 		if (status < 1)
 			status = 1;
 	}
-	goto out;
+	goto out;	/* status: the worst of the inputs' and the output's */
 oom:
 	fprintf(stderr, "mt-fold: out of memory\n");
 	status = 3;
