@@ -3,7 +3,9 @@
 # plain way to count stacks) over the same frame lines, in the same run.
 # Input: N sample-mode alloc lines (default 1,000,000) as mt-unwind writes
 # them, 2000 distinct 9-frame stacks on 4 threads, from a seeded generator.
-# Prints one line per contender (best of 3 wall-clock runs) and the ratio.
+# Prints one line per contender (best of 5 wall-clock runs) and the ratio.
+# make bench runs scripts with sh: this one needs bash (time, pipefail).
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -euo pipefail
 n=${MT_BENCH_FOLD_EVENTS:-1000000}
 bin=${MT_BUILD:-build}/bin/mt-fold
