@@ -43,3 +43,22 @@ FIXTURES += build/fixtures/unwind_dlopen_lib.so
 
 E2E_TESTS += tests/e2e/unwind-paths.sh
 E2E_TESTS += tests/e2e/unwind-agree.sh
+
+# Unit tests (Criterion): rule compiler, caches, maps, symbols on real ELF files.
+UNWIND_TEST_OBJS := \
+	$(B)/obj/tests/symbolize/cfi_test.o \
+	$(B)/obj/tests/symbolize/maps_test.o \
+	$(B)/obj/tests/symbolize/sym_test.o \
+	$(B)/obj/tests/symbolize/unwind_util.o
+UNWIND_TEST_FIXTURES := \
+	build/fixtures/unwind_recursion \
+	build/fixtures/unwind_inline \
+	build/fixtures/unwind_inline-fp \
+	build/fixtures/unwind_cxx \
+	build/fixtures/unwind_cxx-fp
+
+$(B)/tests/symbolize-tests: $(UNWIND_TEST_OBJS) $(B)/libmtunwind.a | $(UNWIND_TEST_FIXTURES)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(UNWIND_TEST_OBJS) $(B)/libmtunwind.a -lcriterion \
+		$(UNWIND_LDLIBS) $(LDLIBS)
+UNIT_TESTS += $(B)/tests/symbolize-tests

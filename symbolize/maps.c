@@ -204,7 +204,8 @@ int mt_unwind_maps_mmap(struct mt_unwind_maps *mp, uint32_t pid, uint64_t start,
 			build_id_len = e->len;
 		}
 	}
-	memcpy(m.build_id, build_id, build_id_len);
+	if (build_id_len)
+		memcpy(m.build_id, build_id, build_id_len);
 	m.build_id_len = (uint8_t)build_id_len;
 	size_t i = sp->nr;
 	while (i > 0 && sp->maps[i - 1].start > start)

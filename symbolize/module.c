@@ -317,7 +317,8 @@ struct mt_unwind_module *mt_unwind_modules_get(struct mt_unwind_modules *ms, con
 	}
 	const char *slash = strrchr(m->path, '/');
 	m->name = slash ? slash + 1 : m->path;
-	memcpy(m->want_id, id, id_len);
+	if (id_len)
+		memcpy(m->want_id, id, id_len);
 	m->want_id_len = id_len;
 	m->owner = ms;
 	module_open(ms, m);

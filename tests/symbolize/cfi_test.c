@@ -1,0 +1,187 @@
+/* The CFI rule compiler and evaluator against real ELF files: a fixture
+ * built by the makefile and the system's libc. */
+#include <criterion/criterion.h>
+#include <dwarf.h>
+#include <string.h>
+
+#include "symbolize/cfi.h"
+#include "symbolize/module.h"
+#include "tests/symbolize/unwind_util.h"
+
+static struct mt_unwind_modules *ms;
+
+static void setup(void)
+{
+	cr_assert_eq(mt_unwind_modules_new(&ms, NULL), 0);
+}
+
+static void teardown(void)
+{
+	mt_unwind_modules_free(ms);
+}
+
+TestSuite(cfi, .init = setup, .fini = teardown);
+
+Test(cfi, function_entry_and_body)
+{
+	/* recurse: "sub $8,%rsp" first (no frame pointer build), so at entry
+	 * CFA = rsp + 8 and after the sub CFA = rsp + 16; RA always at CFA-8. */
+	struct mt_unwind_module *m = mt_unwind_modules_get(ms, ut_fixture("unwind_recursion"), NULL, 0);
+	cr_assert_eq(m->state, MT_UNWIND_MOD_OK);
+	uint64_t f = ut_symbol(m, "recurse");
+	cr_assert_neq(f, 0, "no symbol recurse");
+	const struct mt_unwind_rule *r = mt_unwind_rule_get(m, f);
+	cr_assert_eq(r->status, MT_UNWIND_RULE_OK);
+	cr_assert_eq(r->cfa_is_expr, 0);
+	cr_assert_eq(r->cfa_reg, MT_UNWIND_REG_SP);
+	cr_assert_eq(r->cfa_off, 8);
+	cr_assert_eq(r->kind[MT_UNWIND_REG_RA], MT_UNWIND_AT_CFA);
+	cr_assert_eq(r->off[MT_UNWIND_REG_RA], -8);
+	/* Somewhere inside the body the frame is bigger: find a pc where the
+	 * CFA offset is 16 within the first 16 bytes. */
+	int grown = 0;
+	for (uint64_t pc = f; pc < f + 16; pc++)
+		grown |= mt_unwind_rule_get(m, pc)->cfa_off == 16;
+	cr_assert(grown, "no pc of recurse with CFA = rsp + 16");
+}
+
+Test(cfi, outermost_frame)
+{
+	/* _start marks the return address undefined: the end of the stack. */
+	struct mt_unwind_module *m = mt_unwind_modules_get(ms, ut_fixture("unwind_recursion"), NULL, 0);
+	uint64_t f = ut_symbol(m, "_start");
+	cr_assert_neq(f, 0);
+	const struct mt_unwind_rule *r = mt_unwind_rule_get(m, f + 1);
+	cr_assert_eq(r->status, MT_UNWIND_RULE_OK);
+	cr_assert_eq(r->kind[MT_UNWIND_REG_RA], MT_UNWIND_UNDEF);
+	struct mt_unwind_regs in = { .valid = 0x1ffff }, out;
+	uint8_t stack[64] = { 0 };
+	in.r[MT_UNWIND_REG_SP] = 0x1000;
+	struct mt_unwind_memory mem = { .base = 0x1000, .data = stack, .size = sizeof(stack) };
+	cr_assert_eq(mt_unwind_rule_apply(r, &in, &mem, &out), MT_UNWIND_STEP_OUTERMOST);
+}
+
+Test(cfi, plt_expression)
+{
+	/* PLT entries describe the CFA with an expression on rip: rsp + 8,
+	 * or rsp + 16 once the entry has pushed its index (rip & 15 >= 11). */
+	const char *path = ut_fixture("unwind_recursion");
+	uint64_t size = 0, plt = ut_section(path, ".plt", &size);
+	cr_assert(plt && size >= 32, "no .plt in %s", path);
+	struct mt_unwind_module *m = mt_unwind_modules_get(ms, path, NULL, 0);
+	uint64_t entry = plt + 16;	/* the first entry after PLT0 */
+	const struct mt_unwind_rule *r = mt_unwind_rule_get(m, entry);
+	cr_assert_eq(r->status, MT_UNWIND_RULE_OK);
+	cr_assert_eq(r->cfa_is_expr, 1);
+	struct mt_unwind_regs in = { .valid = (1u << MT_UNWIND_REG_SP) | (1u << MT_UNWIND_REG_RA) };
+	uint8_t stack[64] = { 0 };
+	uint64_t ret = 0x401234, ret2 = 0x405678;
+	memcpy(stack, &ret, 8);
+	memcpy(stack + 8, &ret2, 8);
+	struct mt_unwind_memory mem = { .base = 0x7000, .data = stack, .size = sizeof(stack) };
+	struct mt_unwind_regs out;
+	in.r[MT_UNWIND_REG_SP] = 0x7000;
+	in.r[MT_UNWIND_REG_RA] = entry;		/* before the push */
+	cr_assert_eq(mt_unwind_rule_apply(r, &in, &mem, &out), MT_UNWIND_STEP_OK);
+	cr_assert_eq(out.r[MT_UNWIND_REG_RA], ret);
+	cr_assert_eq(out.r[MT_UNWIND_REG_SP], 0x7008);
+	in.r[MT_UNWIND_REG_RA] = entry + 11;	/* after the push */
+	r = mt_unwind_rule_get(m, entry + 11);
+	cr_assert_eq(mt_unwind_rule_apply(r, &in, &mem, &out), MT_UNWIND_STEP_OK);
+	cr_assert_eq(out.r[MT_UNWIND_REG_RA], ret2);
+	cr_assert_eq(out.r[MT_UNWIND_REG_SP], 0x7010);
+}
+
+Test(cfi, libc_rules_and_signal_frame)
+{
+	struct mt_unwind_module *m =
+		mt_unwind_modules_get(ms, "/usr/lib/x86_64-linux-gnu/libc.so.6", NULL, 0);
+	cr_assert_eq(m->state, MT_UNWIND_MOD_OK);
+	uint64_t f = ut_symbol(m, "malloc");
+	cr_assert_neq(f, 0);
+	const struct mt_unwind_rule *r = mt_unwind_rule_get(m, f);
+	cr_assert_eq(r->status, MT_UNWIND_RULE_OK);
+	cr_assert_eq(r->cfa_reg, MT_UNWIND_REG_SP);
+	cr_assert_eq(r->cfa_off, 8);
+	cr_assert_eq(r->signal, 0);
+	/* The signal trampoline: an 'S' FDE whose CFA is read from the
+	 * ucontext (an expression).  Its symbol lives in .symtab only. */
+	uint64_t rt = ut_symbol(m, "__restore_rt");
+	if (!rt)
+		cr_skip_test("libc has no __restore_rt symbol here (no .symtab)");
+	r = mt_unwind_rule_get(m, rt);
+	cr_assert_eq(r->status, MT_UNWIND_RULE_OK);
+	cr_assert_eq(r->signal, 1);
+	cr_assert_eq(r->cfa_is_expr, 1);
+}
+
+Test(cfi, cache_returns_the_same_rule)
+{
+	struct mt_unwind_module *m = mt_unwind_modules_get(ms, ut_fixture("unwind_inline"), NULL, 0);
+	uint64_t f = ut_symbol(m, "main");
+	const struct mt_unwind_rule *a = mt_unwind_rule_get(m, f);
+	uint64_t hits = m->rules.hits;
+	const struct mt_unwind_rule *b = mt_unwind_rule_get(m, f);
+	cr_assert_eq(a, b);
+	cr_assert_eq(m->rules.hits, hits + 1);
+	/* An address outside every FDE compiles to "no CFI", cached too. */
+	const struct mt_unwind_rule *n = mt_unwind_rule_get(m, 0x10);
+	cr_assert_eq(n->status, MT_UNWIND_RULE_NONE);
+	cr_assert_eq(mt_unwind_rule_get(m, 0x10), n);
+}
+
+Test(cfi, frame_pointer_rule)
+{
+	/* Two frames linked through rbp: [rbp] = caller's rbp, [rbp+8] = RA. */
+	uint64_t st[8] = { 0 };
+	st[2] = 0x9040;		/* at 0x9010: saved rbp */
+	st[3] = 0x401111;	/* at 0x9018: return address */
+	struct mt_unwind_memory mem = { .base = 0x9000, .data = (void *)st, .size = sizeof(st) };
+	struct mt_unwind_regs in = { .valid = (1u << 6) | (1u << 7) | (1u << 16) | (1u << 3) }, out;
+	in.r[6] = 0x9010;
+	in.r[7] = 0x9000;
+	in.r[3] = 77;
+	cr_assert_eq(mt_unwind_rule_apply(mt_unwind_rule_frame_pointer(), &in, &mem, &out),
+		     MT_UNWIND_STEP_OK);
+	cr_assert_eq(out.r[16], 0x401111);
+	cr_assert_eq(out.r[6], 0x9040);
+	cr_assert_eq(out.r[7], 0x9020);
+	cr_assert_eq(out.r[3], 77, "rbx is callee-saved: unchanged");
+	cr_assert_eq(out.valid & 1u, 0, "rax is lost across a call");
+	/* The return address outside the dump: end of dump. */
+	in.r[6] = 0x9038;
+	cr_assert_eq(mt_unwind_rule_apply(mt_unwind_rule_frame_pointer(), &in, &mem, &out),
+		     MT_UNWIND_STEP_NO_MEMORY);
+}
+
+Test(cfi, expression_evaluator)
+{
+	struct {
+		uint32_t nops;
+		Dwarf_Op ops[6];
+	} e = { 5, {
+		{ .atom = DW_OP_breg7, .number = 16 },	/* rsp + 16 */
+		{ .atom = DW_OP_deref },		/* [rsp + 16] */
+		{ .atom = DW_OP_lit3 },
+		{ .atom = DW_OP_shl },			/* * 8 */
+		{ .atom = DW_OP_plus_uconst, .number = 5 },
+	} };
+	uint64_t st[4] = { 0, 0, 6, 0 };
+	struct mt_unwind_memory mem = { .base = 0x100, .data = (void *)st, .size = sizeof(st) };
+	struct mt_unwind_regs regs = { .valid = 1u << 7 };
+	regs.r[7] = 0x100;
+	uint64_t v;
+	cr_assert_eq(mt_unwind_expr_eval((void *)&e, &regs, &mem, 0, &v), 0);
+	cr_assert_eq(v, 6 * 8 + 5);
+	regs.valid = 0;		/* rsp unknown */
+	cr_assert_neq(mt_unwind_expr_eval((void *)&e, &regs, &mem, 0, &v), 0);
+	regs.valid = 1u << 7;
+	regs.r[7] = 0x200;	/* the read falls outside the dump */
+	cr_assert_eq(mt_unwind_expr_eval((void *)&e, &regs, &mem, 0, &v), -2);
+	e.ops[0] = (Dwarf_Op){ .atom = DW_OP_call_frame_cfa };
+	e.ops[1] = (Dwarf_Op){ .atom = DW_OP_nop };
+	cr_assert_eq(mt_unwind_expr_eval((void *)&e, &regs, &mem, 0x10, &v), 0);
+	cr_assert_eq(v, 0x10 * 8 + 5);
+	e.ops[1] = (Dwarf_Op){ .atom = DW_OP_GNU_push_tls_address };	/* unsupported */
+	cr_assert_eq(mt_unwind_expr_eval((void *)&e, &regs, &mem, 0x10, &v), -1);
+}

@@ -1,0 +1,176 @@
+/* Address spaces: mmap replacing what it overlaps, fork, exec, lookups;
+ * and the small containers (hash map, time ordering). */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "symbolize/hashmap.h"
+#include "symbolize/maps.h"
+#include "symbolize/order.h"
+#include "tests/symbolize/unwind_util.h"
+
+static struct mt_unwind_modules *ms;
+static struct mt_unwind_maps *mp;
+
+static void setup(void)
+{
+	cr_assert_eq(mt_unwind_modules_new(&ms, NULL), 0);
+	cr_assert_eq(mt_unwind_maps_new(&mp, ms), 0);
+}
+
+static void teardown(void)
+{
+	mt_unwind_maps_free(mp);
+	mt_unwind_modules_free(ms);
+}
+
+TestSuite(maps, .init = setup, .fini = teardown);
+
+static const char *path_at(uint32_t pid, uint64_t addr)
+{
+	struct mt_unwind_space *sp = mt_unwind_maps_space(mp, pid);
+	if (!sp)
+		return NULL;
+	struct mt_unwind_map *m = mt_unwind_maps_find(mp, sp, addr);
+	return m ? m->path : NULL;
+}
+
+Test(maps, mmap_overlap_splits)
+{
+	cr_assert_eq(mt_unwind_maps_mmap(mp, 10, 0x1000, 0x5000, 0, "/a", NULL, 0, 1), 0);
+	/* A new mapping in the middle replaces that part only. */
+	cr_assert_eq(mt_unwind_maps_mmap(mp, 10, 0x2000, 0x1000, 0, "/b", NULL, 0, 1), 0);
+	cr_assert_str_eq(path_at(10, 0x1fff), "/a");
+	cr_assert_str_eq(path_at(10, 0x2000), "/b");
+	cr_assert_str_eq(path_at(10, 0x3000), "/a");
+	cr_assert_null(path_at(10, 0x6000));
+	cr_assert_null(path_at(10, 0xfff));
+	/* The tail keeps its file offset right. */
+	struct mt_unwind_space *sp = mt_unwind_maps_space(mp, 10);
+	cr_assert_eq(mt_unwind_maps_find(mp, sp, 0x3000)->pgoff, 0x2000);
+	/* A data mapping over part of it removes the code there. */
+	cr_assert_eq(mt_unwind_maps_mmap(mp, 10, 0x4000, 0x1000, 0, "/c", NULL, 0, 0), 0);
+	cr_assert_null(path_at(10, 0x4800));
+	cr_assert_str_eq(path_at(10, 0x5800), "/a");
+	cr_assert_null(path_at(11, 0x2000), "other processes see nothing");
+}
+
+Test(maps, fork_copies_exec_clears)
+{
+	cr_assert_eq(mt_unwind_maps_comm(mp, 20, 20, "parent", 0), 0);
+	cr_assert_eq(mt_unwind_maps_mmap(mp, 20, 0x1000, 0x1000, 0, "/p", NULL, 0, 1), 0);
+	cr_assert_eq(mt_unwind_maps_fork(mp, 21, 20, 21, 20), 0);
+	cr_assert_str_eq(path_at(21, 0x1000), "/p");
+	cr_assert_str_eq(mt_unwind_maps_thread(mp, 21)->comm, "parent");
+	/* The child's changes stay its own. */
+	cr_assert_eq(mt_unwind_maps_mmap(mp, 21, 0x1000, 0x1000, 0, "/q", NULL, 0, 1), 0);
+	cr_assert_str_eq(path_at(20, 0x1000), "/p");
+	/* A thread shares the space. */
+	cr_assert_eq(mt_unwind_maps_fork(mp, 20, 20, 22, 20), 0);
+	cr_assert_eq(mt_unwind_maps_thread(mp, 22)->pid, 20);
+	/* exec drops the old image. */
+	cr_assert_eq(mt_unwind_maps_comm(mp, 21, 21, "child", 1), 0);
+	cr_assert_null(path_at(21, 0x1000));
+	cr_assert_str_eq(mt_unwind_maps_thread(mp, 21)->comm, "child");
+}
+
+Test(maps, module_vaddr_and_build_id)
+{
+	/* Map the fixture's code the way the loader does and check that a pc
+	 * translates to its ELF address: PT_LOAD offset -> vaddr. */
+	const char *path = ut_fixture("unwind_recursion");
+	struct mt_unwind_module *m = mt_unwind_modules_get(ms, path, NULL, 0);
+	cr_assert_eq(m->state, MT_UNWIND_MOD_OK);
+	cr_assert_gt(m->file_id_len, 0, "fixtures carry a build-id");
+	uint64_t f = ut_symbol(m, "recurse");
+	uint64_t base = 0x555555554000;
+	for (size_t i = 0; i < m->nr_loads; i++) {
+		const struct mt_unwind_load *l = &m->loads[i];
+		uint64_t off = l->offset & ~0xfffull;
+		cr_assert_eq(mt_unwind_maps_mmap(mp, 30, base + (l->vaddr & ~0xfffull),
+						 l->filesz + (l->offset & 0xfff), off, path,
+						 m->file_id, m->file_id_len, 1), 0);
+	}
+	struct mt_unwind_space *sp = mt_unwind_maps_space(mp, 30);
+	struct mt_unwind_map *map = mt_unwind_maps_find(mp, sp, base + f);
+	cr_assert_not_null(map);
+	cr_assert(map->delta_ok);
+	cr_assert_eq(base + f + (uint64_t)map->delta, f);
+	cr_assert_eq(map->mod->state, MT_UNWIND_MOD_OK, "the recorded build-id matches");
+	cr_assert_eq(mt_unwind_maps_find(mp, sp, base + f + 1)->mod, map->mod, "one module per file");
+
+	/* A recorded build-id that is not the file's: reported, not used. */
+	uint8_t wrong[20];
+	memset(wrong, 0xab, sizeof(wrong));
+	struct mt_unwind_module *w = mt_unwind_modules_get(ms, path, wrong, 20);
+	cr_assert_eq(w->state, MT_UNWIND_MOD_MISMATCH);
+	cr_assert_neq(w, m);
+}
+
+Test(maps, never_opens_special_files)
+{
+	struct mt_unwind_module *m = mt_unwind_modules_get(ms, "/dev/zero", NULL, 0);
+	cr_assert_eq(m->state, MT_UNWIND_MOD_NOT_REGULAR);
+	m = mt_unwind_modules_get(ms, "/nonexistent/libx.so", NULL, 0);
+	cr_assert_eq(m->state, MT_UNWIND_MOD_MISSING);
+	m = mt_unwind_modules_get(ms, "/etc/hostname", NULL, 0);
+	cr_assert_eq(m->state, MT_UNWIND_MOD_BAD_ELF);
+}
+
+Test(hashmap, grows_and_finds)
+{
+	struct mt_unwind_hashmap h;
+	mt_unwind_hashmap_init(&h);
+	for (uint64_t k = 0; k < 10000; k++)
+		cr_assert_eq(mt_unwind_hashmap_put(&h, k * 4096 + 1, k), 0);
+	cr_assert_eq(h.len, 10000);
+	uint64_t v;
+	for (uint64_t k = 0; k < 10000; k++) {
+		cr_assert(mt_unwind_hashmap_get(&h, k * 4096 + 1, &v));
+		cr_assert_eq(v, k);
+	}
+	cr_assert_not(mt_unwind_hashmap_get(&h, 2, &v));
+	cr_assert_eq(mt_unwind_hashmap_put(&h, 1, 99), 0);	/* replace */
+	cr_assert(mt_unwind_hashmap_get(&h, 1, &v));
+	cr_assert_eq(v, 99);
+	cr_assert_eq(h.len, 10000);
+	mt_unwind_hashmap_release(&h);
+}
+
+struct seen {
+	uint64_t t[16];
+	int n;
+};
+
+static void collect(const void *rec, size_t size, void *ctx)
+{
+	struct seen *s = ctx;
+	cr_assert_eq(size, 8);
+	memcpy(&s->t[s->n++], rec, 8);
+}
+
+Test(order, releases_in_time_order_up_to_the_limit)
+{
+	struct mt_unwind_order *q;
+	cr_assert_eq(mt_unwind_order_new(&q), 0);
+	uint64_t times[] = { 5, 3, 9, 3, 1, 7 };
+	for (int i = 0; i < 6; i++) {
+		uint64_t rec = times[i] * 10 + (uint64_t)i;	/* time and arrival */
+		cr_assert_eq(mt_unwind_order_push(q, &rec, 8, times[i]), 0);
+	}
+	struct seen s = { .n = 0 };
+	cr_assert_eq(mt_unwind_order_flush(q, 5, collect, &s), 0);
+	cr_assert_eq(s.n, 4);
+	cr_assert_eq(s.t[0], 14);
+	cr_assert_eq(s.t[1], 31, "equal times keep arrival order");
+	cr_assert_eq(s.t[2], 33);
+	cr_assert_eq(s.t[3], 50);
+	uint64_t rec = 62;
+	cr_assert_eq(mt_unwind_order_push(q, &rec, 8, 6), 0);
+	cr_assert_eq(mt_unwind_order_flush(q, UINT64_MAX, collect, &s), 0);
+	cr_assert_eq(s.n, 7);
+	cr_assert_eq(s.t[4], 62);
+	cr_assert_eq(s.t[5], 75);
+	cr_assert_eq(s.t[6], 92);
+	cr_assert_eq(mt_unwind_order_bytes(q), 0);
+	mt_unwind_order_free(q);
+}

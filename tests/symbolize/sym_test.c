@@ -1,0 +1,118 @@
+/* Symbols, inline chains and demangling against the fixtures. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolize/demangle.h"
+#include "symbolize/sym.h"
+#include "tests/symbolize/unwind_util.h"
+
+static void check_demangle(const char *in, const char *want)
+{
+	char *d = mt_unwind_demangle(in);
+	if (!want) {
+		cr_assert_null(d, "%s demangled to %s", in, d);
+		return;
+	}
+	cr_assert_not_null(d, "%s not demangled", in);
+	cr_assert_str_eq(d, want);
+	free(d);
+}
+
+Test(demangle, cxx_rust_and_plain)
+{
+	check_demangle("_ZN6shapes5StackIiE4pushEi", "shapes::Stack<int>::push");
+	check_demangle("_ZN6shapes6detail5visitIdEEiT_", "shapes::detail::visit<double>");
+	check_demangle("_ZNK3Foo3barEv", "Foo::bar");
+	check_demangle("_ZN3FooclEv", "Foo::operator()");
+	check_demangle("_ZnwmRKSt9nothrow_t", "operator new");
+	check_demangle("_ZN12_GLOBAL__N_11fEv", "(anonymous namespace)::f");
+	check_demangle("_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write");
+	check_demangle("_ZN5alloc3vec12Vec$LT$T$GT$4push17h00112233aabbccddE",
+		       "alloc::vec::Vec<T>::push");
+	check_demangle("malloc", NULL);
+	check_demangle("_Z", NULL);
+	check_demangle("_ZN3Foo", NULL);
+}
+
+static struct mt_unwind_modules *ms;
+
+static void setup(void)
+{
+	cr_assert_eq(mt_unwind_modules_new(&ms, NULL), 0);
+}
+
+static void teardown(void)
+{
+	mt_unwind_modules_free(ms);
+}
+
+/* The return address of the call to unwind_mark inside fn, minus one. */
+static uint64_t call_site(struct mt_unwind_module *m, const char *fn, const char *callee)
+{
+	uint64_t f = ut_symbol(m, fn), target = ut_symbol(m, callee);
+	cr_assert(f && target);
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(m->mod, &bias);
+	size_t n;
+	cr_assert_eq(elf_getphdrnum(elf, &n), 0);
+	Elf_Data *d = NULL;
+	for (Elf_Scn *s = NULL; (s = elf_nextscn(elf, s));) {
+		GElf_Shdr sh;
+		gelf_getshdr(s, &sh);
+		if (sh.sh_addr <= f && f < sh.sh_addr + sh.sh_size && sh.sh_type == SHT_PROGBITS) {
+			d = elf_getdata(s, NULL);
+			const uint8_t *p = d->d_buf;
+			for (uint64_t a = f; a + 5 <= sh.sh_addr + sh.sh_size && a < f + 512; a++) {
+				const uint8_t *q = p + (a - sh.sh_addr);
+				int32_t rel;
+				memcpy(&rel, q + 1, 4);
+				if (q[0] == 0xe8 && a + 5 + (uint64_t)(int64_t)rel == target)
+					return a + 4;	/* (a + 5) - 1 */
+			}
+		}
+	}
+	cr_assert_fail("no call from %s to %s", fn, callee);
+	return 0;
+}
+
+TestSuite(sym, .init = setup, .fini = teardown);
+
+Test(sym, inline_chain_with_call_sites)
+{
+	struct mt_unwind_module *m = mt_unwind_modules_get(ms, ut_fixture("unwind_inline"), NULL, 0);
+	cr_assert_eq(m->state, MT_UNWIND_MOD_OK);
+	uint64_t pc = call_site(m, "outer", "unwind_mark");
+	struct mt_unwind_symopts o = { 0 };
+	const struct mt_unwind_sym *s = mt_unwind_sym_get(m, pc, &o);
+	cr_assert_str_eq(s->text, "outer;helper_always_[i];helper_static_[i]");
+	cr_assert_eq(s->nframes, 3);
+	cr_assert_eq(mt_unwind_sym_get(m, pc, &o), s, "cached");
+}
+
+Test(sym, no_inline_and_addrs)
+{
+	struct mt_unwind_module *m = mt_unwind_modules_get(ms, ut_fixture("unwind_inline"), NULL, 0);
+	uint64_t pc = call_site(m, "outer", "unwind_mark");
+	struct mt_unwind_symopts o = { .no_inline = 1 };
+	cr_assert_str_eq(mt_unwind_sym_get(m, pc, &o)->text, "outer");
+
+	struct mt_unwind_module *m2 = mt_unwind_modules_get(ms, ut_fixture("unwind_inline-fp"), NULL, 0);
+	uint64_t pc2 = call_site(m2, "outer", "unwind_mark");
+	struct mt_unwind_symopts a = { .addrs = 1, .no_inline = 1 };
+	char want[64];
+	snprintf(want, sizeof(want), "[unwind_inline-fp+0x%lx]", (unsigned long)pc2);
+	cr_assert_str_eq(mt_unwind_sym_get(m2, pc2, &a)->text, want);
+}
+
+Test(sym, cxx_names)
+{
+	struct mt_unwind_module *m = mt_unwind_modules_get(ms, ut_fixture("unwind_cxx"), NULL, 0);
+	uint64_t f = ut_symbol(m, "_ZN6shapes5StackIiE4pushEi");
+	cr_assert_neq(f, 0);
+	struct mt_unwind_symopts o = { 0 }, raw = { .no_demangle = 1 };
+	cr_assert_str_eq(mt_unwind_sym_get(m, f + 1, &o)->text, "shapes::Stack<int>::push");
+	struct mt_unwind_module *m2 = mt_unwind_modules_get(ms, ut_fixture("unwind_cxx-fp"), NULL, 0);
+	uint64_t f2 = ut_symbol(m2, "_ZN6shapes5StackIiE4pushEi");
+	cr_assert_str_eq(mt_unwind_sym_get(m2, f2 + 1, &raw)->text, "_ZN6shapes5StackIiE4pushEi");
+}
