@@ -1,8 +1,11 @@
 /* Live sampled pointers (see sampler_table.h): linear probing with
- * backward-shift deletion under one spinlock.  Only sampled allocations and
- * filter hits come here, a tiny fraction of calls at the default rate. */
+ * backward-shift deletion under one mutex.  Only sampled allocations and
+ * filter hits come here, a tiny fraction of calls at the default rate.  A
+ * mutex, not a spinlock: with more threads than CPUs a preempted holder
+ * made the others spin for whole time slices (25% of a benchmark's time). */
 #include "capture/sampler_table.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <sys/mman.h>
 
@@ -10,18 +13,16 @@ unsigned char mt_sampler_filter[1u << MT_SAMPLER_FILTER_BITS];
 
 static struct mt_sampler_entry *slots;
 static unsigned used;
-static int lock_word;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 void mt_sampler_table_lock(void)
 {
-	while (__atomic_exchange_n(&lock_word, 1, __ATOMIC_ACQUIRE))
-		while (__atomic_load_n(&lock_word, __ATOMIC_RELAXED))
-			__builtin_ia32_pause();
+	pthread_mutex_lock(&lock);
 }
 
 void mt_sampler_table_unlock(void)
 {
-	__atomic_store_n(&lock_word, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&lock);
 }
 
 static unsigned slot_of(uintptr_t p)
