@@ -19,8 +19,9 @@ void pt_tmpdir_remove(const char *dir);
  * @return : the child's pid, read from the pid file the fixture writes. */
 pid_t pt_perf_record(const char *dir, const char *args, int pipe_mode, const char *name);
 
-/* Add a uprobe on libc's malloc as a tracefs event; event gets "GROUP:malloc"
- * (a group unique to this process).  Skips when uprobes are unavailable. */
+/* Add a uprobe on libc's malloc as a tracefs event; event gets its name,
+ * "mtcodecPID:mallocPID" (unique while this process lives).  Skips when
+ * uprobes are unavailable. */
 void pt_probe_add(char *event, size_t len);
 void pt_probe_del(const char *event);
 
