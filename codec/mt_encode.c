@@ -28,7 +28,7 @@ static void usage(FILE *f)
 "  -o, --output FILE    write to FILE instead of stdout\n"
 "  -d, --decode         decode an .mtz back to the perf stream, byte for byte\n"
 "      --raw            no delta coding of stacks, zstd only (kill switch)\n"
-"  -l, --level N        zstd level for the coded sections, 1..19 (default 6)\n"
+"  -l, --level N        zstd level for the coded sections, 1..19 (default 9)\n"
 "      --frame-size N   bytes of input per frame, 4096..67108864 (default\n"
 "                       33554432); smaller frames lose less on damage\n"
 "      --stats          print detailed statistics on stderr\n"

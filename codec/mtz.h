@@ -73,7 +73,7 @@ struct mtz_stats {
 struct mtz_writer;
 
 struct mtz_options {
-	int level;		/* zstd level; default 6 */
+	int level;		/* zstd level; default 9 */
 	int raw;		/* 1: no delta coding, zstd only (kill switch) */
 	size_t frame_size;	/* target bytes of perf input per frame */
 };

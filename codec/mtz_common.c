@@ -30,7 +30,7 @@ int mtz_is_mtz(const void *buf, size_t n)
 
 void mtz_options_init(struct mtz_options *o)
 {
-	o->level = 6;
+	o->level = 9;
 	o->raw = 0;
 	o->frame_size = MTZ_FRAME_SIZE_DEFAULT;
 }

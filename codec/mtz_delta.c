@@ -278,13 +278,13 @@ static int xor_apply(const uint8_t *sec, size_t len, size_t *pos, uint8_t *a, si
 static int pad_source(const uint8_t *sec, size_t len, size_t *pos, uint8_t *base,
 		      size_t pad_pos, size_t n, uint32_t *prev, uint64_t *matched)
 {
-	size_t ngroups = (n + MTZ_GROUP_SIZE - 1) / MTZ_GROUP_SIZE;
+	size_t ngroups = (n + MTZ_PAD_GROUP - 1) / MTZ_PAD_GROUP;
 	if ((len - *pos) / 4 < ngroups)
 		return MTZ_ETRUNC;
 	const uint8_t *dp = sec + *pos;
 	for (size_t g = 0; g < ngroups; g++) {
-		size_t off = g * MTZ_GROUP_SIZE;
-		size_t glen = n - off < MTZ_GROUP_SIZE ? n - off : MTZ_GROUP_SIZE;
+		size_t off = g * MTZ_PAD_GROUP;
+		size_t glen = n - off < MTZ_PAD_GROUP ? n - off : MTZ_PAD_GROUP;
 		size_t at = pad_pos + off;
 		uint32_t dist = mtz_ld32(dp + 4 * g) ^ *prev;
 		*prev = dist;
@@ -419,12 +419,20 @@ static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, struct m
 	/* the reference is the thread's previous record, still in out */
 	uint8_t *rec = out->data + out->len;
 	const uint8_t *rhead = ref ? out->data + ref->at : NULL;
-	if (e.flags & MTZ_SAMPLE_HEAD_XOR)
-		memcpy(rec, rhead, so);
-	else
-		memset(rec, 0, so);
-	if ((rc = xor_apply(c.p[MTZ_SEC_HEAD], c.len[MTZ_SEC_HEAD], &c.pos[MTZ_SEC_HEAD], rec, so)))
-		return rc;
+	if (!ref) {	/* keyframe: the head as it is */
+		if (c.len[MTZ_SEC_HEAD] - c.pos[MTZ_SEC_HEAD] < so)
+			return MTZ_ETRUNC;
+		memcpy(rec, c.p[MTZ_SEC_HEAD] + c.pos[MTZ_SEC_HEAD], so);
+		c.pos[MTZ_SEC_HEAD] += so;
+	} else {
+		if (e.flags & MTZ_SAMPLE_HEAD_XOR)
+			memcpy(rec, rhead, so);
+		else
+			memset(rec, 0, so);
+		rc = xor_apply(c.p[MTZ_SEC_HEAD], c.len[MTZ_SEC_HEAD], &c.pos[MTZ_SEC_HEAD], rec, so);
+		if (rc)
+			return rc;
+	}
 	if (c.len[MTZ_SEC_HEAD] - c.pos[MTZ_SEC_HEAD] < tail)
 		return MTZ_ETRUNC;
 	const uint8_t *tailp = c.p[MTZ_SEC_HEAD] + c.pos[MTZ_SEC_HEAD];
@@ -432,11 +440,18 @@ static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, struct m
 	uint64_t sp = e.sp_index == 0xff ? 0 : mtz_ld64(rec + e.regs_offset + 8 * e.sp_index);
 
 	uint8_t *a = rec + so;
-	ref_align(ref, ref ? rhead + ref->head_size : NULL, sp, dyn, a);
 	const uint8_t *code = c.p[MTZ_SEC_CODE];
 	size_t clen = c.len[MTZ_SEC_CODE];
-	if ((rc = xor_apply(code, clen, &c.pos[MTZ_SEC_CODE], a, dyn)))
-		return rc;
+	if (!ref) {	/* keyframe: the stack as it is */
+		if (clen - c.pos[MTZ_SEC_CODE] < dyn)
+			return MTZ_ETRUNC;
+		memcpy(a, code + c.pos[MTZ_SEC_CODE], dyn);
+		c.pos[MTZ_SEC_CODE] += dyn;
+	} else {
+		ref_align(ref, rhead + ref->head_size, sp, dyn, a);
+		if ((rc = xor_apply(code, clen, &c.pos[MTZ_SEC_CODE], a, dyn)))
+			return rc;
+	}
 	uint64_t h;
 	if (expect) {
 		if (hash != expect_hash || memcmp(a, expect + so, dyn))
@@ -485,6 +500,9 @@ int mtz_delta_dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, struc
 /* ---- encoder ---------------------------------------------------------- */
 
 #define INDEX_BITS 18
+#ifndef MTZ_KEY_CHANGED
+#define MTZ_KEY_CHANGED 25	/* delta code over this % of the stack: keyframe */
+#endif
 #define INDEX_STEP 64		/* output bytes per indexed word */
 #define RECENT 4		/* pad distances remembered */
 
@@ -492,7 +510,7 @@ struct mtz_delta_enc {
 	struct ref_table refs;
 	struct scratch aligned;		/* the reference aligned to the new stack */
 	struct scratch padsrc;		/* the pad's source */
-	uint32_t dists[65536 / MTZ_GROUP_SIZE + 1];
+	uint32_t dists[65536 / MTZ_PAD_GROUP + 1];
 	struct mtz_delta_dec *mirror;	/* decodes what we emit */
 	/* where words of the frame's output sit, to find stale pad bytes */
 	uint32_t *index;		/* word hash -> output offset + 1 */
@@ -584,7 +602,7 @@ static unsigned match_score(const uint8_t *pad, const uint8_t *src, size_t n)
 static size_t pad_search(struct mtz_delta_enc *e, const uint8_t *pad, size_t n,
 			 const struct mtz_buf *out, size_t pad_off, uint32_t *dists)
 {
-	size_t ngroups = (n + MTZ_GROUP_SIZE - 1) / MTZ_GROUP_SIZE;
+	size_t ngroups = (n + MTZ_PAD_GROUP - 1) / MTZ_PAD_GROUP;
 	memset(dists, 0, ngroups * sizeof(uint32_t));
 	if (n < 64 || out->len > UINT32_MAX / 2)
 		return 0;
@@ -599,8 +617,8 @@ static size_t pad_search(struct mtz_delta_enc *e, const uint8_t *pad, size_t n,
 	size_t matched = 0;
 	uint32_t prev = e->recent[0];
 	for (size_t g = 0; g < ngroups; g++) {
-		size_t off = g * MTZ_GROUP_SIZE;
-		size_t glen = n - off < MTZ_GROUP_SIZE ? n - off : MTZ_GROUP_SIZE;
+		size_t off = g * MTZ_PAD_GROUP;
+		size_t glen = n - off < MTZ_PAD_GROUP ? n - off : MTZ_PAD_GROUP;
 		const uint8_t *cur = pad + off;
 		uint64_t at = out->len + pad_off + off;	/* where the group lands */
 		uint64_t lo = pad_off + off + glen;	/* nearest source: ends at out->len */
@@ -625,7 +643,7 @@ static size_t pad_search(struct mtz_delta_enc *e, const uint8_t *pad, size_t n,
 					best = cand[i];
 				}
 			}
-			if (pass || best_score * 8 >= words * 7)
+			if (pass || best_score == words)
 				break;
 			/* look the group's first words up, at every byte offset:
 			 * the output need not be 8-byte aligned */
@@ -659,7 +677,8 @@ static size_t pad_search(struct mtz_delta_enc *e, const uint8_t *pad, size_t n,
  * out at dists (NULL or 0: zeros). */
 static int emit(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 		const struct mtz_delta_ref *ref, uint64_t sp, uint64_t hash,
-		const uint32_t *dists, struct mtz_sections *sec, const struct mtz_buf *out)
+		const uint32_t *dists, struct mtz_sections *sec, const struct mtz_buf *out,
+		size_t *stack_code)
 {
 	size_t so = s->stack_offset, dyn = s->dyn_size, pad = s->stack_size - dyn;
 	size_t tail = s->rec_size - so - s->stack_size;
@@ -688,29 +707,39 @@ static int emit(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 	mtz_st64(hs->data + hs->len + 8, hash);
 	hs->len += 16;
 
-	int rc = xor_code(head, s->rec, head_xor ? ref->head : NULL, so);
-	if (rc || mtz_buf_reserve(head, tail))
+	/* A keyframe keeps head and stack as they are: zstd matches them
+	 * against earlier samples best in that form. */
+	int rc = 0;
+	if (ref)
+		rc = xor_code(head, s->rec, head_xor ? ref->head : NULL, so);
+	if (rc || mtz_buf_reserve(head, so + tail))
 		return MTZ_ENOMEM;
+	if (!ref)
+		mtz_buf_put(head, s->rec, so);
 	mtz_buf_put(head, s->rec + so + s->stack_size, tail);
 
 	const uint8_t *stk = s->rec + so;
-	const uint8_t *a = NULL;
+	size_t before = code->len;
 	if (ref) {
 		ref_align(ref, ref->bytes, sp, dyn, e->aligned.p);
-		a = e->aligned.p;
+		if ((rc = xor_code(code, stk, e->aligned.p, dyn)))
+			return rc;
+	} else {
+		if (mtz_buf_reserve(code, dyn))
+			return MTZ_ENOMEM;
+		mtz_buf_put(code, stk, dyn);
 	}
-	if ((rc = xor_code(code, stk, a, dyn)))
-		return rc;
+	*stack_code = code->len - before;
 	/* the pad's source, group by group, and the dists that name it */
-	size_t ngroups = (pad + MTZ_GROUP_SIZE - 1) / MTZ_GROUP_SIZE;
+	size_t ngroups = (pad + MTZ_PAD_GROUP - 1) / MTZ_PAD_GROUP;
 	if (mtz_buf_reserve(code, 4 * ngroups) || scratch_fit(&e->padsrc, pad))
 		return MTZ_ENOMEM;
 	uint32_t prev = 0;
 	int any = 0;
 	for (size_t g = 0; g < ngroups; g++) {
 		uint32_t dist = dists ? dists[g] : 0;
-		size_t off = g * MTZ_GROUP_SIZE;
-		size_t glen = pad - off < MTZ_GROUP_SIZE ? pad - off : MTZ_GROUP_SIZE;
+		size_t off = g * MTZ_PAD_GROUP;
+		size_t glen = pad - off < MTZ_PAD_GROUP ? pad - off : MTZ_PAD_GROUP;
 		mtz_st32(code->data + code->len, dist ^ prev);
 		code->len += 4;
 		prev = dist;
@@ -776,11 +805,20 @@ int mtz_delta_enc_sample(struct mtz_delta_enc *e, const struct mtz_sample_view *
 		ref = NULL;
 	size_t matched = pad_search(e, stk + s->dyn_size, pad, out,
 				    s->stack_offset + s->dyn_size, e->dists);
-	if (!(rc = emit(e, s, ref, sp, hash, e->dists, sec, out)))
+	size_t code_size;
+	rc = emit(e, s, ref, sp, hash, e->dists, sec, out, &code_size);
+	if (!rc && ref && code_size > s->dyn_size * MTZ_KEY_CHANGED / 100) {
+		/* most words changed (a CPU profile's samples, far apart):
+		 * the XOR is noise, the plain stack matches earlier ones */
+		rewind_to(sec, lens);
+		ref = NULL;
+		rc = emit(e, s, ref, sp, hash, e->dists, sec, out, &code_size);
+	}
+	if (!rc)
 		rc = verify(e, s, hash, sec, lens, out);
 	if (rc == MTZ_EHASH && (ref || matched)) {
 		rewind_to(sec, lens);
-		if (!(rc = emit(e, s, NULL, sp, hash, NULL, sec, out)))
+		if (!(rc = emit(e, s, NULL, sp, hash, NULL, sec, out, &code_size)))
 			rc = verify(e, s, hash, sec, lens, out);
 		e->stats.fallbacks++;
 		ref = NULL;

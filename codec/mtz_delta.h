@@ -33,6 +33,7 @@
 #include "codec/mtz_buf.h"
 
 #define MTZ_GROUP_SIZE 512		/* bytes per group: 64 words, one u64 mask */
+#define MTZ_PAD_GROUP 64		/* bytes of pad per source distance */
 #define MTZ_MAX_REGS 64
 
 /* Entry tags (first byte of each entry in the ops section). */

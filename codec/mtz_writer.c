@@ -135,8 +135,9 @@ static size_t sections_size(const struct mtz_writer *w)
 
 /* The payload: a table (per section: u32 raw size, u32 compressed size),
  * then each non-empty section as its own zstd frame.  The hashes are
- * random bytes, not worth a slow level; the rest is small and repetitive,
- * where a high level pays. */
+ * random bytes, not worth a slow level; ops, heads and codes are small and
+ * repetitive, where a high level pays; passed records get level 3 at most
+ * unless --raw made them everything. */
 static int flush_frame(struct mtz_writer *w)
 {
 	if (!w->sec.s[MTZ_SEC_OPS].len)
@@ -152,7 +153,11 @@ static int flush_frame(struct mtz_writer *w)
 		const struct mtz_buf *sec = &w->sec.s[i];
 		size_t z = 0;
 		if (sec->len) {
-			int level = i == MTZ_SEC_HASH ? 1 : w->opt.level;
+			int level = w->opt.level;
+			if (i == MTZ_SEC_HASH)
+				level = 1;
+			else if (i == MTZ_SEC_PASS && !w->opt.raw && level > 3)
+				level = 3;	/* the bulk of a CPU profile's other records */
 			ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level);
 			z = ZSTD_compress2(w->cctx, w->comp.data + n, bound - n, sec->data, sec->len);
 			if (ZSTD_isError(z))

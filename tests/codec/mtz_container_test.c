@@ -188,8 +188,10 @@ Test(mtz_container, round_trip_many_frames)
 	cr_assert_eq(st.coded, 400);
 	cr_assert_eq(st.fallbacks, 0);
 	cr_assert_geq(st.frames, 8);
-	/* each frame starts both threads afresh */
-	cr_assert_eq(st.keyframes, 2 * st.frames);
+	/* each frame starts both threads afresh; a sample whose valid stack
+	 * grows from 1000 to 2048 bytes changes too much for a delta */
+	cr_assert_geq(st.keyframes, 2 * st.frames);
+	cr_assert_lt(st.keyframes, 2 * st.frames + 400 / 11 + 1);
 	cr_assert_lt(z.n * 10, in.n, "%zu bytes from %zu", z.n, in.n);
 	cr_assert(mtz_is_mtz(z.p, z.n));
 	cr_assert_not(mtz_is_mtz(in.p, in.n));
