@@ -62,3 +62,5 @@ $(B)/tests/symbolize-tests: $(UNWIND_TEST_OBJS) $(B)/libmtunwind.a | $(UNWIND_TE
 	$(CC) $(LDFLAGS) -o $@ $(UNWIND_TEST_OBJS) $(B)/libmtunwind.a -lcriterion \
 		$(UNWIND_LDLIBS) $(LDLIBS)
 UNIT_TESTS += $(B)/tests/symbolize-tests
+
+BENCHES += bench/unwind.sh

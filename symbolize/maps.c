@@ -29,8 +29,15 @@ int mt_unwind_maps_new(struct mt_unwind_maps **out, struct mt_unwind_modules *ms
 	return 0;
 }
 
+static void space_changed(struct mt_unwind_space *sp)
+{
+	if (sp->pccache)
+		memset(sp->pccache, 0, MT_UNWIND_PCCACHE_SIZE * sizeof(*sp->pccache));
+}
+
 static void space_clear(struct mt_unwind_space *sp)
 {
+	space_changed(sp);
 	for (size_t i = 0; i < sp->nr; i++)
 		free(sp->maps[i].path);
 	sp->nr = 0;
@@ -46,6 +53,7 @@ void mt_unwind_maps_free(struct mt_unwind_maps *mp)
 		struct mt_unwind_space *sp = (void *)(uintptr_t)mp->spaces.vals[i];
 		space_clear(sp);
 		free(sp->maps);
+		free(sp->pccache);
 		free(sp);
 	}
 	for (size_t i = 0; i < mp->threads.cap; i++)
@@ -185,6 +193,7 @@ int mt_unwind_maps_mmap(struct mt_unwind_maps *mp, uint32_t pid, uint64_t start,
 	uint64_t end = start + len;
 	if (end < start)
 		end = UINT64_MAX;
+	space_changed(sp);
 	if (space_punch(sp, start, end) != 0)
 		return -ENOMEM;
 	if (!executable || len == 0)

@@ -25,10 +25,22 @@ struct mt_unwind_map {
 	struct mt_unwind_module *mod;	/* NULL until resolved or on ENOMEM */
 };
 
+/* Per-pc memo of a space: the mapping, rule and frame text found for a
+ * lookup address, so a pc seen again costs one probe.  Direct-mapped;
+ * emptied whenever the space's mappings change (map pointers move). */
+#define MT_UNWIND_PCCACHE_SIZE 4096
+struct mt_unwind_pcentry {
+	uint64_t key;			/* lookup address + 1; 0: empty */
+	struct mt_unwind_map *map;
+	const void *rule;		/* const struct mt_unwind_rule * */
+	const void *sym;		/* const struct mt_unwind_sym *, once known */
+};
+
 struct mt_unwind_space {
 	uint32_t pid;
 	struct mt_unwind_map *maps;	/* sorted by start, disjoint */
 	size_t nr, cap;
+	struct mt_unwind_pcentry *pccache;	/* NULL until the first sample */
 };
 
 struct mt_unwind_thread {

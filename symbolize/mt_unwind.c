@@ -366,10 +366,18 @@ static void put_stack(struct mt_unwind_out *out, struct state *s,
 		const struct mt_unwind_frame *f = &s->frames[i];
 		struct mt_unwind_module *m = f->map ? f->map->mod : NULL;
 		if (m && m->state == MT_UNWIND_MOD_OK && f->map->delta_ok) {
-			const struct mt_unwind_sym *y =
-				mt_unwind_sym_get(m, f->lookup + (uint64_t)f->map->delta, &s->o->sym);
-			if (!y)
-				oom();
+			/* The slot may have been taken by a deeper frame since. */
+			struct mt_unwind_pcentry *e = f->memo && f->memo->key == f->lookup + 1
+						      ? f->memo : NULL;
+			const struct mt_unwind_sym *y = e ? e->sym : NULL;
+			if (!y) {
+				y = mt_unwind_sym_get(m, f->lookup + (uint64_t)f->map->delta,
+						      &s->o->sym);
+				if (!y)
+					oom();
+				if (e)
+					e->sym = y;
+			}
 			if (drop_sampler && i == first && is_sampler(f)) {
 				/* The allocator entry point only, not the sampler code
 				 * inlined into it. */
@@ -606,19 +614,17 @@ static void mt_totals(struct state *s, const struct mt_perf_sample *smp)
 	s->totals = t;
 }
 
-static void on_sample(struct state *s, const struct perf_event_header *h)
+static void on_undecodable(struct state *s)
 {
-	struct mt_perf_sample smp;
-	int rc = mt_perf_sample_parse(s->reader, h, &smp);
-	if (rc != 0) {
-		s->undecodable++;
-		put_head(&s->out, s, K_LOST, 0, 0, 0);
-		mt_unwind_out_str(&s->out, "count=1 reason=undecodable");
-		put_nostack(&s->out, s);
-		return;
-	}
-	if (s->o->decode_only)
-		return;
+	s->undecodable++;
+	put_head(&s->out, s, K_LOST, 0, 0, 0);
+	mt_unwind_out_str(&s->out, "count=1 reason=undecodable");
+	put_nostack(&s->out, s);
+}
+
+static void handle_sample(struct state *s, struct mt_perf_sample *sp)
+{
+	struct mt_perf_sample smp = *sp;
 	const struct evinfo *ei = evinfo_of(s, smp.evsel);
 	switch (ei->role) {
 	case ROLE_MT_ALLOC:
@@ -697,9 +703,14 @@ static void on_build_id(struct state *s, const uint8_t *p, size_t n, uint16_t mi
 static void process(struct state *s, const struct perf_event_header *h)
 {
 	switch (h->type) {
-	case PERF_RECORD_SAMPLE:
-		on_sample(s, h);
+	case PERF_RECORD_SAMPLE: {
+		struct mt_perf_sample smp;
+		if (mt_perf_sample_parse(s->reader, h, &smp) != 0)
+			on_undecodable(s);
+		else
+			handle_sample(s, &smp);
 		return;
+	}
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2: {
 		struct mt_perf_mmap m;
@@ -760,10 +771,28 @@ static void process(struct state *s, const struct perf_event_header *h)
 	}
 }
 
-static void process_cb(const void *rec, size_t size, void *ctx)
+/* A sample waiting in the queue: parsed, with only the valid part of its
+ * stack dump kept (copying whole 8 KiB dumps was a fifth of the time). */
+struct queued_sample {
+	struct mt_perf_sample smp;	/* stack and evsel re-pointed on release */
+	size_t evsel_index;
+};
+
+enum { Q_RECORD, Q_SAMPLE };
+
+static void process_cb(int kind, void *data, size_t size, void *ctx)
 {
+	struct state *s = ctx;
 	(void)size;
-	process(ctx, rec);
+	if (kind == Q_RECORD) {
+		process(s, data);
+		return;
+	}
+	struct queued_sample *q = data;
+	q->smp.stack = q->smp.stack_dyn_size ? (const uint8_t *)(q + 1) : NULL;
+	/* The evsel array may have grown (moved) since. */
+	q->smp.evsel = mt_perf_reader_evsel(s->reader, q->evsel_index);
+	handle_sample(s, &q->smp);
 }
 
 /* The time of a record that takes part in ordering; 0 when it has none
@@ -771,18 +800,12 @@ static void process_cb(const void *rec, size_t size, void *ctx)
 static int record_time(struct state *s, const struct perf_event_header *h, uint64_t *t)
 {
 	union {
-		struct mt_perf_sample smp;
 		struct mt_perf_mmap m;
 		struct mt_perf_comm c;
 		struct mt_perf_task k;
 		struct mt_perf_lost l;
 	} u;
 	switch (h->type) {
-	case PERF_RECORD_SAMPLE:
-		if (mt_perf_sample_parse(s->reader, h, &u.smp) != 0)
-			return -1;
-		*t = u.smp.time;
-		return 0;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 		if (mt_perf_mmap_parse(s->reader, h, &u.m) != 0)
@@ -827,17 +850,37 @@ static void on_record(struct state *s, const struct mt_perf_item *it)
 		s->prev_round_max = s->round_max;
 		return;
 	}
-	if (s->o->decode_only) {
-		if (record_time(s, h, &t) != 0 && h->type == PERF_RECORD_SAMPLE)
-			s->undecodable++;
-		return;
+	if (h->type == PERF_RECORD_SAMPLE) {
+		struct queued_sample q;
+		if (mt_perf_sample_parse(s->reader, h, &q.smp) != 0) {
+			if (s->o->decode_only)
+				s->undecodable++;
+			else
+				on_undecodable(s);
+			return;
+		}
+		if (s->o->decode_only)
+			return;
+		t = q.smp.time;
+		q.evsel_index = (size_t)q.smp.evsel->index;
+		size_t n = q.smp.stack ? q.smp.stack_dyn_size : 0;
+		if (n > q.smp.stack_size)
+			n = q.smp.stack_size;
+		q.smp.stack_dyn_size = n;
+		if (mt_unwind_order_push(s->order, Q_SAMPLE, &q, sizeof(q), q.smp.stack, n, t) != 0)
+			oom();
+	} else {
+		if (s->o->decode_only) {
+			record_time(s, h, &t);
+			return;
+		}
+		if (record_time(s, h, &t) != 0) {
+			process(s, h);	/* not ordered, or undecodable: reported there */
+			return;
+		}
+		if (mt_unwind_order_push(s->order, Q_RECORD, h, h->size, NULL, 0, t) != 0)
+			oom();
 	}
-	if (record_time(s, h, &t) != 0) {
-		process(s, h);	/* not ordered, or undecodable: reported there */
-		return;
-	}
-	if (mt_unwind_order_push(s->order, h, h->size, t) != 0)
-		oom();
 	if (t > s->round_max)
 		s->round_max = t;
 	if (mt_unwind_order_bytes(s->order) > ORDER_MAX_BYTES) {

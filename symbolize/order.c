@@ -1,21 +1,37 @@
-/* Time-ordered release of records; see order.h. */
+/* Time-ordered release of records; see order.h.  Records are copied into
+ * chunks that are recycled once all their records are released, so nothing
+ * is copied twice and no fresh pages are faulted in at every round. */
 #include "symbolize/order.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define CHUNK_SIZE ((size_t)4 << 20)
+#define MAX_SPARE 4
+
+struct chunk {
+	uint8_t *data;
+	size_t len, cap;
+	size_t live;		/* records not yet released */
+	struct chunk *next;	/* in the spare list */
+};
+
 struct entry {
 	uint64_t time, seq;
+	struct chunk *chunk;
 	size_t off, size;
+	int kind;
 };
 
 struct mt_unwind_order {
-	uint8_t *arena;
-	size_t len, cap;
+	struct chunk *cur;	/* being filled */
+	struct chunk *spare;	/* empty, for reuse */
+	int nr_spare;
 	struct entry *e;
 	size_t n, ecap;
 	uint64_t seq;
+	size_t bytes;		/* held */
 	int sorted;		/* e[] is sorted */
 };
 
@@ -25,33 +41,88 @@ int mt_unwind_order_new(struct mt_unwind_order **out)
 	return *out ? 0 : -ENOMEM;
 }
 
+static void chunk_free(struct chunk *c)
+{
+	if (c) {
+		free(c->data);
+		free(c);
+	}
+}
+
 void mt_unwind_order_free(struct mt_unwind_order *q)
 {
 	if (!q)
 		return;
-	free(q->arena);
+	/* Chunks still holding records are reachable only from entries. */
+	for (size_t i = 0; i < q->n; i++) {
+		struct chunk *c = q->e[i].chunk;
+		if (c && --c->live == 0 && c != q->cur)
+			chunk_free(c);
+	}
+	chunk_free(q->cur);
+	while (q->spare) {
+		struct chunk *c = q->spare;
+		q->spare = c->next;
+		chunk_free(c);
+	}
 	free(q->e);
 	free(q);
 }
 
 size_t mt_unwind_order_bytes(const struct mt_unwind_order *q)
 {
-	return q->len;
+	return q->bytes;
 }
 
-int mt_unwind_order_push(struct mt_unwind_order *q, const void *rec, size_t size,
-			 uint64_t time)
+static struct chunk *chunk_get(struct mt_unwind_order *q, size_t need)
 {
+	struct chunk *c = q->spare;
+	if (c && c->cap >= need) {
+		q->spare = c->next;
+		q->nr_spare--;
+		c->len = 0;
+		c->live = 0;
+		return c;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->cap = need > CHUNK_SIZE ? need : CHUNK_SIZE;
+	if (!(c->data = malloc(c->cap))) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static void chunk_release(struct mt_unwind_order *q, struct chunk *c)
+{
+	if (--c->live || c == q->cur)
+		return;
+	if (q->nr_spare < MAX_SPARE && c->cap == CHUNK_SIZE) {
+		c->next = q->spare;
+		q->spare = c;
+		q->nr_spare++;
+	} else {
+		chunk_free(c);
+	}
+}
+
+int mt_unwind_order_push(struct mt_unwind_order *q, int kind, const void *a, size_t alen,
+			 const void *b, size_t blen, uint64_t time)
+{
+	size_t size = alen + blen;
 	size_t need = (size + 7) & ~(size_t)7;
-	if (q->cap - q->len < need) {
-		size_t cap = q->cap ? q->cap : (1 << 20);
-		while (cap - q->len < need)
-			cap *= 2;
-		uint8_t *a = realloc(q->arena, cap);
-		if (!a)
+	if (!q->cur || q->cur->cap - q->cur->len < need) {
+		struct chunk *c = chunk_get(q, need);
+		if (!c)
 			return -ENOMEM;
-		q->arena = a;
-		q->cap = cap;
+		struct chunk *old = q->cur;
+		q->cur = c;
+		if (old && old->live == 0) {	/* everything in it was released */
+			old->live = 1;
+			chunk_release(q, old);
+		}
 	}
 	if (q->n == q->ecap) {
 		size_t ecap = q->ecap ? q->ecap * 2 : 1024;
@@ -61,15 +132,20 @@ int mt_unwind_order_push(struct mt_unwind_order *q, const void *rec, size_t size
 		q->e = e;
 		q->ecap = ecap;
 	}
-	memcpy(q->arena + q->len, rec, size);
+	struct chunk *c = q->cur;
+	memcpy(c->data + c->len, a, alen);
+	if (blen)
+		memcpy(c->data + c->len + alen, b, blen);
 	/* Mostly in order already: stay sorted while that holds. */
-	if (q->n && (q->e[q->n - 1].time > time))
-		q->sorted = 0;
-	else if (q->n == 0)
+	if (q->n == 0)
 		q->sorted = 1;
-	q->e[q->n++] = (struct entry){ .time = time, .seq = q->seq++, .off = q->len,
-				       .size = size };
-	q->len += need;
+	else if (q->e[q->n - 1].time > time)
+		q->sorted = 0;
+	q->e[q->n++] = (struct entry){ .time = time, .seq = q->seq++, .chunk = c,
+				       .off = c->len, .size = size, .kind = kind };
+	c->len += need;
+	c->live++;
+	q->bytes += need;
 	return 0;
 }
 
@@ -82,7 +158,7 @@ static int cmp(const void *a, const void *b)
 }
 
 int mt_unwind_order_flush(struct mt_unwind_order *q, uint64_t limit,
-			  void (*fn)(const void *rec, size_t size, void *ctx), void *ctx)
+			  mt_unwind_order_fn fn, void *ctx)
 {
 	if (q->n == 0)
 		return 0;
@@ -92,33 +168,16 @@ int mt_unwind_order_flush(struct mt_unwind_order *q, uint64_t limit,
 	}
 	size_t k = 0;
 	while (k < q->n && q->e[k].time <= limit) {
-		fn(q->arena + q->e[k].off, q->e[k].size, ctx);
-		k++;
+		struct entry *e = &q->e[k++];
+		fn(e->kind, e->chunk->data + e->off, e->size, ctx);
+		q->bytes -= (e->size + 7) & ~(size_t)7;
+		chunk_release(q, e->chunk);
 	}
-	if (k == q->n) {
-		q->n = 0;
-		q->len = 0;
-		return 0;
+	if (k) {
+		memmove(q->e, q->e + k, (q->n - k) * sizeof(*q->e));
+		q->n -= k;
 	}
-	if (k == 0)
-		return 0;
-	/* Compact what is left to the front of the arena, in arrival order
-	 * of offsets (entries stay sorted by time). */
-	size_t rest = q->n - k;
-	uint8_t *a = malloc(q->cap);
-	if (!a)
-		return -ENOMEM;
-	size_t len = 0;
-	for (size_t i = 0; i < rest; i++) {
-		struct entry *e = &q->e[k + i];
-		memcpy(a + len, q->arena + e->off, e->size);
-		e->off = len;
-		len += (e->size + 7) & ~(size_t)7;
-		q->e[i] = *e;
-	}
-	free(q->arena);
-	q->arena = a;
-	q->len = len;
-	q->n = rest;
+	if (q->cur && q->cur->live == 0)
+		q->cur->len = 0;	/* all released: refill from the start */
 	return 0;
 }

@@ -16,15 +16,19 @@ struct mt_unwind_order;
 int mt_unwind_order_new(struct mt_unwind_order **out);
 void mt_unwind_order_free(struct mt_unwind_order *q);
 
-/* Queue a copy of rec (size bytes, 8-aligned copy) with its time.
+/* Queue a copy of a (alen bytes) followed by b (blen bytes, b may be NULL
+ * when blen is 0) with its time and a kind the caller chooses.
  * @return : 0 or -ENOMEM. */
-int mt_unwind_order_push(struct mt_unwind_order *q, const void *rec, size_t size,
-			 uint64_t time);
+int mt_unwind_order_push(struct mt_unwind_order *q, int kind, const void *a, size_t alen,
+			 const void *b, size_t blen, uint64_t time);
 
-/* Release the queued records with time <= limit, oldest first (ties in
- * arrival order), to fn.  The pointer fn gets lives until fn returns. */
+typedef void (*mt_unwind_order_fn)(int kind, void *data, size_t size, void *ctx);
+
+/* Release the queued items with time <= limit, oldest first (ties in
+ * arrival order), to fn.  The data fn gets is 8-aligned, writable, and
+ * lives until fn returns. */
 int mt_unwind_order_flush(struct mt_unwind_order *q, uint64_t limit,
-			  void (*fn)(const void *rec, size_t size, void *ctx), void *ctx);
+			  mt_unwind_order_fn fn, void *ctx);
 
 /* @return : bytes held (to bound memory when rounds are missing). */
 size_t mt_unwind_order_bytes(const struct mt_unwind_order *q);

@@ -1,6 +1,8 @@
 /* The stack walker. */
 #include "symbolize/unwind.h"
 
+#include <stdlib.h>
+
 const char *mt_unwind_end_str(enum mt_unwind_end e)
 {
 	static const char *const s[MT_UNWIND_END_COUNT] = {
@@ -30,7 +32,9 @@ int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 		   struct mt_unwind_stats *stats)
 {
 	struct mt_unwind_regs cur = *regs, next;
-	int activation = 1;	/* the pc is exact: first frame, or after a signal */
+	int activation = 1;
+	if (sp && !sp->pccache)	/* without it (no memory) every frame is looked up */
+		sp->pccache = calloc(MT_UNWIND_PCCACHE_SIZE, sizeof(*sp->pccache));	/* the pc is exact: first frame, or after a signal */
 	unsigned n = 0;
 	int end;
 
@@ -43,12 +47,28 @@ int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 		struct mt_unwind_frame *f = &frames[n++];
 		f->pc = pc;
 		f->lookup = activation ? pc : pc - 1;
-		f->map = sp ? mt_unwind_maps_find(mp, sp, f->lookup) : NULL;
-
+		f->memo = NULL;
 		const struct mt_unwind_rule *rule = NULL;
-		if (f->map && f->map->mod && f->map->delta_ok)
-			rule = mt_unwind_rule_get(f->map->mod,
-						  f->lookup + (uint64_t)f->map->delta);
+		struct mt_unwind_pcentry *e = NULL;
+		if (sp && sp->pccache) {
+			uint64_t h = (f->lookup * 0x9E3779B97F4A7C15ULL) >> 52;
+			e = &sp->pccache[h & (MT_UNWIND_PCCACHE_SIZE - 1)];
+		}
+		if (e && e->key == f->lookup + 1) {
+			f->map = e->map;
+			rule = e->rule;
+			f->memo = e;
+		} else {
+			f->map = sp ? mt_unwind_maps_find(mp, sp, f->lookup) : NULL;
+			if (f->map && f->map->mod && f->map->delta_ok)
+				rule = mt_unwind_rule_get(f->map->mod,
+							  f->lookup + (uint64_t)f->map->delta);
+			if (e && (rule || !f->map || !f->map->mod || !f->map->delta_ok)) {
+				*e = (struct mt_unwind_pcentry){ .key = f->lookup + 1,
+								 .map = f->map, .rule = rule };
+				f->memo = e;
+			}
+		}
 		int step;
 		if (rule && rule->status == MT_UNWIND_RULE_OK) {
 			step = mt_unwind_rule_apply(rule, &cur, mem, &next);

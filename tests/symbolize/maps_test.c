@@ -141,10 +141,11 @@ struct seen {
 	int n;
 };
 
-static void collect(const void *rec, size_t size, void *ctx)
+static void collect(int kind, void *rec, size_t size, void *ctx)
 {
 	struct seen *s = ctx;
 	cr_assert_eq(size, 8);
+	cr_assert_eq(kind, 7);
 	memcpy(&s->t[s->n++], rec, 8);
 }
 
@@ -155,7 +156,7 @@ Test(order, releases_in_time_order_up_to_the_limit)
 	uint64_t times[] = { 5, 3, 9, 3, 1, 7 };
 	for (int i = 0; i < 6; i++) {
 		uint64_t rec = times[i] * 10 + (uint64_t)i;	/* time and arrival */
-		cr_assert_eq(mt_unwind_order_push(q, &rec, 8, times[i]), 0);
+		cr_assert_eq(mt_unwind_order_push(q, 7, &rec, 4, (char *)&rec + 4, 4, times[i]), 0);
 	}
 	struct seen s = { .n = 0 };
 	cr_assert_eq(mt_unwind_order_flush(q, 5, collect, &s), 0);
@@ -165,7 +166,7 @@ Test(order, releases_in_time_order_up_to_the_limit)
 	cr_assert_eq(s.t[2], 33);
 	cr_assert_eq(s.t[3], 50);
 	uint64_t rec = 62;
-	cr_assert_eq(mt_unwind_order_push(q, &rec, 8, 6), 0);
+	cr_assert_eq(mt_unwind_order_push(q, 7, &rec, 8, NULL, 0, 6), 0);
 	cr_assert_eq(mt_unwind_order_flush(q, UINT64_MAX, collect, &s), 0);
 	cr_assert_eq(s.n, 7);
 	cr_assert_eq(s.t[4], 62);
