@@ -64,3 +64,4 @@ $(B)/tests/symbolize-tests: $(UNWIND_TEST_OBJS) $(B)/libmtunwind.a | $(UNWIND_TE
 UNIT_TESTS += $(B)/tests/symbolize-tests
 
 BENCHES += bench/unwind.sh
+MANPAGES += docs/man/mt-unwind.1
