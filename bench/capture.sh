@@ -1,8 +1,10 @@
 #!/bin/sh
 # mt-capture cost, in one run, as ratios to the same workload uninstrumented:
 #  - sample mode at the default rate (512 KiB) vs jemalloc's sampled profiler
-#    (prof:true, lg_prof_sample:19 = 512 KiB) and heaptrack, on
-#    capture_bench: 4 threads, 8M small allocations in all;
+#    (prof:true, lg_prof_sample:19 = 512 KiB) and heaptrack, on capture_bench
+#    with 4 threads: "tight" = 8M small allocations and nothing else (about
+#    30 ns of CPU each), "mixed" = 4M allocations with 2 hashing passes over
+#    each block (about 100 ns each);
 #  - trace mode: the malloc+free rate at which it starts to lose samples,
 #    with the default ring (512 pages per CPU) and a large one (8192).
 # Prints a Markdown table (docs/BENCHMARKS.md, "## mt-capture").
@@ -11,7 +13,6 @@ set -eu
 CAP=$MT_BUILD/bin/mt-capture
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-W="$MT_FIXTURES/capture_bench 4 2000000"
 JE=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 RUNS=${MT_BENCH_RUNS:-5}
 
@@ -25,18 +26,28 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 base() { $W; }
 sample() { "$CAP" -o "$T/s.data" -- $W 2>"$T/s.err"; }
+preload() { env LD_PRELOAD="$MT_BUILD/libmt-sampler.so" $W; }
 je() { env LD_PRELOAD=$JE $W; }
 jeprof() { env LD_PRELOAD=$JE MALLOC_CONF=prof:true,lg_prof_sample:19,prof_prefix:$T/jeprof $W; }
 
+for workload in "tight 4 2000000 0" "mixed 4 1000000 2"; do
+set -- $workload
+name=$1
+shift
+W_ARGS="$*"
+W="$MT_FIXTURES/capture_bench $W_ARGS"
 # Interleaved runs, so that load from other processes hits all alike.
+rm -f "$T/base" "$T/sample" "$T/preload" "$T/je" "$T/jeprof"
 for i in $(seq "$RUNS"); do
 	secs base >>"$T/base"
+	secs preload >>"$T/preload"
 	secs sample >>"$T/sample"
 	secs je >>"$T/je"
 	secs jeprof >>"$T/jeprof"
 done
 b=$(median <"$T/base")
 s=$(median <"$T/sample")
+p=$(median <"$T/preload")
 j=$(median <"$T/je")
 jp=$(median <"$T/jeprof")
 h=$(secs heaptrack -o "$T/ht" $W)
@@ -45,17 +56,21 @@ jeprof_on=$(env LD_PRELOAD=$JE MALLOC_CONF=prof:true,stats_print:true "$MT_FIXTU
 	grep -c 'opt.prof: true' || true)
 samples=$(sed -n 's/^mt-capture: \([0-9]*\) samples, \([0-9]*\) lost.*/\1 samples, \2 lost/p' "$T/s.err")
 
-echo "workload: capture_bench 4 threads x 2000000 allocations (16..527 B), $(nproc) CPUs, median of $RUNS runs"
+echo
+echo "workload $name: capture_bench $W_ARGS (threads, allocations each of 16..527 B, hashing passes), $(nproc) CPUs, median of $RUNS runs"
 echo
 echo "| run | wall s | vs uninstrumented |"
 echo "|---|---|---|"
-awk -v b="$b" -v s="$s" -v j="$j" -v jp="$jp" -v h="$h" -v n="$samples" -v on="$jeprof_on" 'BEGIN {
+awk -v b="$b" -v s="$s" -v p="$p" -v j="$j" -v jp="$jp" -v h="$h" -v n="$samples" -v on="$jeprof_on" 'BEGIN {
 	printf "| uninstrumented (glibc malloc) | %.3f | 1.00x |\n", b
 	printf "| mt-capture sample mode, --rate 524288 (%s) | %.3f | %.2fx |\n", n, s, s / b
+	printf "| libmt-sampler.so preloaded, no capture (counters and sampling decisions only) | %.3f | %.2fx |\n", p, p / b
 	printf "| jemalloc, no profiling | %.3f | %.2fx |\n", j, j / b
 	printf "| jemalloc prof:true,lg_prof_sample:19%s | %.3f | %.2fx (%.2fx of plain jemalloc) |\n", on ? "" : " (NOT ACTIVE)", jp, jp / b, jp / j
 	printf "| heaptrack (1 run) | %.3f | %.2fx |\n", h, h / b
 }'
+
+done
 
 # Trace mode: the first malloc+free rate with lost samples (3 samples per pair:
 # malloc entry with an 8 KiB stack, its return, free).
