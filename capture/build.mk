@@ -48,7 +48,7 @@ $(B)/bin/mt-capture: $(CAPTURE_OBJS) $(B)/libmtcodec.a $(LIBPERF_DEP)
 BINS += $(B)/bin/mt-capture
 
 # ---- tests
-FIXTURE_NAMES += capture_alloc capture_forkexec capture_bench capture_rate
+FIXTURE_NAMES += capture_alloc capture_forkexec capture_bench capture_rate capture_signal
 E2E_TESTS += \
 	tests/e2e/capture-sample-totals.sh \
 	tests/e2e/capture-sample-rate.sh \
@@ -57,7 +57,8 @@ E2E_TESTS += \
 	tests/e2e/capture-sigint.sh \
 	tests/e2e/capture-pid.sh \
 	tests/e2e/capture-forkexec.sh \
-	tests/e2e/capture-cli.sh
+	tests/e2e/capture-cli.sh \
+	tests/e2e/capture-signal.sh
 
 CAPTURE_TEST_OBJS := \
 	$(B)/obj/tests/capture/sampler_rand_test.o \

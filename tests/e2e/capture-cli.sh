@@ -23,5 +23,13 @@ rc=0; "$CAP" -o "$T/x.data" 2>"$T/err" || rc=$?
 "$CAP" --help | grep -q 'perf_event_paranoid' || fail "--help lacks the exit codes"
 rc=0; MT_SAMPLER=/nonexistent/libmt-sampler.so "$CAP" -o "$T/x.data" -- true 2>"$T/err" || rc=$?
 [ "$rc" = 3 ] || fail "missing sampler: status $rc"
-# The marker of the built sampler starts with an instruction uprobes emulate.
+# Without CAP_PERFMON uprobes are refused: one clear line, exit 3.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	chmod 777 "$T"
+	rc=0
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$CAP" -o "$T/np.data" -- true 2>"$T/err" || rc=$?
+	[ "$rc" = 3 ] || fail "unprivileged uprobes: status $rc: $(cat "$T/err")"
+	grep -q "perf_event_paranoid.*CAP_PERFMON" "$T/err" || fail "denied message: $(cat "$T/err")"
+fi
 echo "ok"
