@@ -223,15 +223,9 @@ static int decode(const struct opts *o, int ofd)
 	}
 	mtz_reader_set_warn(r, warn, NULL);
 	int status = EXIT_OK;
-	size_t cap = 1 << 20;
-	char *buf = malloc(cap);
-	if (!buf) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		mtz_reader_free(r);
-		return EXIT_ENV;
-	}
 	for (;;) {
-		ssize_t n = mtz_reader_read(r, buf, cap);
+		const void *p;
+		ssize_t n = mtz_reader_chunk(r, &p);
 		if (n == 0)
 			break;
 		if (n < 0) {
@@ -239,12 +233,11 @@ static int decode(const struct opts *o, int ofd)
 			status = errno == ENOMEM ? EXIT_ENV : EXIT_DATA;
 			break;
 		}
-		if (write_all(ofd, oname, buf, (size_t)n)) {
+		if (write_all(ofd, oname, p, (size_t)n)) {
 			status = EXIT_ENV;
 			break;
 		}
 	}
-	free(buf);
 	struct mtz_stats st;
 	mtz_reader_stats(r, &st);
 	if (status == EXIT_OK && mtz_reader_damage(r))

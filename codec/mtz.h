@@ -139,6 +139,11 @@ void mtz_reader_set_warn(struct mtz_reader *r, mtz_warn_fn fn, void *ctx);
  *           failure of the underlying input; mtz_reader_error says more. */
 ssize_t mtz_reader_read(void *ctx, void *buf, size_t len);
 
+/* Same without a copy: *data points at the next decoded bytes (the rest of
+ * the current frame), valid until the next call on r.
+ * @return : as mtz_reader_read. */
+ssize_t mtz_reader_chunk(struct mtz_reader *r, const void **data);
+
 /* @return : the number of damage events (lost frames, truncation, missing
  *           end marker) seen so far; nonzero means the output is incomplete. */
 uint64_t mtz_reader_damage(const struct mtz_reader *r);

@@ -186,6 +186,9 @@ static int xor_code(struct mtz_buf *code, const uint8_t *cur, const uint8_t *ref
 	for (size_t g = 0; g < ngroups; g++) {
 		size_t base = g * MTZ_GROUP_SIZE;
 		size_t end = base + MTZ_GROUP_SIZE < n ? base + MTZ_GROUP_SIZE : n;
+		/* most groups of a stack are unchanged: memcmp finds them fastest */
+		if (ref && !memcmp(cur + base, ref + base, end - base))
+			continue;
 		uint8_t *maskp = p;
 		uint8_t *w = p + 8;
 		uint64_t mask = 0;
@@ -590,6 +593,8 @@ static size_t index_slot(uint64_t w)
 static unsigned match_score(const uint8_t *pad, const uint8_t *src, size_t n)
 {
 	unsigned score = 0;
+	if (!memcmp(pad, src, n & ~(size_t)7))
+		return (unsigned)(n / 8);
 	for (size_t i = 0; i + 8 <= n; i += 8)
 		score += mtz_ld64(pad + i) == mtz_ld64(src + i);
 	return score;
@@ -721,8 +726,13 @@ static int emit(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 	const uint8_t *stk = s->rec + so;
 	size_t before = code->len;
 	if (ref) {
-		ref_align(ref, ref->bytes, sp, dyn, e->aligned.p);
-		if ((rc = xor_code(code, stk, e->aligned.p, dyn)))
+		const uint8_t *a = e->aligned.p;
+		if (ref->sp <= sp && sp - ref->sp <= ref->dyn_size &&
+		    dyn <= ref->dyn_size - (sp - ref->sp))
+			a = ref->bytes + (sp - ref->sp);	/* covered: no copy */
+		else
+			ref_align(ref, ref->bytes, sp, dyn, e->aligned.p);
+		if ((rc = xor_code(code, stk, a, dyn)))
 			return rc;
 	} else {
 		if (mtz_buf_reserve(code, dyn))
@@ -735,21 +745,31 @@ static int emit(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 	if (mtz_buf_reserve(code, 4 * ngroups) || scratch_fit(&e->padsrc, pad))
 		return MTZ_ENOMEM;
 	uint32_t prev = 0;
-	int any = 0;
+	int any = 0, same = 1;
 	for (size_t g = 0; g < ngroups; g++) {
 		uint32_t dist = dists ? dists[g] : 0;
-		size_t off = g * MTZ_PAD_GROUP;
-		size_t glen = pad - off < MTZ_PAD_GROUP ? pad - off : MTZ_PAD_GROUP;
 		mtz_st32(code->data + code->len, dist ^ prev);
 		code->len += 4;
+		same &= !g || dist == prev;
 		prev = dist;
 		any |= dist != 0;
-		if (dist)
-			memcpy(e->padsrc.p + off, out->data + (out->len + so + dyn + off - dist), glen);
-		else
-			memset(e->padsrc.p + off, 0, glen);
 	}
-	return xor_code(code, stk + dyn, any ? e->padsrc.p : NULL, pad);
+	const uint8_t *src = NULL;
+	size_t pad_at = out->len + so + dyn;
+	if (any && same) {	/* one source for the whole pad: no copy */
+		src = out->data + pad_at - dists[0];
+	} else if (any) {
+		for (size_t g = 0; g < ngroups; g++) {
+			size_t off = g * MTZ_PAD_GROUP;
+			size_t glen = pad - off < MTZ_PAD_GROUP ? pad - off : MTZ_PAD_GROUP;
+			if (dists[g])
+				memcpy(e->padsrc.p + off, out->data + (pad_at + off - dists[g]), glen);
+			else
+				memset(e->padsrc.p + off, 0, glen);
+		}
+		src = e->padsrc.p;
+	}
+	return xor_code(code, stk + dyn, src, pad);
 }
 
 /* Runs the mirror decoder on the entry that starts at lens in sec; on

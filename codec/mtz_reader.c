@@ -468,9 +468,8 @@ static int next_frame(struct mtz_reader *r)
 	}
 }
 
-ssize_t mtz_reader_read(void *ctx, void *buf, size_t len)
+ssize_t mtz_reader_chunk(struct mtz_reader *r, const void **data)
 {
-	struct mtz_reader *r = ctx;
 	while (r->out_pos == r->out.len) {
 		if (r->done)
 			return 0;
@@ -482,6 +481,22 @@ ssize_t mtz_reader_read(void *ctx, void *buf, size_t len)
 		}
 		if (rc == 0)
 			r->done = 1;
+	}
+	size_t n = r->out.len - r->out_pos;
+	*data = r->out.data + r->out_pos;
+	r->out_pos += n;
+	return (ssize_t)n;
+}
+
+ssize_t mtz_reader_read(void *ctx, void *buf, size_t len)
+{
+	struct mtz_reader *r = ctx;
+	if (r->out_pos == r->out.len) {
+		const void *p;
+		ssize_t n = mtz_reader_chunk(r, &p);
+		if (n <= 0)
+			return n;
+		r->out_pos -= (size_t)n;	/* hand it out below, len at a time */
 	}
 	size_t n = r->out.len - r->out_pos;
 	if (n > len)
