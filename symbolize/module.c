@@ -46,11 +46,12 @@ static int alt_dir_add(struct mt_unwind_modules *ms, const char *dir, size_t len
 	return 0;
 }
 
-/* A file mapped at recording time may be gone (mt-capture's private copy
- * of libmt-sampler.so is deleted when it ends).  Same-named files in the
- * --debuginfo-path directories and in mt's own library directories (beside
- * this program: ../lib/mt, .., .) stand in for it when their build-id is
- * the recorded one. */
+/* A file mapped at recording time may be gone (mt-capture's private copies
+ * of libmt-sampler.so and, in trace mode, of libc are deleted when it ends).
+ * Same-named files in the --debuginfo-path directories, in mt's own library
+ * directories (beside this program: ../lib/mt, .., .) and in the system's
+ * library directories stand in for it when their build-id is the recorded
+ * one. */
 static int alt_dirs_init(struct mt_unwind_modules *ms, const char *user)
 {
 	for (const char *p = user; p && *p;) {
@@ -76,6 +77,13 @@ static int alt_dirs_init(struct mt_unwind_modules *ms, const char *user)
 		if (alt_dir_add(ms, d, (size_t)k) != 0)
 			return -1;
 	}
+	static const char *const sys[] = {
+		"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib64", "/lib64",
+		"/usr/local/lib", "/usr/lib", "/lib",
+	};
+	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
+		if (alt_dir_add(ms, sys[i], strlen(sys[i])) != 0)
+			return -1;
 	return 0;
 }
 

@@ -457,8 +457,8 @@ static void trace_entry(struct state *s, const struct mt_perf_sample *smp,
 	if (ei->fn == FN_FREE) {
 		if (!internal) {
 			put_head(&s->out, s, K_FREE, smp->pid, smp->tid, smp->time);
-			put_kx(&s->out, "ptr", old);
-			s->out.len -= 0;
+			mt_unwind_out_str(&s->out, "ptr=0x");
+			mt_unwind_out_x64(&s->out, old);
 			mt_unwind_out_str(&s->out, " every=");
 			mt_unwind_out_u64(&s->out, every);
 			put_nostack(&s->out, s);
@@ -538,7 +538,8 @@ static void trace_return(struct state *s, const struct mt_perf_sample *smp,
 	/* realloc that moved or freed: the old block is gone. */
 	if ((p->fn == FN_REALLOC || p->fn == 3) && p->old_ptr && (ret || p->size == 0)) {
 		put_head(&s->out, s, K_FREE, smp->pid, smp->tid, smp->time);
-		put_kx(&s->out, "ptr", p->old_ptr);
+		mt_unwind_out_str(&s->out, "ptr=0x");
+		mt_unwind_out_x64(&s->out, p->old_ptr);
 		mt_unwind_out_str(&s->out, " every=1");
 		put_nostack(&s->out, s);
 	}

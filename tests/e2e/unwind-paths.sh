@@ -3,8 +3,9 @@
 # (a uprobe on unwind_mark, DWARF call graphs): each sample must show the call
 # path the fixture's source gives, reach the outermost frame, and agree with
 # perf script's frames.  When mt-capture is built, the same fixtures go
-# through it (sample mode, every allocation): each allocation made by
-# unwind_mark must show the path followed by unwind_mark;malloc.
+# through it (sample mode with every allocation sampled, and trace mode): each
+# allocation made by unwind_mark must show the path followed by
+# unwind_mark;malloc, once per call, with its pointer, which is freed.
 set -u
 . "$MT_SRC/tests/e2e/unwind_lib.sh"
 unwind_need_perf
@@ -44,16 +45,31 @@ check() {
 		if ! mt-capture --rate 1 --seed 1 -o "$tmp/$variant.cap" -- "$bin" 6 >"$tmp/cap.log" 2>&1; then
 			echo "FAIL $variant: mt-capture: $(tail -n 1 "$tmp/cap.log")"; fail=1; continue
 		fi
-		mt-unwind -q "$tmp/$variant.cap" | grep '^alloc' | cut -f6 | grep ';unwind_mark;malloc end=' >"$tmp/$variant.allocs"
-		n=$(wc -l <"$tmp/$variant.allocs")
-		[ "$n" -ge 6 ] || { echo "FAIL $variant (mt-capture): $n allocations in unwind_mark, expected at least 6"; fail=1; }
-		bad=$(grep -Evc "(^|;)($all);malloc end=complete\$" "$tmp/$variant.allocs")
-		if [ "$bad" -ne 0 ]; then
-			echo "FAIL $variant (mt-capture): $bad of $n stacks do not match ($all);malloc end=complete:"
-			grep -Ev "(^|;)($all);malloc end=complete\$" "$tmp/$variant.allocs" | head -n 2
-			fail=1
+		# The trace mode: uprobes on libc's allocator itself.
+		if ! mt-capture --mode trace -o "$tmp/$variant.trace" -- "$bin" 6 >"$tmp/cap.log" 2>&1; then
+			echo "FAIL $variant: mt-capture --mode trace: $(tail -n 1 "$tmp/cap.log")"; fail=1; continue
 		fi
-		echo "ok $variant via mt-capture ($n allocations)"
+		for mode in cap trace; do
+			mt-unwind -q "$tmp/$variant.$mode" >"$tmp/$variant.$mode.txt"
+			grep '^alloc' "$tmp/$variant.$mode.txt" | cut -f6 | grep ';unwind_mark;malloc end=' >"$tmp/$variant.allocs"
+			# One allocation per marker call: as many as perf saw calls.
+			k=$(wc -l <"$tmp/$variant.allocs")
+			[ "$k" -eq "$n" ] || { echo "FAIL $variant ($mode): $k allocations in unwind_mark, expected $n"; fail=1; }
+			bad=$(grep -Evc "(^|;)($all);malloc end=complete\$" "$tmp/$variant.allocs")
+			if [ "$bad" -ne 0 ]; then
+				echo "FAIL $variant ($mode): $bad of $k stacks do not match ($all);malloc end=complete:"
+				grep -Ev "(^|;)($all);malloc end=complete\$" "$tmp/$variant.allocs" | head -n 2
+				fail=1
+			fi
+			# Every pointer allocated in unwind_mark is freed.
+			a=$(grep '^alloc' "$tmp/$variant.$mode.txt" | grep ';unwind_mark;malloc end=' | grep -o 'ptr=0x[0-9a-f]*' | sort -u)
+			[ -n "$a" ] && ! echo "$a" | grep -qx 'ptr=0x0' ||
+				{ echo "FAIL $variant ($mode): allocations without pointers"; fail=1; }
+			for p in $a; do
+				grep -q "^free.*	$p " "$tmp/$variant.$mode.txt" || { echo "FAIL $variant ($mode): $p never freed"; fail=1; break; }
+			done
+		done
+		echo "ok $variant via mt-capture, sample and trace modes ($n allocations each)"
 	done
 }
 
@@ -80,7 +96,7 @@ check unwind_signal 'main;trigger;[^;]+(;[^;]+)*;on_signal;unwind_mark'
 # The handler's own allocation, seen by the sampler inside the handler.
 if [ -n "$capture" ]; then
 	for v in unwind_signal unwind_signal-fp; do
-		n=$(mt-unwind -q "$tmp/$v.cap" | grep '^alloc' | cut -f6 |
+		n=$(grep '^alloc' "$tmp/$v.cap.txt" | cut -f6 |
 			grep -Ec '(^|;)main;trigger;[^;]+(;[^;]+)*;on_signal;malloc end=complete$')
 		[ "$n" -ge 6 ] || { echo "FAIL $v (mt-capture): $n allocations in on_signal with the full path, expected 6"; fail=1; }
 	done
