@@ -151,7 +151,20 @@ struct mt_unwind_rule *mt_unwind_rule_compile(Dwarf_Frame *frame)
 		}
 	}
 	rule->status = MT_UNWIND_RULE_OK;
+	mt_unwind_rule_finish(rule);
 	return rule;
+}
+
+void mt_unwind_rule_finish(struct mt_unwind_rule *rule)
+{
+	rule->same_mask = 0;
+	rule->nr_active = 0;
+	for (int r = 0; r < MT_UNWIND_NREGS; r++) {
+		if (rule->kind[r] == MT_UNWIND_SAME)
+			rule->same_mask |= 1u << r;
+		else if (rule->kind[r] != MT_UNWIND_UNDEF)
+			rule->active[rule->nr_active++] = (uint8_t)r;
+	}
 }
 
 static struct mt_unwind_rule *lookup(Dwarf_CFI *cfi, Dwarf_Addr addr, int *found)
@@ -203,7 +216,7 @@ const struct mt_unwind_rule *mt_unwind_rule_get(struct mt_unwind_module *m, uint
 	return rule;
 }
 
-static const struct mt_unwind_rule fp_rule = {
+static struct mt_unwind_rule fp_rule = {
 	.status = MT_UNWIND_RULE_OK,
 	.cfa_reg = MT_UNWIND_REG_FP,
 	.cfa_off = 16,
@@ -222,6 +235,8 @@ static const struct mt_unwind_rule fp_rule = {
 
 const struct mt_unwind_rule *mt_unwind_rule_frame_pointer(void)
 {
+	if (!fp_rule.nr_active)
+		mt_unwind_rule_finish(&fp_rule);
 	return &fp_rule;
 }
 
@@ -335,18 +350,14 @@ int mt_unwind_rule_apply(const struct mt_unwind_rule *rule, const struct mt_unwi
 		if (e != 0)
 			return e == -2 ? MT_UNWIND_STEP_NO_MEMORY : MT_UNWIND_STEP_BAD;
 	}
-	out->valid = 0;
-	for (int r = 0; r < MT_UNWIND_NREGS; r++) {
+	/* Unchanged registers in one go, then only the rules that do work. */
+	memcpy(out->r, in->r, sizeof(out->r));
+	out->valid = in->valid & rule->same_mask;
+	for (unsigned i = 0; i < rule->nr_active; i++) {
+		unsigned r = rule->active[i];
 		uint64_t v, addr;
 		int e;
 		switch (rule->kind[r]) {
-		case MT_UNWIND_SAME:
-			if (!(in->valid & (1u << r)))
-				continue;
-			v = in->r[r];
-			break;
-		case MT_UNWIND_UNDEF:
-			continue;
 		case MT_UNWIND_AT_CFA:
 			if (mt_unwind_memory_read(mem, cfa + (uint64_t)rule->off[r], &v) != 0) {
 				if (r == MT_UNWIND_REG_RA)

@@ -51,7 +51,16 @@ struct mt_unwind_rule {
 	uint8_t kind[MT_UNWIND_NREGS];	/* enum mt_unwind_reg_rule */
 	int64_t off[MT_UNWIND_NREGS];
 	const struct mt_unwind_expr *expr[MT_UNWIND_NREGS];
+	/* Derived by mt_unwind_rule_finish, for the tight loop: the registers
+	 * that keep their value, and the others that are not undefined. */
+	uint32_t same_mask;
+	uint8_t nr_active;
+	uint8_t active[MT_UNWIND_NREGS];
 };
+
+/* Fill the derived fields of a rule built by hand.  Compiled rules have
+ * them already. */
+void mt_unwind_rule_finish(struct mt_unwind_rule *rule);
 
 /* The memory an unwind may read: the stack dump, at its address. */
 struct mt_unwind_memory {

@@ -1089,9 +1089,12 @@ static void summary(struct state *s, double secs)
 	for (int e = 0; e < MT_UNWIND_END_COUNT; e++)
 		fprintf(stderr, " %s %" PRIu64, mt_unwind_end_str(e), s->ends[e]);
 	fprintf(stderr, "\n");
+	uint64_t probes = s->st.memo_hits + s->st.memo_misses;
 	uint64_t look = ms.hits + ms.misses;
-	fprintf(stderr, "%s: %u modules, %u build-id mismatches; cache hit rate %.2f%% "
-		"(%" PRIu64 " lookups)\n", prog, ms.modules, ms.mismatches,
+	fprintf(stderr, "%s: %u modules, %u build-id mismatches; cache hit rate: pc memo %.2f%% of %"
+		PRIu64 " frame lookups, rule and symbol caches behind it %.2f%% of %" PRIu64 "\n",
+		prog, ms.modules, ms.mismatches,
+		probes ? 100.0 * s->st.memo_hits / probes : 0.0, probes,
 		look ? 100.0 * ms.hits / look : 0.0, look);
 	if (s->lost_records)
 		fprintf(stderr, "%s: the recording lost %" PRIu64 " events (%" PRIu64

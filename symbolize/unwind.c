@@ -55,10 +55,12 @@ int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 			e = &sp->pccache[h & (MT_UNWIND_PCCACHE_SIZE - 1)];
 		}
 		if (e && e->key == f->lookup + 1) {
+			stats->memo_hits++;
 			f->map = e->map;
 			rule = e->rule;
 			f->memo = e;
 		} else {
+			stats->memo_misses++;
 			f->map = sp ? mt_unwind_maps_find(mp, sp, f->lookup) : NULL;
 			if (f->map && f->map->mod && f->map->delta_ok)
 				rule = mt_unwind_rule_get(f->map->mod,

@@ -42,6 +42,7 @@ struct mt_unwind_stats {
 	uint64_t steps_cfi;		/* steps taken with compiled CFI rules */
 	uint64_t steps_fp;		/* steps taken with the frame-pointer rule */
 	uint64_t rules_failed;		/* CFI rows that did not compile */
+	uint64_t memo_hits, memo_misses;/* per-space pc memo probes */
 };
 
 /* Walk the stack.  frames has room for max frames; *nr gets the count.
