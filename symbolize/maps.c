@@ -141,6 +141,7 @@ static int space_punch(struct mt_unwind_space *sp, uint64_t start, uint64_t end)
 		struct mt_unwind_map *m = &sp->maps[i];
 		if (m->end <= start || m->start >= end)
 			continue;
+		space_changed(sp);
 		if (m->start < start && m->end > end) {	/* split in two */
 			if (space_reserve(sp, 1) != 0)
 				return -ENOMEM;
@@ -193,11 +194,13 @@ int mt_unwind_maps_mmap(struct mt_unwind_maps *mp, uint32_t pid, uint64_t start,
 	uint64_t end = start + len;
 	if (end < start)
 		end = UINT64_MAX;
-	space_changed(sp);
+	/* Data mappings (most mmaps: heap arenas) leave the memo alone
+	 * unless they cut into code. */
 	if (space_punch(sp, start, end) != 0)
 		return -ENOMEM;
 	if (!executable || len == 0)
 		return 0;
+	space_changed(sp);
 	if (space_reserve(sp, 1) != 0)
 		return -ENOMEM;
 	struct mt_unwind_map m = { .start = start, .end = end, .pgoff = pgoff };
