@@ -14,21 +14,19 @@ CAP=$MT_BUILD/bin/mt-capture
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 JE=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
-RUNS=${MT_BENCH_RUNS:-5}
+RUNS=${MT_BENCH_RUNS:-7}
 
-secs() {	# COMMAND...: wall seconds of one run
-	s=$(date +%s%N)
-	"$@" >/dev/null 2>>"$T/log" || { echo "bench: '$*' failed" >&2; tail -5 "$T/log" >&2; exit 1; }
-	e=$(date +%s%N)
-	echo $(((e - s) / 1000)) | awk '{ printf "%.4f\n", $1 / 1e6 }'
+secs() {	# COMMAND...: "wall cpu" seconds of one run (cpu: user + system of
+	# the whole process tree, mt-capture included; less sensitive than wall
+	# to other load on a shared machine)
+	/usr/bin/time -o "$T/time" -f "%e %U %S" "$@" >/dev/null 2>"$T/last.err" ||
+		{ echo "bench: '$*' failed" >&2; tail -5 "$T/last.err" >&2; exit 1; }
+	awk '{ printf "%.3f %.3f\n", $1, $2 + $3 }' "$T/time"
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# median of the wall (1) or cpu (2) column of FILE
+med() { awk -v c="$2" '{ print $c }' "$1" | median; }
 
-base() { $W; }
-sample() { "$CAP" -o "$T/s.data" -- $W 2>"$T/s.err"; }
-preload() { env LD_PRELOAD="$MT_BUILD/libmt-sampler.so" $W; }
-je() { env LD_PRELOAD=$JE $W; }
-jeprof() { env LD_PRELOAD=$JE MALLOC_CONF=prof:true,lg_prof_sample:19,prof_prefix:$T/jeprof $W; }
 
 for workload in "tight 4 2000000 0" "mixed 4 1000000 2"; do
 set -- $workload
@@ -39,18 +37,20 @@ W="$MT_FIXTURES/capture_bench $W_ARGS"
 # Interleaved runs, so that load from other processes hits all alike.
 rm -f "$T/base" "$T/sample" "$T/preload" "$T/je" "$T/jeprof"
 for i in $(seq "$RUNS"); do
-	secs base >>"$T/base"
-	secs preload >>"$T/preload"
-	secs sample >>"$T/sample"
-	secs je >>"$T/je"
-	secs jeprof >>"$T/jeprof"
+	secs $W >>"$T/base"
+	secs env LD_PRELOAD="$MT_BUILD/libmt-sampler.so" $W >>"$T/preload"
+	secs "$CAP" -o "$T/s.data" -- $W >>"$T/sample"
+	cp "$T/last.err" "$T/s.err"
+	secs env LD_PRELOAD=$JE $W >>"$T/je"
+	secs env LD_PRELOAD=$JE MALLOC_CONF=prof:true,lg_prof_sample:19,prof_prefix:$T/jeprof $W >>"$T/jeprof"
 done
-b=$(median <"$T/base")
-s=$(median <"$T/sample")
-p=$(median <"$T/preload")
-j=$(median <"$T/je")
-jp=$(median <"$T/jeprof")
-h=$(secs heaptrack -o "$T/ht" $W)
+b=$(med "$T/base" 1) bc=$(med "$T/base" 2)
+s=$(med "$T/sample" 1) sc=$(med "$T/sample" 2)
+p=$(med "$T/preload" 1) pc=$(med "$T/preload" 2)
+j=$(med "$T/je" 1) jc=$(med "$T/je" 2)
+jp=$(med "$T/jeprof" 1) jpc=$(med "$T/jeprof" 2)
+secs heaptrack -o "$T/ht" $W >"$T/heaptrack"
+h=$(med "$T/heaptrack" 1) hc=$(med "$T/heaptrack" 2)
 # jemalloc really profiles: prof is compiled in and turned on.
 jeprof_on=$(env LD_PRELOAD=$JE MALLOC_CONF=prof:true,stats_print:true "$MT_FIXTURES/capture_bench" 1 1 2>&1 |
 	grep -c 'opt.prof: true' || true)
@@ -59,15 +59,18 @@ samples=$(sed -n 's/^mt-capture: \([0-9]*\) samples, \([0-9]*\) lost.*/\1 sample
 echo
 echo "workload $name: capture_bench $W_ARGS (threads, allocations each of 16..527 B, hashing passes), $(nproc) CPUs, median of $RUNS runs"
 echo
-echo "| run | wall s | vs uninstrumented |"
-echo "|---|---|---|"
-awk -v b="$b" -v s="$s" -v p="$p" -v j="$j" -v jp="$jp" -v h="$h" -v n="$samples" -v on="$jeprof_on" 'BEGIN {
-	printf "| uninstrumented (glibc malloc) | %.3f | 1.00x |\n", b
-	printf "| mt-capture sample mode, --rate 524288 (%s) | %.3f | %.2fx |\n", n, s, s / b
-	printf "| libmt-sampler.so preloaded, no capture (counters and sampling decisions only) | %.3f | %.2fx |\n", p, p / b
-	printf "| jemalloc, no profiling | %.3f | %.2fx |\n", j, j / b
-	printf "| jemalloc prof:true,lg_prof_sample:19%s | %.3f | %.2fx (%.2fx of plain jemalloc) |\n", on ? "" : " (NOT ACTIVE)", jp, jp / b, jp / j
-	printf "| heaptrack (1 run) | %.3f | %.2fx |\n", h, h / b
+echo "| run | wall s | wall vs uninstrumented | cpu s | cpu vs uninstrumented |"
+echo "|---|---|---|---|---|"
+awk -v b="$b" -v s="$s" -v p="$p" -v j="$j" -v jp="$jp" -v h="$h" -v bc="$bc" -v sc="$sc" \
+    -v pc="$pc" -v jc="$jc" -v jpc="$jpc" -v hc="$hc" -v n="$samples" -v on="$jeprof_on" '
+function row(name, w, c) { printf "| %s | %.3f | %.2fx | %.3f | %.2fx |\n", name, w, w / b, c, c / bc }
+BEGIN {
+	row("uninstrumented (glibc malloc)", b, bc)
+	row("mt-capture sample mode, --rate 524288 (" n ")", s, sc)
+	row("libmt-sampler.so preloaded, no capture (counters, sampling decisions)", p, pc)
+	row("jemalloc, no profiling", j, jc)
+	row("jemalloc prof:true,lg_prof_sample:19" (on ? "" : " (NOT ACTIVE)") sprintf(" (wall %.2fx of plain jemalloc)", jp / j), jp, jpc)
+	row("heaptrack (1 run)", h, hc)
 }'
 
 done

@@ -419,7 +419,9 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 
 	int stops_seen = 0, done = 0;
 	while (!done) {
-		perf_evlist__poll(r.evlist[r.evlist[1] ? 1 : 0], 100);
+		/* SIGCHLD (handled by main, no SA_RESTART) ends the wait when the
+		 * command exits; the short timeout bounds the race before it. */
+		perf_evlist__poll(r.evlist[r.evlist[1] ? 1 : 0], 10);
 		drain(&r);
 		int stops = *o->stops;
 		if (stops != stops_seen) {

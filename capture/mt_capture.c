@@ -55,6 +55,12 @@ static const char usage_text[] =
 
 static volatile sig_atomic_t stops, stop_signal;
 
+/* Interrupts the poll for ring buffer data when the command exits. */
+static void on_child(int sig)
+{
+	(void)sig;
+}
+
 static void on_stop(int sig)
 {
 	stop_signal = sig;
@@ -372,6 +378,8 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_child;
+	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	struct mt_capture_run_opts ro = {

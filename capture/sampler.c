@@ -46,6 +46,9 @@ enum { SCOPE_THREAD = 1, SCOPE_PROCESS = 2 };
  * the process peak is then off by at most threads * PUBLISH_BATCH. */
 #define PUBLISH_BATCH (256 * 1024)
 
+/* 128-byte aligned: blocks of different threads share no cache line (nor
+ * the adjacent line the prefetcher pairs with it); false sharing between
+ * them cost about 10 ns per call. */
 struct block {
 	int64_t remaining;	/* bytes to the next sample point (hot) */
 	uint64_t alloc_bytes, allocs, frees, freed_bytes, alloc_usable;
@@ -56,7 +59,7 @@ struct block {
 	int busy;		/* in the slow path: a nested call only counts */
 	int rounds;		/* TSD destructor rounds seen */
 	struct block *next;	/* registry or free list */
-};
+} __attribute__((aligned(128)));
 
 static struct {
 	void *(*malloc)(size_t);

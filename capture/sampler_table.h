@@ -1,15 +1,15 @@
 /* The sampler's set of live sampled pointers, so that their frees can be
  * reported.  Every free() asks mt_sampler_table_maybe() first: one byte load
  * from a 64 KiB counting filter that stays in cache; only a hit takes the
- * lock and probes the table.  The table is an open-addressing hash in an
- * mmap'd, lazily touched region: nothing here calls malloc.
+ * lock and probes the table.  The table is an open-addressing hash in
+ * mmap'd memory that grows as needed: nothing here calls malloc.
  */
 #ifndef MT_SAMPLER_TABLE_H
 #define MT_SAMPLER_TABLE_H
 
 #include <stdint.h>
 
-#define MT_SAMPLER_TABLE_SLOTS (1u << 22)	/* 4M pointers, 96 MiB reserved */
+#define MT_SAMPLER_TABLE_SLOTS (1u << 22)	/* at most 4M pointers (96 MiB) */
 #define MT_SAMPLER_FILTER_BITS 16
 
 struct mt_sampler_entry {
