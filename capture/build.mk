@@ -72,3 +72,4 @@ $(B)/tests/capture-tests: $(CAPTURE_TEST_OBJS) | $(B)/libmt-sampler.so
 	$(CC) $(LDFLAGS) -o $@ $(CAPTURE_TEST_OBJS) -lcriterion -lelf -lm $(LDLIBS)
 UNIT_TESTS += $(B)/tests/capture-tests
 BENCHES += bench/capture.sh
+MANPAGES += docs/man/mt-capture.1
