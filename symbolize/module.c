@@ -17,7 +17,14 @@ struct mt_unwind_modules {
 	struct mt_unwind_hashmap by_key;	/* key hash -> module (first one) */
 	char *debuginfo_path;			/* what Dwfl_Callbacks points at */
 	Dwfl_Callbacks callbacks;
+	int prefetch, prefetch_dwarf;
 };
+
+void mt_unwind_modules_prefetch(struct mt_unwind_modules *ms, int dwarf)
+{
+	ms->prefetch = 1;
+	ms->prefetch_dwarf = dwarf;
+}
 
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 {
@@ -119,6 +126,10 @@ int mt_unwind_modules_new(struct mt_unwind_modules **out, const char *debuginfo_
 
 static void module_free(struct mt_unwind_module *m)
 {
+	mt_unwind_module_symbols_ready(m);
+	if (m->sym_dwfl)
+		dwfl_end(m->sym_dwfl);
+	free(m->opened);
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
 	for (size_t i = 0; i < m->rules.cap; i++)
@@ -300,6 +311,75 @@ static void module_open_path(struct mt_unwind_modules *ms, struct mt_unwind_modu
 		return;
 	}
 	m->state = MT_UNWIND_MOD_OK;
+	free(m->opened);
+	m->opened = strdup(path);
+}
+
+/* The loader thread: its own session on the file, so the unwinder's
+ * session (CFI) is never touched from two threads. */
+static void *loader_main(void *arg)
+{
+	struct mt_unwind_module *m = arg;
+	struct mt_unwind_modules *ms = m->owner;
+	int fd = open(m->opened, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return NULL;
+	}
+	Dwfl *d = dwfl_begin(&ms->callbacks);
+	if (!d) {
+		close(fd);
+		return NULL;
+	}
+	dwfl_report_begin(d);
+	Dwfl_Module *mod = dwfl_report_elf(d, m->name, m->opened, fd, 0, true);
+	dwfl_report_end(d, NULL, NULL);
+	if (!mod) {
+		close(fd);
+		dwfl_end(d);
+		return NULL;
+	}
+	/* The same file (same build-id) or nothing. */
+	const unsigned char *bits;
+	GElf_Addr idaddr;
+	GElf_Addr bias;
+	dwfl_module_getelf(mod, &bias);
+	int n = dwfl_module_build_id(mod, &bits, &idaddr);
+	if ((unsigned)(n > 0 ? n : 0) != m->file_id_len ||
+	    (n > 0 && memcmp(bits, m->file_id, (size_t)n) != 0)) {
+		dwfl_end(d);
+		return NULL;
+	}
+	m->sym_dwfl = d;
+	m->sym_mod = mod;
+	m->symtab_loaded = 1;
+	if (mt_unwind_symtab_load(&m->symtab, mod) != 0)
+		m->symtab_loaded = 0;
+	if (ms->prefetch_dwarf) {
+		m->dwarf_loaded = 1;
+		m->dwarf = dwfl_module_getdwarf(mod, &m->dwarf_bias);
+	}
+	return NULL;
+}
+
+static void loader_start(struct mt_unwind_modules *ms, struct mt_unwind_module *m)
+{
+	(void)ms;
+	if (pthread_create(&m->loader, NULL, loader_main, m) == 0)
+		m->loader_running = 1;
+}
+
+void mt_unwind_module_symbols_ready(struct mt_unwind_module *m)
+{
+	if (m->loader_running) {
+		pthread_join(m->loader, NULL);
+		m->loader_running = 0;
+	}
+	if (!m->sym_mod)
+		m->sym_mod = m->mod;	/* no loader, or it failed: same session */
 }
 
 struct mt_unwind_module *mt_unwind_modules_get(struct mt_unwind_modules *ms, const char *path,
@@ -330,6 +410,9 @@ struct mt_unwind_module *mt_unwind_modules_get(struct mt_unwind_modules *ms, con
 	m->want_id_len = id_len;
 	m->owner = ms;
 	module_open(ms, m);
+	if (m->state == MT_UNWIND_MOD_OK && ms->prefetch && m->opened &&
+	    strcmp(m->opened, "[vdso]") != 0)
+		loader_start(ms, m);
 	if (mt_unwind_hashmap_put(&ms->by_key, h, (uintptr_t)m) != 0) {
 		module_free(m);
 		return NULL;
@@ -371,17 +454,21 @@ void mt_unwind_module_load_dwarf_cfi(struct mt_unwind_module *m)
 	m->dw_cfi_loaded = 1;
 	if (m->state != MT_UNWIND_MOD_OK)
 		return;
-	m->dw_cfi = dwfl_module_dwarf_cfi(m->mod, &m->dw_bias);
+	/* .debug_frame lives with the DWARF: in the symbol session, which
+	 * may have loaded it already. */
+	mt_unwind_module_symbols_ready(m);
+	m->dw_cfi = dwfl_module_dwarf_cfi(m->sym_mod, &m->dw_bias);
 }
 
 void mt_unwind_module_load_dwarf(struct mt_unwind_module *m)
 {
+	mt_unwind_module_symbols_ready(m);	/* first: the loader writes these */
 	if (m->dwarf_loaded)
 		return;
 	m->dwarf_loaded = 1;
 	if (m->state != MT_UNWIND_MOD_OK)
 		return;
-	m->dwarf = dwfl_module_getdwarf(m->mod, &m->dwarf_bias);
+	m->dwarf = dwfl_module_getdwarf(m->sym_mod, &m->dwarf_bias);
 }
 
 const char *mt_unwind_module_state_str(enum mt_unwind_module_state s)

@@ -12,6 +12,7 @@
 
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "symbolize/hashmap.h"
@@ -40,7 +41,16 @@ struct mt_unwind_module {
 	unsigned file_id_len;
 
 	Dwfl *dwfl;
-	Dwfl_Module *mod;
+	Dwfl_Module *mod;		/* CFI (the unwinder's, main thread) */
+	char *opened;			/* the path actually opened (a stand-in?) */
+
+	/* Symbols and DWARF come from a second libdwfl session on the same
+	 * file, which a loader thread may fill while the unwinder goes on
+	 * (mt_unwind_modules_prefetch); sym_mod is mod when there is none. */
+	Dwfl *sym_dwfl;
+	Dwfl_Module *sym_mod;
+	pthread_t loader;
+	int loader_running;		/* started and not yet joined */
 	struct mt_unwind_load *loads;
 	size_t nr_loads;
 
@@ -67,6 +77,16 @@ struct mt_unwind_modules;
  * search for separate debug info before the default ones; may be NULL.
  * @return : 0, or -ENOMEM. */
 int mt_unwind_modules_new(struct mt_unwind_modules **out, const char *debuginfo_path);
+
+/* From now on, each module opened starts a thread that loads its symbol
+ * table and, when dwarf is set, its DWARF (separate debug info included),
+ * the slow parts of symbolisation, in a libdwfl session of its own.
+ * mt_unwind_module_symbols_ready waits for it. */
+void mt_unwind_modules_prefetch(struct mt_unwind_modules *ms, int dwarf);
+
+/* Make m->sym_mod usable on this thread (joins m's loader; without one,
+ * sym_mod is mod).  Then symtab and DWARF load on demand as before. */
+void mt_unwind_module_symbols_ready(struct mt_unwind_module *m);
 
 /* Frees every module and its caches.  Accepts NULL. */
 void mt_unwind_modules_free(struct mt_unwind_modules *ms);

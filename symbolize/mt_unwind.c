@@ -146,8 +146,29 @@ struct pending {
 
 /* ---- state -------------------------------------------------------------- */
 
+/* Deferred output: the lines are text in state.out, cut by segments after
+ * which a stack's frames go. */
+struct seg {
+	size_t text_end;
+	size_t fr_begin;
+	uint32_t fr_count;
+};
+
+struct dframe {
+	struct mt_unwind_module *mod;	/* NULL: text in state.unk at vaddr */
+	uint64_t vaddr;
+	uint32_t len;
+	uint8_t trim;			/* sampler entry: physical frame only */
+};
+
 struct state {
 	struct opts *o;
+	struct mt_unwind_out fdout;	/* the real output */
+	struct mt_unwind_out unk;	/* texts of frames without a module */
+	struct seg *segs;
+	size_t nr_segs, cap_segs;
+	struct dframe *dframes;
+	size_t nr_dframes, cap_dframes;
 	struct mt_perf_reader *reader;
 	struct mtz_reader *mtz;
 	struct mt_unwind_modules *modules;
@@ -334,7 +355,50 @@ static int is_sampler(const struct mt_unwind_frame *f)
 	return strncmp(p, "libmt-sampler.so", 16) == 0;
 }
 
-/* Unwind the sample and write "\tSTACK end=R\n". */
+/* A frame's text (the physical frame and its inline frames). */
+static void put_frame(struct mt_unwind_out *out, struct state *s, const struct dframe *d)
+{
+	const struct mt_unwind_sym *y = mt_unwind_sym_get(d->mod, d->vaddr, &s->o->sym);
+	if (!y)
+		oom();
+	if (d->trim) {
+		/* The allocator entry point only, not the sampler code inlined
+		 * into it. */
+		const char *semi = memchr(y->text, ';', y->len);
+		mt_unwind_out_add(out, y->text, semi ? (size_t)(semi - y->text) : y->len);
+		s->frames_out++;
+	} else {
+		mt_unwind_out_add(out, y->text, y->len);
+		s->frames_out += y->nframes;
+		s->inline_out += y->nframes - 1u;
+	}
+}
+
+static int defer_reserve(struct state *s, size_t nframes)
+{
+	if (s->nr_segs == s->cap_segs) {
+		size_t c = s->cap_segs ? s->cap_segs * 2 : 1024;
+		struct seg *g = realloc(s->segs, c * sizeof(*g));
+		if (!g)
+			return -1;
+		s->segs = g;
+		s->cap_segs = c;
+	}
+	if (s->cap_dframes - s->nr_dframes < nframes) {
+		size_t c = s->cap_dframes ? s->cap_dframes : 16384;
+		while (c - s->nr_dframes < nframes)
+			c *= 2;
+		struct dframe *d = realloc(s->dframes, c * sizeof(*d));
+		if (!d)
+			return -1;
+		s->dframes = d;
+		s->cap_dframes = c;
+	}
+	return 0;
+}
+
+/* Unwind the sample and write "\tSTACK end=R\n" (deferred when out is the
+ * main buffer). */
 static void put_stack(struct mt_unwind_out *out, struct state *s,
 		      const struct mt_perf_sample *smp, int drop_sampler)
 {
@@ -362,47 +426,92 @@ static void put_stack(struct mt_unwind_out *out, struct state *s,
 		       is_sampler(&s->frames[first + 1]))
 			first++;
 	mt_unwind_out_char(out, '\t');
-	for (unsigned i = n; i-- > first;) {
-		const struct mt_unwind_frame *f = &s->frames[i];
-		struct mt_unwind_module *m = f->map ? f->map->mod : NULL;
-		if (m && m->state == MT_UNWIND_MOD_OK && f->map->delta_ok) {
-			/* The slot may have been taken by a deeper frame since. */
-			struct mt_unwind_pcentry *e = f->memo && f->memo->key == f->lookup + 1
-						      ? f->memo : NULL;
-			const struct mt_unwind_sym *y = e ? e->sym : NULL;
-			if (!y) {
-				y = mt_unwind_sym_get(m, f->lookup + (uint64_t)f->map->delta,
-						      &s->o->sym);
-				if (!y)
-					oom();
-				if (e)
-					e->sym = y;
-			}
-			if (drop_sampler && i == first && is_sampler(f)) {
-				/* The allocator entry point only, not the sampler code
-				 * inlined into it. */
-				const char *semi = memchr(y->text, ';', y->len);
-				mt_unwind_out_add(out, y->text,
-						  semi ? (size_t)(semi - y->text) : y->len);
-				s->frames_out++;
+	if (out == &s->out) {
+		/* Deferred: remember the frames; their text is made at the next
+		 * flush, when the modules' loaders have had time to finish. */
+		if (defer_reserve(s, n - first) != 0)
+			oom();
+		struct seg *g = &s->segs[s->nr_segs++];
+		g->text_end = out->len;
+		g->fr_begin = s->nr_dframes;
+		g->fr_count = n - first;
+		for (unsigned i = n; i-- > first;) {
+			const struct mt_unwind_frame *f = &s->frames[i];
+			struct dframe *d = &s->dframes[s->nr_dframes++];
+			struct mt_unwind_module *m = f->map ? f->map->mod : NULL;
+			d->trim = drop_sampler && i == first && is_sampler(f);
+			if (m && m->state == MT_UNWIND_MOD_OK && f->map->delta_ok) {
+				d->mod = m;
+				d->vaddr = f->lookup + (uint64_t)f->map->delta;
 			} else {
-				mt_unwind_out_add(out, y->text, y->len);
-				s->frames_out += y->nframes;
-				s->inline_out += y->nframes - 1u;
+				char tmp[300];
+				size_t k = mt_unwind_sym_unknown(tmp, sizeof(tmp), f->map, f->pc);
+				d->mod = NULL;
+				d->vaddr = s->unk.len;
+				d->len = (uint32_t)k;
+				mt_unwind_out_add(&s->unk, tmp, k);
 			}
-		} else {
-			char tmp[300];
-			size_t k = mt_unwind_sym_unknown(tmp, sizeof(tmp), f->map, f->pc);
-			mt_unwind_out_add(out, tmp, k);
-			s->frames_out++;
 		}
-		if (i > first)
-			mt_unwind_out_char(out, ';');
+	} else {
+		for (unsigned i = n; i-- > first;) {
+			const struct mt_unwind_frame *f = &s->frames[i];
+			struct mt_unwind_module *m = f->map ? f->map->mod : NULL;
+			struct dframe d = { .trim = drop_sampler && i == first && is_sampler(f) };
+			if (m && m->state == MT_UNWIND_MOD_OK && f->map->delta_ok) {
+				d.mod = m;
+				d.vaddr = f->lookup + (uint64_t)f->map->delta;
+				put_frame(out, s, &d);
+			} else {
+				char tmp[300];
+				size_t k = mt_unwind_sym_unknown(tmp, sizeof(tmp), f->map, f->pc);
+				mt_unwind_out_add(out, tmp, k);
+				s->frames_out++;
+			}
+			if (i > first)
+				mt_unwind_out_char(out, ';');
+		}
 	}
 	mt_unwind_out_str(out, " end=");
 	mt_unwind_out_str(out, mt_unwind_end_str(end));
 	mt_unwind_out_char(out, '\n');
 	s->ends[end]++;
+}
+
+/* Write the deferred lines: text, frames, text, ... and start afresh. */
+static void defer_flush(struct state *s)
+{
+	size_t at = 0;
+	for (size_t i = 0; i < s->nr_segs; i++) {
+		const struct seg *g = &s->segs[i];
+		mt_unwind_out_add(&s->fdout, s->out.buf + at, g->text_end - at);
+		at = g->text_end;
+		for (uint32_t k = 0; k < g->fr_count; k++) {
+			const struct dframe *d = &s->dframes[g->fr_begin + k];
+			if (d->mod) {
+				put_frame(&s->fdout, s, d);
+			} else {
+				mt_unwind_out_add(&s->fdout, s->unk.buf + d->vaddr, d->len);
+				s->frames_out++;
+			}
+			if (k + 1 < g->fr_count)
+				mt_unwind_out_char(&s->fdout, ';');
+		}
+	}
+	mt_unwind_out_add(&s->fdout, s->out.buf + at, s->out.len - at);
+	s->out.len = 0;
+	s->unk.len = 0;
+	s->nr_segs = 0;
+	s->nr_dframes = 0;
+}
+
+/* Flush once enough is buffered: the first flush waits for the loaders,
+ * so the buffer is what overlaps their work. */
+static void defer_check(struct state *s)
+{
+	if (s->nr_segs >= 32768 || s->out.len >= ((size_t)16 << 20))
+		defer_flush(s);
+	if (s->out.error)
+		oom();
 }
 
 static int filtered(struct state *s, uint32_t pid, uint32_t tid)
@@ -1235,7 +1344,11 @@ int main(int argc, char **argv)
 	    mt_unwind_order_new(&s.order) != 0 ||
 	    !(s.frames = calloc(o.max_depth, sizeof(*s.frames))))
 		oom();
-	mt_unwind_out_init_fd(&s.out, o.decode_only ? -1 : out_fd);
+	mt_unwind_out_init_fd(&s.fdout, o.decode_only ? -1 : out_fd);
+	mt_unwind_out_init_mem(&s.out);
+	mt_unwind_out_init_mem(&s.unk);
+	if (!o.decode_only && !o.sym.addrs)
+		mt_unwind_modules_prefetch(s.modules, !o.sym.no_inline || o.sym.srcline);
 	if (!s.mtz) {
 		struct stat st;
 		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
@@ -1253,7 +1366,8 @@ int main(int argc, char **argv)
 	while ((rc = mt_perf_reader_next(s.reader, &it)) == 1) {
 		if (it.kind == MT_PERF_ITEM_RECORD)
 			on_record(&s, &it);
-		if (s.out.error)
+		defer_check(&s);
+		if (s.fdout.error)
 			break;
 	}
 	if (rc < 0) {
@@ -1274,11 +1388,14 @@ int main(int argc, char **argv)
 		pending_unlink(&s, p);
 	}
 	totals_flush(&s, 0, 1);
-	mt_unwind_out_flush(&s.out);
+	defer_flush(&s);
+	mt_unwind_out_flush(&s.fdout);
 	double secs = now() - t0;
-	if (s.out.error) {
+	if (s.out.error || s.unk.error)
+		oom();
+	if (s.fdout.error) {
 		fprintf(stderr, "%s: cannot write '%s': %s\n", prog, o.output ? o.output : "<stdout>",
-			strerror(s.out.error));
+			strerror(s.fdout.error));
 		return EXIT_ENV;
 	}
 	if (s.mtz && mtz_reader_damage(s.mtz)) {
@@ -1300,6 +1417,10 @@ int main(int argc, char **argv)
 	mt_unwind_maps_free(s.maps);
 	mt_unwind_modules_free(s.modules);
 	mt_unwind_out_release(&s.out);
+	mt_unwind_out_release(&s.unk);
+	mt_unwind_out_release(&s.fdout);
+	free(s.segs);
+	free(s.dframes);
 	free(s.frames);
 	free(s.ev);
 	for (size_t i = 0; i < s.nr_file_names; i++)

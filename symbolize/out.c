@@ -61,7 +61,8 @@ void mt_unwind_out_grow(struct mt_unwind_out *o, size_t n)
 
 char *mt_unwind_out_detach(struct mt_unwind_out *o)
 {
-	mt_unwind_out_add(o, "", 0);	/* room for the NUL */
+	if (o->cap - o->len < 1)	/* room for the NUL */
+		mt_unwind_out_grow(o, 1);
 	if (o->error) {
 		free(o->buf);
 		return NULL;

@@ -32,6 +32,8 @@ void mt_unwind_out_grow(struct mt_unwind_out *o, size_t n);
 
 static inline void mt_unwind_out_add(struct mt_unwind_out *o, const char *s, size_t n)
 {
+	if (!n)
+		return;
 	if (o->cap - o->len < n + 1)
 		mt_unwind_out_grow(o, n + 1);
 	if (o->cap - o->len < n + 1)

@@ -136,7 +136,7 @@ static void get_chain(struct mt_unwind_module *m, uint64_t vaddr, struct chain *
 	if (!m->dwarf)
 		return;
 	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, vaddr, &bias);
+	Dwarf_Die *cu = dwfl_module_addrdie(m->sym_mod, vaddr, &bias);
 	if (!cu)
 		return;
 	Dwarf_Die *scopes;
@@ -187,6 +187,8 @@ static struct mt_unwind_sym *format(struct mt_unwind_module *m, uint64_t vaddr,
 	struct chain c = { .n = 0 };
 	int nframes = 1;
 
+	mt_unwind_module_symbols_ready(m);
+
 	if (!o->no_inline || o->srcline)
 		get_chain(m, vaddr, &c);
 	int ninl = o->no_inline ? 0 : c.n;
@@ -194,7 +196,7 @@ static struct mt_unwind_sym *format(struct mt_unwind_module *m, uint64_t vaddr,
 	const char *leaf_file = NULL;
 	int leaf_line = 0;
 	if (o->srcline) {
-		Dwfl_Line *l = dwfl_module_getsrc(m->mod, vaddr);
+		Dwfl_Line *l = dwfl_module_getsrc(m->sym_mod, vaddr);
 		if (l)
 			leaf_file = dwfl_lineinfo(l, NULL, &leaf_line, NULL, NULL, NULL);
 	}
@@ -205,7 +207,7 @@ static struct mt_unwind_sym *format(struct mt_unwind_module *m, uint64_t vaddr,
 	} else {
 		if (!m->symtab_loaded) {
 			m->symtab_loaded = 1;
-			if (mt_unwind_symtab_load(&m->symtab, m->mod) != 0) {
+			if (mt_unwind_symtab_load(&m->symtab, m->sym_mod) != 0) {
 				free(b.p);
 				return NULL;
 			}

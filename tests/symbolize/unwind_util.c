@@ -17,9 +17,10 @@ const char *ut_fixture(const char *name)
 
 uint64_t ut_symbol(struct mt_unwind_module *m, const char *name)
 {
+	mt_unwind_module_symbols_ready(m);
 	if (!m->symtab_loaded) {
 		m->symtab_loaded = 1;
-		if (mt_unwind_symtab_load(&m->symtab, m->mod) != 0)
+		if (mt_unwind_symtab_load(&m->symtab, m->sym_mod) != 0)
 			return 0;
 	}
 	for (size_t i = 0; i < m->symtab.n; i++)
