@@ -323,19 +323,30 @@ static void close_events(struct run *r)
 	for (int l = 0; l < 2; l++)
 		if (r->evlist[l])
 			perf_evlist__munmap(r->evlist[l]);
-	pid_t pid = fork();
+	/* The child must hold its references until ours are gone, or our
+	 * close would be the last one and pay: it waits for the pipe's end. */
+	int hold[2] = { -1, -1 };
+	pid_t pid = pipe2(hold, O_CLOEXEC) ? -1 : fork();
 	if (pid == 0) {
+		char c;
+		close(hold[1]);
 		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (fd >= 0) {	/* hold no pipe of ours open */
 			dup2(fd, 0);
 			dup2(fd, 1);
 			dup2(fd, 2);
 		}
+		while (read(hold[0], &c, 1) < 0 && errno == EINTR)
+			;
 		_exit(0);	/* the kernel closes the events */
 	}
+	if (hold[0] >= 0)
+		close(hold[0]);
 	for (int l = 0; l < 2; l++)
 		if (r->evlist[l])
 			perf_evlist__close(r->evlist[l]);
+	if (hold[1] >= 0)
+		close(hold[1]);
 }
 
 static int process_gone(pid_t pid)
