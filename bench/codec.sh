@@ -18,6 +18,8 @@ LIBC=$(ldd "$MT_FIXTURES/codec_malloc_loop" | awk '/libc.so/ { print $3 }')
 EV=mtbench_malloc_$$
 cleanup() {
 	perf probe -q -d "probe_libc:$EV" >/dev/null 2>&1 || true
+	# MT_BENCH_KEEP=DIR keeps the recorded streams for a closer look
+	[ -z "${MT_BENCH_KEEP:-}" ] || cp "$T"/*.data "$MT_BENCH_KEEP"/ 2>/dev/null || true
 	rm -rf "$T"
 }
 trap cleanup EXIT

@@ -31,6 +31,8 @@ static void usage(FILE *f)
 "  -l, --level N        zstd level for the coded sections, 1..19 (default 9)\n"
 "      --frame-size N   bytes of input per frame, 4096..67108864 (default\n"
 "                       33554432); smaller frames lose less on damage\n"
+"  -T, --threads N      frames encoded in parallel, 0..8 (default 2; 0: no\n"
+"                       worker threads)\n"
 "      --stats          print detailed statistics on stderr\n"
 "  -q, --quiet          no summary line, no progress\n"
 "  -f, --force          write to a terminal anyway\n"
@@ -281,6 +283,7 @@ int main(int argc, char **argv)
 		{ "raw", no_argument, NULL, OPT_RAW },
 		{ "level", required_argument, NULL, 'l' },
 		{ "frame-size", required_argument, NULL, OPT_FRAME },
+		{ "threads", required_argument, NULL, 'T' },
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "force", no_argument, NULL, 'f' },
@@ -297,7 +300,7 @@ int main(int argc, char **argv)
 	}
 	int c;
 	long v;
-	while ((c = getopt_long(argc, argv, "o:dl:qfh", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:dl:T:qfh", longs, NULL)) != -1) {
 		switch (c) {
 		case 'o': o.out = optarg; break;
 		case 'd': o.decode = 1; break;
@@ -316,6 +319,13 @@ int main(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			o.mtz.frame_size = (size_t)v;
+			break;
+		case 'T':
+			if (parse_num(optarg, 0, 8, &v)) {
+				fprintf(stderr, "%s: --threads wants 0..8, not '%s'\n", prog, optarg);
+				return EXIT_USAGE;
+			}
+			o.mtz.threads = (int)v;
 			break;
 		case OPT_STATS: o.stats = 1; break;
 		case 'q': o.quiet = 1; break;

@@ -76,6 +76,8 @@ struct mtz_options {
 	int level;		/* zstd level; default 9 */
 	int raw;		/* 1: no delta coding, zstd only (kill switch) */
 	size_t frame_size;	/* target bytes of perf input per frame */
+	int threads;		/* frames encoded in parallel; 0: in the caller's
+				 * thread only; default 2 */
 };
 
 /* Fills o with the defaults. */

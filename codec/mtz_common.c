@@ -33,4 +33,5 @@ void mtz_options_init(struct mtz_options *o)
 	o->level = 9;
 	o->raw = 0;
 	o->frame_size = MTZ_FRAME_SIZE_DEFAULT;
+	o->threads = 2;
 }

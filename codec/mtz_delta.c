@@ -273,32 +273,41 @@ static int xor_apply(const uint8_t *sec, size_t len, size_t *pos, uint8_t *a, si
 	return 0;
 }
 
-/* Fills the pad (n bytes at base + pad_pos) with its source: for each
- * 512-byte group, the bytes dist back in the output (dist 0: zeros).  The
+/* Fills the pad (n bytes at dst) with its source: for each 64-byte group,
+ * the bytes dist back in the output (dist 0: zeros).  The output is the
+ * frame's history (hist_len bytes) followed by the record being rebuilt
+ * (rec, whose bytes before the pad, pad_off of them, are written).  The
  * dists come first in the code, each XORed with the one before (the first
  * with 0).
  * @return : 0, MTZ_ETRUNC, or MTZ_EFORMAT (a source outside the output). */
-static int pad_source(const uint8_t *sec, size_t len, size_t *pos, uint8_t *base,
-		      size_t pad_pos, size_t n, uint32_t *prev, uint64_t *matched)
+static int pad_source(const uint8_t *sec, size_t len, size_t *pos, const uint8_t *hist,
+		      size_t hist_len, const uint8_t *rec, size_t pad_off, uint8_t *dst,
+		      size_t n, uint64_t *matched)
 {
 	size_t ngroups = (n + MTZ_PAD_GROUP - 1) / MTZ_PAD_GROUP;
 	if ((len - *pos) / 4 < ngroups)
 		return MTZ_ETRUNC;
 	const uint8_t *dp = sec + *pos;
+	uint32_t dist = 0;
 	for (size_t g = 0; g < ngroups; g++) {
 		size_t off = g * MTZ_PAD_GROUP;
 		size_t glen = n - off < MTZ_PAD_GROUP ? n - off : MTZ_PAD_GROUP;
-		size_t at = pad_pos + off;
-		uint32_t dist = mtz_ld32(dp + 4 * g) ^ *prev;
-		*prev = dist;
+		size_t at = hist_len + pad_off + off;	/* output position */
+		dist ^= mtz_ld32(dp + 4 * g);
 		if (!dist) {
-			memset(base + at, 0, glen);
+			memset(dst + off, 0, glen);
 			continue;
 		}
 		/* the source lies wholly in what is already written */
 		if (dist < glen || dist > at)
 			return MTZ_EFORMAT;
-		memcpy(base + at, base + at - dist, glen);
+		size_t from = at - dist, k = 0;
+		if (from < hist_len) {
+			k = hist_len - from < glen ? hist_len - from : glen;
+			memcpy(dst + off, hist + from, k);
+		}
+		if (k < glen)
+			memcpy(dst + off + k, rec + (from + k - hist_len), glen - k);
 		*matched += glen;
 	}
 	*pos += 4 * ngroups;
@@ -387,7 +396,8 @@ static int entry_get(const uint8_t *p, struct entry *e)
 /* With expect (the record the entry should give, for the encoder's check)
  * the rebuilt stack is compared with it instead of hashed: equal bytes have
  * equal hashes, and memcmp is several times faster than the hash. */
-static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, struct mtz_buf *out,
+static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, const uint8_t *hist,
+		      size_t hist_len, uint8_t *rec, size_t room,
 		      const uint8_t *expect, uint64_t expect_hash)
 {
 	struct mtz_cursors c = *cur;	/* written back on success only */
@@ -417,11 +427,10 @@ static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, struct m
 	if ((e.flags & MTZ_SAMPLE_HEAD_XOR) && (!ref || ref->head_size != so))
 		return MTZ_EFORMAT;
 
-	if (mtz_buf_reserve(out, e.rec_size))
+	if (room < e.rec_size)
 		return MTZ_ENOMEM;
-	/* the reference is the thread's previous record, still in out */
-	uint8_t *rec = out->data + out->len;
-	const uint8_t *rhead = ref ? out->data + ref->at : NULL;
+	/* the reference is the thread's previous record, still in the history */
+	const uint8_t *rhead = ref ? hist + ref->at : NULL;
 	if (!ref) {	/* keyframe: the head as it is */
 		if (c.len[MTZ_SEC_HEAD] - c.pos[MTZ_SEC_HEAD] < so)
 			return MTZ_ETRUNC;
@@ -468,9 +477,8 @@ static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, struct m
 
 	uint8_t *pp = rec + so + dyn;
 	uint64_t matched = 0;
-	uint32_t pad_prev = 0;
-	if ((rc = pad_source(code, clen, &c.pos[MTZ_SEC_CODE], out->data, out->len + so + dyn,
-			     pad, &pad_prev, &matched)))
+	if ((rc = pad_source(code, clen, &c.pos[MTZ_SEC_CODE], hist, hist_len, rec, so + dyn,
+			     pp, pad, &matched)))
 		return rc;
 	if ((rc = xor_apply(code, clen, &c.pos[MTZ_SEC_CODE], pp, pad)))
 		return rc;
@@ -479,13 +487,12 @@ static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, struct m
 	struct mtz_delta_ref *slot = ref ? ref : table_claim(&d->refs, e.tid);
 	if (!slot)
 		return MTZ_ENOMEM;
-	slot->at = out->len;
+	slot->at = hist_len;
 	slot->head_size = so;
 	slot->dyn_size = dyn;
 	slot->sp = sp;
 	slot->hash = h;
 
-	out->len += e.rec_size;
 	*cur = c;
 	d->stats.coded++;
 	d->stats.keyframes += !ref;
@@ -497,7 +504,16 @@ static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, struct m
 
 int mtz_delta_dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, struct mtz_buf *out)
 {
-	return dec_sample(d, cur, out, NULL, 0);
+	if (cur->len[MTZ_SEC_OPS] - cur->pos[MTZ_SEC_OPS] < 2)
+		return MTZ_ETRUNC;
+	size_t size = mtz_ld16(cur->p[MTZ_SEC_OPS] + cur->pos[MTZ_SEC_OPS]);
+	if (mtz_buf_reserve(out, size ? size : 1))
+		return MTZ_ENOMEM;
+	int rc = dec_sample(d, cur, out->data, out->len, out->data + out->len,
+			    out->cap - out->len, NULL, 0);
+	if (!rc)
+		out->len += size;
+	return rc;
 }
 
 /* ---- encoder ---------------------------------------------------------- */
@@ -515,6 +531,7 @@ struct mtz_delta_enc {
 	struct scratch padsrc;		/* the pad's source */
 	uint32_t dists[65536 / MTZ_PAD_GROUP + 1];
 	struct mtz_delta_dec *mirror;	/* decodes what we emit */
+	struct scratch check;		/* what it rebuilds */
 	/* where words of the frame's output sit, to find stale pad bytes */
 	uint32_t *index;		/* word hash -> output offset + 1 */
 	size_t indexed;			/* output bytes indexed so far */
@@ -545,6 +562,7 @@ void mtz_delta_enc_free(struct mtz_delta_enc *e)
 	table_release(&e->refs);
 	free(e->aligned.p);
 	free(e->padsrc.p);
+	free(e->check.p);
 	free(e->index);
 	mtz_delta_dec_free(e->mirror);
 	free(e);
@@ -772,10 +790,10 @@ static int emit(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 	return xor_code(code, stk + dyn, src, pad);
 }
 
-/* Runs the mirror decoder on the entry that starts at lens in sec; on
- * success the record is in out at its end. */
+/* Runs the mirror decoder on the entry that starts at lens in sec, and
+ * compares what it rebuilds with the record. */
 static int verify(struct mtz_delta_enc *e, const struct mtz_sample_view *s, uint64_t hash,
-		  const struct mtz_sections *sec, const size_t *lens, struct mtz_buf *out)
+		  const struct mtz_sections *sec, const size_t *lens, const struct mtz_buf *hist)
 {
 	struct mtz_cursors c;
 	for (int i = 0; i < MTZ_NSEC; i++) {
@@ -784,18 +802,17 @@ static int verify(struct mtz_delta_enc *e, const struct mtz_sample_view *s, uint
 		c.len[i] = sec->s[i].len;
 	}
 	c.pos[MTZ_SEC_OPS]++;	/* the tag */
-	size_t start = out->len;
-	int rc = dec_sample(e->mirror, &c, out, s->rec, hash);
+	if (scratch_fit(&e->check, s->rec_size))
+		return MTZ_ENOMEM;
+	int rc = dec_sample(e->mirror, &c, hist->data, hist->len, e->check.p, e->check.cap,
+			    s->rec, hash);
 	if (rc == MTZ_ENOMEM)
 		return rc;
 	int consumed = 1;
 	for (int i = 0; i < MTZ_NSEC; i++)
 		consumed &= c.pos[i] == c.len[i];
-	if (rc || !consumed || out->len - start != s->rec_size ||
-	    memcmp(out->data + start, s->rec, s->rec_size)) {
-		out->len = start;
+	if (rc || !consumed || memcmp(e->check.p, s->rec, s->rec_size))
 		return MTZ_EHASH;
-	}
 	return 0;
 }
 
@@ -806,8 +823,11 @@ static void rewind_to(struct mtz_sections *sec, const size_t *lens)
 }
 
 int mtz_delta_enc_sample(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
-			 struct mtz_sections *sec, struct mtz_buf *out)
+			 struct mtz_sections *sec, const uint8_t *hist, size_t hist_len)
 {
+	/* the history as a read-only buffer for the helpers */
+	const struct mtz_buf hb = { (uint8_t *)hist, hist_len, hist_len };
+	const struct mtz_buf *out = &hb;
 	int rc = view_check(s);
 	if (rc)
 		return rc;
@@ -852,7 +872,6 @@ int mtz_delta_enc_sample(struct mtz_delta_enc *e, const struct mtz_sample_view *
 	struct mtz_delta_ref *slot = table_claim(&e->refs, s->tid);
 	if (!slot || grow(&slot->bytes, &slot->cap, s->dyn_size ? s->dyn_size : 1) ||
 	    grow(&slot->head, &slot->head_cap, s->stack_offset ? s->stack_offset : 1)) {
-		out->len -= s->rec_size;
 		rewind_to(sec, lens);
 		return MTZ_ENOMEM;
 	}

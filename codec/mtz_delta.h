@@ -108,13 +108,14 @@ void mtz_delta_enc_free(struct mtz_delta_enc *e);
  * sample of each thread is a keyframe. */
 void mtz_delta_enc_reset(struct mtz_delta_enc *e);
 
-/* Appends the SAMPLE entry coding s to the sections, and s's record to out,
- * the frame's output so far (padding is matched against it), after checking
- * that the entry decodes back to the record.
+/* Appends the SAMPLE entry coding s to the sections, after checking that it
+ * decodes back to s's record.  hist holds the frame's output before this
+ * record (hist_len bytes: every record since the last reset, in order): the
+ * references and the pad's sources are found there.
  * @return : 0, MTZ_EFORMAT (s is inconsistent: nothing appended),
  *           MTZ_ENOMEM, or MTZ_EHASH (not even a keyframe verified: a bug). */
 int mtz_delta_enc_sample(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
-			 struct mtz_sections *sec, struct mtz_buf *out);
+			 struct mtz_sections *sec, const uint8_t *hist, size_t hist_len);
 
 const struct mtz_delta_stats *mtz_delta_enc_stats(const struct mtz_delta_enc *e);
 

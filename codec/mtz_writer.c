@@ -1,7 +1,13 @@
-/* Writing .mtz: perf items in, frames of entries compressed with zstd out. */
+/* Writing .mtz: perf items in, frames of entries compressed with zstd out.
+ *
+ * Frames are independent, so they are encoded in parallel: the caller's
+ * thread gathers a frame's input (bytes and parsed sample layouts) into a
+ * job; worker threads delta-code and compress jobs; results are written in
+ * frame order. */
 #include "codec/mtz.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,17 +21,42 @@
 #include "codec/mtz_frame.h"
 #include "codec/mtz_hash.h"
 
+#define MAX_SLOTS 9
+
+/* One item of a frame's input. */
+struct item {
+	size_t off, size;		/* in job->in */
+	int tag;			/* MTZ_TAG_PASS, _BLOB or _SAMPLE */
+	struct mtz_sample_view v;	/* SAMPLE: v.rec set when encoding */
+};
+
+/* A frame: its input, then its encoded form.  The coder state lives with
+ * the slot and serves every frame the slot encodes. */
+struct job {
+	struct mtz_buf in;
+	struct item *items;
+	size_t nitems, cap;
+	size_t estimate;		/* bound on the sections' size */
+	uint32_t frame_no;
+	uint64_t offset;		/* input offset of the frame */
+	const struct mtz_options *opt;
+	struct mtz_delta_enc *enc;
+	ZSTD_CCtx *cctx;
+	struct mtz_sections sec;
+	struct mtz_buf result;		/* frame header and payload */
+	int rc;
+	char err[256];
+	pthread_t thread;
+	int running;
+};
+
 struct mtz_writer {
 	int fd;
 	char *name;
 	struct mtz_options opt;
-	struct mtz_delta_enc *enc;
-	ZSTD_CCtx *cctx;
-	struct mtz_sections sec;	/* entries of the open frame */
-	struct mtz_buf out;		/* the input bytes it holds (pad matches) */
-	struct mtz_buf comp;		/* its payload, compressed */
-	uint64_t frame_in;		/* input bytes in the open frame */
-	uint64_t frame_offset;		/* input offset where it starts */
+	struct job slots[MAX_SLOTS];
+	unsigned nslots, cur;		/* cur: the slot being filled */
+	uint64_t offset;		/* input bytes before the open frame */
 	uint32_t frame_no;
 	int started, finished;
 	struct mtz_stats st;
@@ -41,6 +72,17 @@ static int fail(struct mtz_writer *w, int code, const char *fmt, ...)
 	return code;
 }
 
+static void job_release(struct job *j)
+{
+	mtz_buf_release(&j->in);
+	free(j->items);
+	mtz_delta_enc_free(j->enc);
+	ZSTD_freeCCtx(j->cctx);
+	for (int i = 0; i < MTZ_NSEC; i++)
+		mtz_buf_release(&j->sec.s[i]);
+	mtz_buf_release(&j->result);
+}
+
 int mtz_writer_new(struct mtz_writer **out, int fd, const char *name,
 		   const struct mtz_options *opt)
 {
@@ -53,19 +95,26 @@ int mtz_writer_new(struct mtz_writer **out, int fd, const char *name,
 	else
 		mtz_options_init(&w->opt);
 	if (w->opt.frame_size < MTZ_FRAME_SIZE_MIN || w->opt.frame_size > MTZ_FRAME_SIZE_MAX ||
-	    w->opt.level < 1 || w->opt.level > ZSTD_maxCLevel()) {
+	    w->opt.level < 1 || w->opt.level > ZSTD_maxCLevel() ||
+	    w->opt.threads < 0 || w->opt.threads > MAX_SLOTS - 1) {
 		free(w);
 		return MTZ_EFORMAT;
 	}
 	w->fd = fd;
 	w->name = strdup(name ? name : "-");
-	w->cctx = ZSTD_createCCtx();
-	if (!w->name || !w->cctx || mtz_delta_enc_new(&w->enc)) {
+	/* threads workers, and one slot more to fill meanwhile */
+	w->nslots = w->opt.threads ? (unsigned)w->opt.threads + 1 : 1;
+	int bad = !w->name;
+	for (unsigned i = 0; i < w->nslots && !bad; i++) {
+		struct job *j = &w->slots[i];
+		j->opt = &w->opt;
+		j->cctx = ZSTD_createCCtx();
+		bad = !j->cctx || mtz_delta_enc_new(&j->enc);
+	}
+	if (bad) {
 		mtz_writer_free(w);
 		return MTZ_ENOMEM;
 	}
-	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->opt.level);
-	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1);
 	*out = w;
 	return 0;
 }
@@ -74,12 +123,11 @@ void mtz_writer_free(struct mtz_writer *w)
 {
 	if (!w)
 		return;
-	mtz_delta_enc_free(w->enc);
-	ZSTD_freeCCtx(w->cctx);
-	for (int i = 0; i < MTZ_NSEC; i++)
-		mtz_buf_release(&w->sec.s[i]);
-	mtz_buf_release(&w->out);
-	mtz_buf_release(&w->comp);
+	for (unsigned i = 0; i < w->nslots; i++) {
+		if (w->slots[i].running)
+			pthread_join(w->slots[i].thread, NULL);
+		job_release(&w->slots[i]);
+	}
 	free(w->name);
 	free(w);
 }
@@ -91,14 +139,16 @@ const char *mtz_writer_error(const struct mtz_writer *w)
 
 void mtz_writer_stats(const struct mtz_writer *w, struct mtz_stats *st)
 {
-	const struct mtz_delta_stats *d = mtz_delta_enc_stats(w->enc);
 	*st = w->st;
-	st->coded = d->coded;
-	st->keyframes = d->keyframes;
-	st->fallbacks = d->fallbacks;
-	st->stack_bytes = d->stack_bytes;
-	st->pad_bytes = d->pad_bytes;
-	st->pad_matched = d->pad_matched;
+	for (unsigned i = 0; i < w->nslots; i++) {
+		const struct mtz_delta_stats *d = mtz_delta_enc_stats(w->slots[i].enc);
+		st->coded += d->coded;
+		st->keyframes += d->keyframes;
+		st->fallbacks += d->fallbacks;
+		st->stack_bytes += d->stack_bytes;
+		st->pad_bytes += d->pad_bytes;
+		st->pad_matched += d->pad_matched;
+	}
 }
 
 static int write_all(struct mtz_writer *w, const void *p, size_t n)
@@ -125,87 +175,145 @@ static int start(struct mtz_writer *w)
 	return write_all(w, h, sizeof(h));
 }
 
-static size_t sections_size(const struct mtz_writer *w)
+static int job_fail(struct job *j, int code, const char *fmt, ...)
 {
-	size_t n = 0;
-	for (int i = 0; i < MTZ_NSEC; i++)
-		n += w->sec.s[i].len;
-	return n;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(j->err, sizeof(j->err), fmt, ap);
+	va_end(ap);
+	j->rc = code;
+	return code;
 }
 
-/* The payload: a table (per section: u32 raw size, u32 compressed size),
- * then each non-empty section as its own zstd frame.  The hashes are
- * random bytes, not worth a slow level; ops, heads and codes are small and
- * repetitive, where a high level pays; passed records get level 3 at most
- * unless --raw made them everything. */
-static int flush_frame(struct mtz_writer *w)
+static int put_pass(struct job *j, int tag, const void *data, size_t size)
 {
-	if (!w->sec.s[MTZ_SEC_OPS].len)
-		return 0;
-	size_t bound = 8 * MTZ_NSEC;
-	for (int i = 0; i < MTZ_NSEC; i++)
-		bound += ZSTD_compressBound(w->sec.s[i].len);
-	w->comp.len = 0;
-	if (mtz_buf_reserve(&w->comp, bound))
-		return fail(w, MTZ_ENOMEM, "out of memory");
-	size_t n = 8 * MTZ_NSEC;
-	for (int i = 0; i < MTZ_NSEC; i++) {
-		const struct mtz_buf *sec = &w->sec.s[i];
-		size_t z = 0;
-		if (sec->len) {
-			int level = w->opt.level;
-			if (i == MTZ_SEC_HASH)
-				level = 1;
-			else if (i == MTZ_SEC_PASS && !w->opt.raw && level > 3)
-				level = 3;	/* the bulk of a CPU profile's other records */
-			ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level);
-			z = ZSTD_compress2(w->cctx, w->comp.data + n, bound - n, sec->data, sec->len);
-			if (ZSTD_isError(z))
-				return fail(w, MTZ_EZSTD, "frame %u: zstd: %s", w->frame_no,
-					    ZSTD_getErrorName(z));
-		}
-		mtz_st32(w->comp.data + 8 * i, (uint32_t)sec->len);
-		mtz_st32(w->comp.data + 8 * i + 4, (uint32_t)z);
-		n += z;
-	}
-	struct mtz_frame_header fh = {
-		.frame_no = w->frame_no,
-		.comp_size = (uint32_t)n,
-		.raw_size = (uint32_t)sections_size(w),
-		.out_size = (uint32_t)w->frame_in,
-		.out_offset = w->frame_offset,
-		.payload_hash = mtz_hash(w->comp.data, n),
-	};
-	uint8_t h[MTZ_FRAME_HEADER_SIZE];
-	mtz_frame_header_pack(h, &fh);
-	int rc = write_all(w, h, sizeof(h));
-	if (!rc)
-		rc = write_all(w, w->comp.data, n);
-	if (rc)
-		return rc;
-	w->frame_no++;
-	w->st.frames++;
-	w->frame_offset += w->frame_in;
-	w->frame_in = 0;
-	for (int i = 0; i < MTZ_NSEC; i++)
-		w->sec.s[i].len = 0;
-	w->out.len = 0;
-	mtz_delta_enc_reset(w->enc);
-	return 0;
-}
-
-static int put_pass(struct mtz_writer *w, int tag, const void *data, size_t size)
-{
-	struct mtz_buf *ops = &w->sec.s[MTZ_SEC_OPS], *pass = &w->sec.s[MTZ_SEC_PASS];
-	if (mtz_buf_reserve(ops, 5) || mtz_buf_reserve(pass, size) ||
-	    mtz_buf_reserve(&w->out, size))
-		return fail(w, MTZ_ENOMEM, "out of memory");
+	struct mtz_buf *ops = &j->sec.s[MTZ_SEC_OPS], *pass = &j->sec.s[MTZ_SEC_PASS];
+	if (mtz_buf_reserve(ops, 5) || mtz_buf_reserve(pass, size))
+		return MTZ_ENOMEM;
 	ops->data[ops->len++] = (uint8_t)tag;
 	mtz_st32(ops->data + ops->len, (uint32_t)size);
 	ops->len += 4;
 	mtz_buf_put(pass, data, size);
-	mtz_buf_put(&w->out, data, size);
 	return 0;
+}
+
+/* The payload: a table (per section: u32 raw size, u32 compressed size),
+ * then each non-empty section as its own zstd frame. */
+static int compress_frame(struct job *j)
+{
+	size_t raw = 0, bound = MTZ_FRAME_HEADER_SIZE + 8 * MTZ_NSEC;
+	for (int i = 0; i < MTZ_NSEC; i++) {
+		raw += j->sec.s[i].len;
+		bound += ZSTD_compressBound(j->sec.s[i].len);
+	}
+	j->result.len = 0;
+	if (mtz_buf_reserve(&j->result, bound))
+		return job_fail(j, MTZ_ENOMEM, "out of memory");
+	uint8_t *payload = j->result.data + MTZ_FRAME_HEADER_SIZE;
+	size_t n = 8 * MTZ_NSEC;
+	for (int i = 0; i < MTZ_NSEC; i++) {
+		const struct mtz_buf *sec = &j->sec.s[i];
+		size_t z = 0;
+		if (sec->len) {
+			/* hashes are random bytes: not worth a slow level */
+			int level = i == MTZ_SEC_HASH ? 1 : j->opt->level;
+			ZSTD_CCtx_setParameter(j->cctx, ZSTD_c_compressionLevel, level);
+			z = ZSTD_compress2(j->cctx, payload + n,
+					   bound - MTZ_FRAME_HEADER_SIZE - n, sec->data, sec->len);
+			if (ZSTD_isError(z))
+				return job_fail(j, MTZ_EZSTD, "frame %u: zstd: %s", j->frame_no,
+						ZSTD_getErrorName(z));
+		}
+		mtz_st32(payload + 8 * i, (uint32_t)sec->len);
+		mtz_st32(payload + 8 * i + 4, (uint32_t)z);
+		n += z;
+	}
+	struct mtz_frame_header fh = {
+		.frame_no = j->frame_no,
+		.comp_size = (uint32_t)n,
+		.raw_size = (uint32_t)raw,
+		.out_size = (uint32_t)j->in.len,
+		.out_offset = j->offset,
+		.payload_hash = mtz_hash(payload, n),
+	};
+	mtz_frame_header_pack(j->result.data, &fh);
+	j->result.len = MTZ_FRAME_HEADER_SIZE + n;
+	return 0;
+}
+
+/* Encodes a job: entries into sections, then compressed into result. */
+static void *job_run(void *arg)
+{
+	struct job *j = arg;
+	j->rc = 0;
+	mtz_delta_enc_reset(j->enc);
+	for (int i = 0; i < MTZ_NSEC; i++)
+		j->sec.s[i].len = 0;
+	for (size_t k = 0; k < j->nitems; k++) {
+		struct item *it = &j->items[k];
+		const uint8_t *data = j->in.data + it->off;
+		int rc = MTZ_EFORMAT;
+		if (it->tag == MTZ_TAG_SAMPLE) {
+			it->v.rec = data;
+			/* the frame's input before the sample is its output too */
+			rc = mtz_delta_enc_sample(j->enc, &it->v, &j->sec, j->in.data, it->off);
+			if (rc == MTZ_EHASH) {
+				job_fail(j, rc, "sample at offset %llu: keyframe does not decode "
+					 "back (encoder bug)", (unsigned long long)(j->offset + it->off));
+				return NULL;
+			}
+		}
+		if (rc == MTZ_ENOMEM ||
+		    (rc && put_pass(j, it->tag == MTZ_TAG_BLOB ? MTZ_TAG_BLOB : MTZ_TAG_PASS,
+				    data, it->size))) {
+			job_fail(j, MTZ_ENOMEM, "out of memory");
+			return NULL;
+		}
+	}
+	compress_frame(j);
+	return NULL;
+}
+
+/* Waits for slot i's job and writes its frame. */
+static int collect(struct mtz_writer *w, struct job *j)
+{
+	if (!j->running)
+		return 0;
+	if (w->opt.threads)
+		pthread_join(j->thread, NULL);
+	j->running = 0;
+	if (j->rc) {
+		snprintf(w->err, sizeof(w->err), "%s", j->err);
+		return j->rc;
+	}
+	w->st.frames++;
+	return write_all(w, j->result.data, j->result.len);
+}
+
+/* Hands the filled slot to a worker (or encodes it here without threads)
+ * and moves on to the next slot, collecting its previous job first. */
+static int submit(struct mtz_writer *w)
+{
+	struct job *j = &w->slots[w->cur];
+	if (!j->nitems)
+		return 0;
+	j->frame_no = w->frame_no++;
+	j->offset = w->offset;
+	w->offset += j->in.len;
+	j->running = 1;
+	if (!w->opt.threads) {
+		job_run(j);
+	} else if (pthread_create(&j->thread, NULL, job_run, j)) {
+		j->running = 0;
+		return fail(w, MTZ_ENOMEM, "cannot start a thread: %s", strerror(errno));
+	}
+	w->cur = (w->cur + 1) % w->nslots;
+	struct job *next = &w->slots[w->cur];
+	int rc = collect(w, next);
+	next->in.len = 0;
+	next->nitems = 0;
+	next->estimate = 0;
+	return rc;
 }
 
 /* The sample as a coder view.  @return : 1 when it has a stack to code. */
@@ -244,31 +352,36 @@ int mtz_writer_item(struct mtz_writer *w, const struct mt_perf_reader *r,
 	if (item->size > UINT32_MAX - 64)
 		return fail(w, MTZ_EFORMAT, "item at offset %llu: too large",
 			    (unsigned long long)item->offset);
+	struct job *j = &w->slots[w->cur];
+	if (j->nitems == j->cap) {
+		size_t cap = j->cap ? 2 * j->cap : 1024;
+		struct item *p = realloc(j->items, cap * sizeof(*p));
+		if (!p)
+			return fail(w, MTZ_ENOMEM, "out of memory");
+		j->items = p;
+		j->cap = cap;
+	}
+	if (mtz_buf_reserve(&j->in, item->size))
+		return fail(w, MTZ_ENOMEM, "out of memory");
+	struct item *it = &j->items[j->nitems++];
+	it->off = j->in.len;
+	it->size = item->size;
+	it->tag = MTZ_TAG_BLOB;
+	mtz_buf_put(&j->in, item->data, item->size);
 	w->st.bytes_in += item->size;
-	int coded = 0;
 	if (item->kind == MT_PERF_ITEM_RECORD) {
 		w->st.records++;
+		it->tag = MTZ_TAG_PASS;
 		if (item->header->type == PERF_RECORD_SAMPLE) {
 			w->st.samples++;
-			struct mtz_sample_view v;
-			if (!w->opt.raw && sample_view(r, item, &v)) {
-				rc = mtz_delta_enc_sample(w->enc, &v, &w->sec, &w->out);
-				if (rc == MTZ_ENOMEM)
-					return fail(w, rc, "out of memory");
-				if (rc == MTZ_EHASH)
-					return fail(w, rc, "sample at offset %llu: keyframe does not "
-						    "decode back (encoder bug)",
-						    (unsigned long long)item->offset);
-				coded = rc == 0;
-			}
+			if (!w->opt.raw && sample_view(r, item, &it->v))
+				it->tag = MTZ_TAG_SAMPLE;
 		}
 	}
-	if (!coded && (rc = put_pass(w, item->kind == MT_PERF_ITEM_RECORD ? MTZ_TAG_PASS
-						     : MTZ_TAG_BLOB, item->data, item->size)))
-		return rc;
-	w->frame_in += item->size;
-	if (w->frame_in >= w->opt.frame_size || sections_size(w) >= w->opt.frame_size)
-		return flush_frame(w);
+	/* a frame's sections stay under frame_size plus one item's worth */
+	j->estimate += item->size + item->size / 32 + 64;
+	if (j->in.len >= w->opt.frame_size || j->estimate >= w->opt.frame_size)
+		return submit(w);
 	return 0;
 }
 
@@ -279,12 +392,15 @@ int mtz_writer_finish(struct mtz_writer *w)
 		return 0;
 	if (!w->started && (rc = start(w)))
 		return rc;
-	if ((rc = flush_frame(w)))
+	if ((rc = submit(w)))
 		return rc;
+	for (unsigned i = 0; i < w->nslots; i++)	/* the rest, oldest first */
+		if ((rc = collect(w, &w->slots[(w->cur + i) % w->nslots])))
+			return rc;
 	struct mtz_frame_header fh = {
 		.end = 1,
 		.frame_no = w->frame_no,
-		.out_offset = w->frame_offset,
+		.out_offset = w->offset,
 	};
 	uint8_t h[MTZ_FRAME_HEADER_SIZE];
 	mtz_frame_header_pack(h, &fh);
