@@ -95,6 +95,8 @@ static struct mem make_stream(int nsamples)
 	return m;
 }
 
+static int threads = 2;	/* mtz_options default */
+
 static struct mem encode(const struct mem *in, int raw, size_t frame_size, struct mtz_stats *st)
 {
 	int ifd = memfd_with(in);
@@ -105,6 +107,7 @@ static struct mem encode(const struct mem *in, int raw, size_t frame_size, struc
 	mtz_options_init(&o);
 	o.raw = raw;
 	o.frame_size = frame_size;
+	o.threads = threads;
 	cr_assert_eq(mt_perf_reader_fdopen(&r, ifd, "in"), 0);
 	cr_assert_eq(mtz_writer_new(&w, ofd, "out", &o), 0);
 	struct mt_perf_item item;
@@ -202,6 +205,26 @@ Test(mtz_container, round_trip_many_frames)
 	cr_assert_eq(d.st.frames, st.frames);
 	cr_assert_eq(d.st.samples, 400);
 	free(in.p); free(z.p); free(d.out.p);
+}
+
+/* Worker threads change when frames are encoded, not what is written. */
+Test(mtz_container, same_output_whatever_the_threads)
+{
+	struct mem in = make_stream(300);
+	struct mtz_stats st0, st;
+	threads = 0;
+	struct mem z0 = encode(&in, 0, 16384, &st0);
+	for (int t = 1; t <= 4; t++) {
+		threads = t;
+		struct mem z = encode(&in, 0, 16384, &st);
+		cr_assert_eq(z.n, z0.n, "%d threads", t);
+		cr_assert(memcmp(z.p, z0.p, z.n) == 0, "%d threads", t);
+		cr_assert_eq(st.keyframes, st0.keyframes);
+		cr_assert_eq(st.coded, st0.coded);
+		free(z.p);
+	}
+	cr_assert_gt(st0.frames, 10);
+	free(in.p); free(z0.p);
 }
 
 Test(mtz_container, raw_mode_round_trip)
