@@ -32,7 +32,7 @@ run() {	# run NAME CMD...: record, compare
 }
 
 run python "$py" "$tmp/work.py"
-run gcc gcc -O2 -c "$MT_SRC/tests/fixtures/unwind_signal.c" -o "$tmp/x.o"
+run gcc gcc -O2 -I"$MT_SRC" -D_GNU_SOURCE -c "$MT_SRC/symbolize/mt_unwind.c" -o "$tmp/x.o"
 run sort sort "$tmp/big.txt" -o "$tmp/sorted.txt"
 
 if [ -x "$MT_BUILD/bin/mt-capture" ]; then

@@ -17,9 +17,9 @@ samples are missing from either side.
 Where the two differ, a sample counts against mt-unwind unless perf's own
 stack is provably wrong at the first difference: perf's frame there is in no
 mapping ([unknown], e.g. a return address read from the wrong stack slot),
-or it is the return address of a direct call whose target function (by its
-FDE) does not contain the frame below, while mt-unwind's frame there passes
-the same checks.  Such samples are reported and left out of the percentage.
+or does not follow a call instruction, or follows a direct call whose target
+function (by its FDE) does not contain the frame below, while mt-unwind's
+frame there passes the same checks.  Such samples are reported and left out of the percentage.
 """
 import bisect
 import os
@@ -99,9 +99,14 @@ def frame_ok(frames, paths, i):
     if not path or below[0] != name:
         return True     # no file, or a cross-module call (through the PLT)
     ret = int(addr, 16) + 1
-    code = read_at(path, ret - 5, 5)
-    if not code or code[0] != 0xe8:
-        return True     # not a direct call: nothing to check
+    code = read_at(path, ret - 8, 8)
+    if not code:
+        return True
+    if code[3] != 0xe8:
+        # An indirect call (ff /2, 2 to 7 bytes long) must end at ret.
+        return any(code[8 - k] == 0xff and (code[9 - k] >> 3) & 7 == 2
+                   for k in range(2, 8))
+    code = code[3:]
     target = (ret + int.from_bytes(code[1:5], 'little', signed=True)) & (2**64 - 1)
     fde = fde_of(path, target)
     if fde is None:
