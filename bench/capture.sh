@@ -41,6 +41,9 @@ for i in $(seq "$RUNS"); do
 	secs env LD_PRELOAD="$MT_BUILD/libmt-sampler.so" $W >>"$T/preload"
 	secs "$CAP" -o "$T/s.data" -- $W >>"$T/sample"
 	cp "$T/last.err" "$T/s.err"
+	# mt-capture exits at once and a background process closes its uprobes
+	# (~80 ms per uprobe and CPU on 6.18); the next capture would wait for it.
+	sleep 2
 	secs env LD_PRELOAD=$JE $W >>"$T/je"
 	secs env LD_PRELOAD=$JE MALLOC_CONF=prof:true,lg_prof_sample:19,prof_prefix:$T/jeprof $W >>"$T/jeprof"
 done
@@ -54,6 +57,10 @@ h=$(med "$T/heaptrack" 1) hc=$(med "$T/heaptrack" 2)
 # jemalloc really profiles: prof is compiled in and turned on.
 jeprof_on=$(env LD_PRELOAD=$JE MALLOC_CONF=prof:true,stats_print:true "$MT_FIXTURES/capture_bench" 1 1 2>&1 |
 	grep -c 'opt.prof: true' || true)
+# Start-up and end of a capture on its own (no teardown pending).
+sleep 4
+secs "$CAP" -o "$T/s.data" -- true >"$T/true"
+startup=$(med "$T/true" 1)
 samples=$(sed -n 's/^mt-capture: \([0-9]*\) samples, \([0-9]*\) lost.*/\1 samples, \2 lost/p' "$T/s.err")
 
 echo
@@ -72,6 +79,7 @@ BEGIN {
 	row("jemalloc prof:true,lg_prof_sample:19" (on ? "" : " (NOT ACTIVE)") sprintf(" (wall %.2fx of plain jemalloc)", jp / j), jp, jpc)
 	row("heaptrack (1 run)", h, hc)
 }'
+echo "(mt-capture -- true, alone: $startup s wall)"
 
 done
 
@@ -84,6 +92,7 @@ for pages in 512 8192; do
 	ok=- first=-
 	for rate in 5000 10000 20000 50000 100000 200000 500000; do
 		count=$((rate / 2 < 5000 ? 5000 : rate / 2))
+		sleep 4	# the previous capture's uprobe teardown (see above)
 		"$CAP" --mode trace --mmap-pages $pages -o "$T/t.data" -- \
 			"$MT_FIXTURES/capture_rate" $rate $count 2>"$T/t.err" >/dev/null
 		lost=$(sed -n 's/^mt-capture: [0-9]* samples, \([0-9]*\) lost.*/\1/p' "$T/t.err")
