@@ -66,3 +66,4 @@ UNIT_TESTS += $(B)/tests/symbolize-tests
 BENCHES += bench/unwind.sh
 MANPAGES += docs/man/mt-unwind.1
 E2E_TESTS += tests/e2e/unwind-options.sh
+E2E_TESTS += tests/e2e/unwind-debuginfo.sh

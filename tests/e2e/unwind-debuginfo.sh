@@ -1,0 +1,45 @@
+#!/bin/bash
+# Separate debug info: a fixture recorded, then stripped (same build-id); its
+# symbols and inline frames must come back from --debuginfo-path DIR, where
+# the debug part sits under DIR/.build-id/xx/yyyy.debug.  A different file at
+# the recorded path (another build-id) must be reported, not symbolised.
+set -u
+. "$MT_SRC/tests/e2e/unwind_lib.sh"
+unwind_need_perf
+unset DEBUGINFOD_URLS
+fail=0
+mkdir -p "$tmp/bin" "$tmp/dbg"
+cp "$MT_FIXTURES/unwind_inline" "$tmp/bin/unwind_inline"
+unwind_record_mark "$tmp/bin/unwind_inline" "$tmp/i.data" 3 || exit 1
+
+id=$(readelf -n "$tmp/bin/unwind_inline" | awk '/Build ID/ { print $3 }')
+mkdir -p "$tmp/dbg/.build-id/${id:0:2}"
+objcopy --only-keep-debug "$tmp/bin/unwind_inline" "$tmp/dbg/.build-id/${id:0:2}/${id:2}.debug"
+strip --strip-all "$tmp/bin/unwind_inline"
+[ "$(readelf -n "$tmp/bin/unwind_inline" | awk '/Build ID/ { print $3 }')" = "$id" ] ||
+	{ echo "FAIL strip changed the build-id"; exit 1; }
+
+want='main;outer;helper_always_\[i\];helper_static_\[i\];unwind_mark end=complete$'
+mt-unwind -q "$tmp/i.data" | grep '^sample' | cut -f6 >"$tmp/plain.txt"
+if grep -Eq "$want" "$tmp/plain.txt"; then
+	echo "FAIL stripped binary symbolised without its debug info?"; fail=1
+fi
+# Unwinding still works from .eh_frame: complete stacks, unnamed frames.
+[ "$(grep -c 'end=complete$' "$tmp/plain.txt")" -eq 3 ] || { echo "FAIL stripped: stacks not complete"; cat "$tmp/plain.txt"; fail=1; }
+grep -q '\[unwind_inline+0x' "$tmp/plain.txt" || { echo "FAIL stripped: expected [unwind_inline+0x...] frames"; fail=1; }
+
+mt-unwind -q --debuginfo-path "$tmp/dbg" "$tmp/i.data" | grep '^sample' | cut -f6 >"$tmp/dbg.txt"
+n=$(grep -Ec "(^|;)$want" "$tmp/dbg.txt")
+[ "$n" -eq 3 ] && echo "ok --debuginfo-path: 3 stacks with names and inline frames" ||
+	{ echo "FAIL --debuginfo-path: $n of 3 stacks symbolised:"; cat "$tmp/dbg.txt"; fail=1; }
+
+# Another program in the recorded file's place: a build-id mismatch.
+cp "$MT_FIXTURES/unwind_recursion" "$tmp/bin/unwind_inline"
+mt-unwind -q "$tmp/i.data" >"$tmp/mis.txt" 2>"$tmp/mis.err"
+grep -q "'$tmp/bin/unwind_inline': build-id mismatch (recorded $id" "$tmp/mis.err" ||
+	{ echo "FAIL mismatch not reported:"; cat "$tmp/mis.err"; fail=1; }
+grep '^sample' "$tmp/mis.txt" | cut -f6 | grep -q '\[unwind_inline+0x[0-9a-f]*\]_\[x\]' ||
+	{ echo "FAIL mismatched frames not marked _[x]"; fail=1; }
+grep -q 'recurse' "$tmp/mis.txt" && { echo "FAIL symbolised from the wrong file"; fail=1; }
+[ $fail -eq 0 ] && echo "ok build-id mismatch reported and marked"
+exit $fail
