@@ -2,6 +2,7 @@
 
 # mt-flamegraph: python3 standard library only, nothing to build.
 SCRIPTS += scripts/mt-flamegraph
+MANPAGES += docs/man/mt-flamegraph.1
 
 E2E_TESTS += tests/e2e/flamegraph-layout.sh
 E2E_TESTS += tests/e2e/flamegraph-determinism.sh
