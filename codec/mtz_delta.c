@@ -519,6 +519,9 @@ int mtz_delta_dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, struc
 /* ---- encoder ---------------------------------------------------------- */
 
 #define INDEX_BITS 18
+#ifndef MTZ_HEAD_CHANGED
+#define MTZ_HEAD_CHANGED 40	/* head XOR code over this % of the head: plain */
+#endif
 #ifndef MTZ_KEY_CHANGED
 #define MTZ_KEY_CHANGED 25	/* delta code over this % of the stack: keyframe */
 #endif
@@ -733,8 +736,17 @@ static int emit(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 	/* A keyframe keeps head and stack as they are: zstd matches them
 	 * against earlier samples best in that form. */
 	int rc = 0;
-	if (ref)
+	if (ref) {
+		size_t before = head->len;
 		rc = xor_code(head, s->rec, head_xor ? ref->head : NULL, so);
+		if (!rc && head_xor && (head->len - before) * 100 > so * MTZ_HEAD_CHANGED) {
+			/* registers far from the previous sample's (a CPU
+			 * profile): as they are, they match older samples */
+			head->len = before;
+			ops->data[ops->len - MTZ_SAMPLE_OPS + 6] &= (uint8_t)~MTZ_SAMPLE_HEAD_XOR;
+			rc = xor_code(head, s->rec, NULL, so);
+		}
+	}
 	if (rc || mtz_buf_reserve(head, so + tail))
 		return MTZ_ENOMEM;
 	if (!ref)

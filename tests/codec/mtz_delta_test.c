@@ -53,7 +53,8 @@ static void sample_make(struct sample *s, const struct stack_mem *m, uint32_t ti
 	off += 8;
 	s->v.regs_offset = off;
 	for (unsigned i = 0; i < NR_REGS; i++) {
-		s->regs[i] = i == SP_INDEX ? sp : 0x1000 * i + (time & 0xff);
+		/* the first four registers follow the time, the rest stay */
+		s->regs[i] = i == SP_INDEX ? sp : 0x1000 * i + (i < 4 ? time & 0xff : 0);
 		memcpy(p + off, &s->regs[i], 8);
 		off += 8;
 	}
@@ -433,7 +434,7 @@ Test(mtz_delta, registers_are_xored_against_the_previous_sample)
 	rig_encode(&r, &s);
 	uint64_t old[NR_REGS];
 	memcpy(old, s.regs, sizeof(old));
-	/* time 0x13: sample_make varies every register but sp with it */
+	/* time 0x13: sample_make varies four registers with it */
 	sample_make(&s, &mem, 5, MEM_BASE + 8192 - 32, 1024, 1024, 0, 0x13);
 	rig_encode(&r, &s);
 	/* the head code: one group (the head is under 512 bytes), its word
@@ -452,6 +453,33 @@ Test(mtz_delta, registers_are_xored_against_the_previous_sample)
 		cr_assert_eq(x[s.v.regs_offset / 8 + i], old[i] ^ s.regs[i], "reg %u", i);
 	/* unchanged fields before them (header, pid/tid) are left out */
 	cr_assert_eq(mask & 3, 0);
+	rig_check(&r);
+	rig_fini(&r);
+}
+
+/* A head far from the previous one (a CPU profile's registers) is coded
+ * plain, not XORed: the flag says which. */
+Test(mtz_delta, distant_registers_are_coded_plain)
+{
+	struct rig r;
+	rig_init(&r);
+	mem_fill(&mem, 16);
+	sample_make(&s, &mem, 5, MEM_BASE + 8192, 1024, 1024, 0, 1);
+	rig_encode(&r, &s);
+	sample_make(&s, &mem, 5, MEM_BASE + 8192, 1024, 1024, 0, 2);
+	rig_encode(&r, &s);
+	const uint8_t *ops = r.sec.s[MTZ_SEC_OPS].data + r.last_start[MTZ_SEC_OPS] + 1;
+	cr_assert_eq(ops[6], MTZ_SAMPLE_HEAD_XOR);
+	srand(5);
+	for (unsigned i = 0; i < NR_REGS; i++)
+		if (i != SP_INDEX) {
+			uint64_t v = (uint64_t)rand() << 32 | (unsigned)rand();
+			memcpy(s.rec + s.v.regs_offset + 8 * i, &v, 8);
+		}
+	rig_encode(&r, &s);
+	ops = r.sec.s[MTZ_SEC_OPS].data + r.last_start[MTZ_SEC_OPS] + 1;
+	cr_assert_eq(ops[6], 0);
+	cr_assert_eq(mtz_delta_enc_stats(r.enc)->keyframes, 1);	/* the stack still a delta */
 	rig_check(&r);
 	rig_fini(&r);
 }
