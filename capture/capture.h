@@ -59,9 +59,6 @@ int mt_capture_events_trace(struct mt_capture_events *evs, const char *lib,
 int mt_capture_events_named(struct mt_capture_events *evs, const char *name,
 			    unsigned stack_size, uint64_t freq, uint64_t period, char *err);
 
-/* Names accepted by mt_capture_events_named, for --help: NULL-terminated. */
-extern const char *const mt_capture_event_names[];
-
 struct mt_perf_writer;
 
 /* Write synthesized COMM (one per thread) and MMAP2 (executable mappings)

@@ -191,11 +191,6 @@ static const struct named {
 	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
 };
 
-const char *const mt_capture_event_names[] = {
-	"cpu-clock", "task-clock", "page-faults", "minor-faults", "major-faults",
-	"context-switches", "cpu-migrations", "cycles", "instructions", "cache-references",
-	"cache-misses", "branches", "branch-misses", NULL,
-};
 
 int mt_capture_events_named(struct mt_capture_events *evs, const char *name,
 			    unsigned stack_size, uint64_t freq, uint64_t period, char *err)
@@ -216,6 +211,10 @@ int mt_capture_events_named(struct mt_capture_events *evs, const char *name,
 		}
 		return 0;
 	}
-	snprintf(err, MT_CAPTURE_ERRLEN, "unknown event '%s' (see --help for the list)", name);
+	size_t n = (size_t)snprintf(err, MT_CAPTURE_ERRLEN, "unknown event '%s' (known:", name);
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]) && n < MT_CAPTURE_ERRLEN; i++)
+		n += (size_t)snprintf(err + n, MT_CAPTURE_ERRLEN - n, " %s", named[i].name);
+	if (n < MT_CAPTURE_ERRLEN)
+		snprintf(err + n, MT_CAPTURE_ERRLEN - n, ")");
 	return -1;
 }
