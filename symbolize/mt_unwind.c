@@ -1286,16 +1286,19 @@ static int parse_args(int argc, char **argv, struct opts *o)
 int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
+	struct state s = { .o = &o };
+	int status = 0, fd = -1, out_fd = 1;
 	if (parse_args(argc, argv, &o) != 0) {
 		fprintf(stderr, "usage: mt-unwind [options] IN   (see --help)\n");
-		return EXIT_USAGE;
+		status = EXIT_USAGE;
+		goto out;
 	}
-	struct state s = { .o = &o };
 	const char *name = strcmp(o.input, "-") == 0 ? "<stdin>" : o.input;
-	int fd = strcmp(o.input, "-") == 0 ? 0 : open(o.input, O_RDONLY | O_CLOEXEC);
+	fd = strcmp(o.input, "-") == 0 ? 0 : open(o.input, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		fprintf(stderr, "%s: cannot open '%s': %s\n", prog, o.input, strerror(errno));
-		return EXIT_ENV;
+		status = EXIT_ENV;
+		goto out;
 	}
 	struct sniff sn = { .fd = fd };
 	while (sn.n < sizeof(sn.head)) {
@@ -1304,7 +1307,8 @@ int main(int argc, char **argv)
 			continue;
 		if (r < 0) {
 			fprintf(stderr, "%s: cannot read '%s': %s\n", prog, name, strerror(errno));
-			return EXIT_ENV;
+			status = EXIT_ENV;
+			goto out;
 		}
 		if (r == 0)
 			break;
@@ -1312,14 +1316,16 @@ int main(int argc, char **argv)
 	}
 	if (sn.n == 0) {
 		fprintf(stderr, "%s: '%s' is empty\n", prog, name);
-		return EXIT_DATA;
+		status = EXIT_DATA;
+		goto out;
 	}
 	int rc;
 	if (mtz_is_mtz(sn.head, sn.n)) {
 		rc = mtz_reader_new(&s.mtz, sniff_read, &sn, name);
 		if (rc != 0) {
 			fprintf(stderr, "%s: '%s': %s\n", prog, name, mtz_strerror(rc));
-			return rc == MTZ_ENOMEM ? EXIT_ENV : EXIT_DATA;
+			status = rc == MTZ_ENOMEM ? EXIT_ENV : EXIT_DATA;
+			goto out;
 		}
 		mtz_reader_set_warn(s.mtz, mtz_warn, NULL);
 		rc = mt_perf_reader_new(&s.reader, mtz_reader_read, s.mtz, name);
@@ -1329,14 +1335,15 @@ int main(int argc, char **argv)
 	if (rc != 0) {
 		fprintf(stderr, "%s: '%s': %s\n", prog, name,
 			s.reader ? mt_perf_reader_error(s.reader) : mt_perf_strerror(rc));
-		return rc == MT_PERF_ENOMEM ? EXIT_ENV : rc == MT_PERF_EIO ? EXIT_ENV : EXIT_DATA;
+		status = rc == MT_PERF_ENOMEM || rc == MT_PERF_EIO ? EXIT_ENV : EXIT_DATA;
+		goto out;
 	}
-	int out_fd = 1;
 	if (o.output && !o.decode_only) {
 		out_fd = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 		if (out_fd < 0) {
 			fprintf(stderr, "%s: cannot open '%s': %s\n", prog, o.output, strerror(errno));
-			return EXIT_ENV;
+			status = EXIT_ENV;
+			goto out;
 		}
 	}
 	if (mt_unwind_modules_new(&s.modules, o.debuginfo_path) != 0 ||
@@ -1362,7 +1369,6 @@ int main(int argc, char **argv)
 		mt_unwind_out_str(&s.out, "\n");
 	}
 	struct mt_perf_item it;
-	int status = 0;
 	while ((rc = mt_perf_reader_next(s.reader, &it)) == 1) {
 		if (it.kind == MT_PERF_ITEM_RECORD)
 			on_record(&s, &it);
@@ -1396,7 +1402,8 @@ int main(int argc, char **argv)
 	if (s.fdout.error) {
 		fprintf(stderr, "%s: cannot write '%s': %s\n", prog, o.output ? o.output : "<stdout>",
 			strerror(s.fdout.error));
-		return EXIT_ENV;
+		status = EXIT_ENV;
+		goto out;
 	}
 	if (s.mtz && mtz_reader_damage(s.mtz)) {
 		fprintf(stderr, "%s: '%s': damaged: %" PRIu64 " parts could not be read\n", prog,
@@ -1407,10 +1414,17 @@ int main(int argc, char **argv)
 	if ((s.undecodable || s.data_error) && !status)
 		status = EXIT_DATA;
 	summary(&s, secs);
-	if (o.output && out_fd != 1 && close(out_fd) != 0) {
-		fprintf(stderr, "%s: cannot write '%s': %s\n", prog, o.output, strerror(errno));
-		return EXIT_ENV;
+	if (o.output && out_fd != 1) {
+		int e = close(out_fd);
+		out_fd = 1;
+		if (e != 0) {
+			fprintf(stderr, "%s: cannot write '%s': %s\n", prog, o.output, strerror(errno));
+			status = EXIT_ENV;
+		}
 	}
+out:
+	if (out_fd > 1)
+		close(out_fd);
 	mt_unwind_order_free(s.order);
 	mt_perf_reader_free(s.reader);
 	mtz_reader_free(s.mtz);
