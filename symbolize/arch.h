@@ -7,7 +7,19 @@
 #ifndef MT_UNWIND_ARCH_H
 #define MT_UNWIND_ARCH_H
 
+#include <asm/perf_regs.h>
 #include <stdint.h>
+
+/* perf register indices of the registers the capture-events contract
+ * (docs/formats/capture-events.md) puts event fields in. */
+#define MT_UNWIND_PREG_AX PERF_REG_X86_AX
+#define MT_UNWIND_PREG_CX PERF_REG_X86_CX
+#define MT_UNWIND_PREG_DX PERF_REG_X86_DX
+#define MT_UNWIND_PREG_SI PERF_REG_X86_SI
+#define MT_UNWIND_PREG_DI PERF_REG_X86_DI
+#define MT_UNWIND_PREG_R8 PERF_REG_X86_R8
+#define MT_UNWIND_PREG_R9 PERF_REG_X86_R9
+#define MT_UNWIND_PREG_R10 PERF_REG_X86_R10
 
 #define MT_UNWIND_NREGS 17	/* DWARF 0..16: rax..r15 and the return address */
 #define MT_UNWIND_REG_FP 6	/* rbp */
@@ -29,6 +41,13 @@ int mt_unwind_arch_regs_from_perf(struct mt_unwind_regs *out, uint64_t mask,
 /* @return : the perf_event_attr.sample_regs_user mask that covers every
  *           register mt-unwind uses (for tools that record). */
 uint64_t mt_unwind_arch_perf_mask(void);
+
+struct mt_unwind_rule;
+
+/* Fill rule with the frame-pointer convention: CFA = rbp + 16, return
+ * address at CFA - 8, caller's rbp at CFA - 16, callee-saved registers
+ * unchanged, the others lost. */
+void mt_unwind_arch_fp_rule(struct mt_unwind_rule *rule);
 
 /* @return : a register's short name ("rsp"), "?" for an unknown number. */
 const char *mt_unwind_arch_reg_name(unsigned dwarf_reg);

@@ -1,7 +1,9 @@
 /* x86_64: perf's register order (asm/perf_regs.h) to DWARF numbering. */
 #include "symbolize/arch.h"
 
-#include <asm/perf_regs.h>
+#include <string.h>
+
+#include "symbolize/cfi.h"
 
 /* perf register index -> DWARF register, -1 for those CFI never names. */
 static const int8_t perf_to_dwarf[PERF_REG_X86_64_MAX] = {
@@ -54,4 +56,25 @@ const char *mt_unwind_arch_reg_name(unsigned r)
 		"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip",
 	};
 	return r < MT_UNWIND_NREGS ? names[r] : "?";
+}
+
+void mt_unwind_arch_fp_rule(struct mt_unwind_rule *rule)
+{
+	/* System V: rbx, rbp, r12-r15 are callee-saved; rbp is restored from
+	 * the frame, rsp is the CFA, the rest are lost across a call. */
+	static const uint8_t kept[] = { 3, 12, 13, 14, 15 };
+	memset(rule, 0, sizeof(*rule));
+	rule->status = MT_UNWIND_RULE_OK;
+	rule->cfa_reg = MT_UNWIND_REG_FP;
+	rule->cfa_off = 16;
+	for (int r = 0; r < MT_UNWIND_NREGS; r++)
+		rule->kind[r] = MT_UNWIND_UNDEF;
+	for (size_t i = 0; i < sizeof(kept); i++)
+		rule->kind[kept[i]] = MT_UNWIND_SAME;
+	rule->kind[MT_UNWIND_REG_FP] = MT_UNWIND_AT_CFA;
+	rule->off[MT_UNWIND_REG_FP] = -16;
+	rule->kind[MT_UNWIND_REG_SP] = MT_UNWIND_VAL_CFA;
+	rule->kind[MT_UNWIND_REG_RA] = MT_UNWIND_AT_CFA;
+	rule->off[MT_UNWIND_REG_RA] = -8;
+	mt_unwind_rule_finish(rule);
 }

@@ -216,27 +216,13 @@ const struct mt_unwind_rule *mt_unwind_rule_get(struct mt_unwind_module *m, uint
 	return rule;
 }
 
-static struct mt_unwind_rule fp_rule = {
-	.status = MT_UNWIND_RULE_OK,
-	.cfa_reg = MT_UNWIND_REG_FP,
-	.cfa_off = 16,
-	/* Designated per register: callee-saved keep their values. */
-	.kind = {
-		[0] = MT_UNWIND_UNDEF, [1] = MT_UNWIND_UNDEF, [2] = MT_UNWIND_UNDEF,
-		[3] = MT_UNWIND_SAME, [4] = MT_UNWIND_UNDEF, [5] = MT_UNWIND_UNDEF,
-		[MT_UNWIND_REG_FP] = MT_UNWIND_AT_CFA, [MT_UNWIND_REG_SP] = MT_UNWIND_VAL_CFA,
-		[8] = MT_UNWIND_UNDEF, [9] = MT_UNWIND_UNDEF, [10] = MT_UNWIND_UNDEF,
-		[11] = MT_UNWIND_UNDEF, [12] = MT_UNWIND_SAME, [13] = MT_UNWIND_SAME,
-		[14] = MT_UNWIND_SAME, [15] = MT_UNWIND_SAME,
-		[MT_UNWIND_REG_RA] = MT_UNWIND_AT_CFA,
-	},
-	.off = { [MT_UNWIND_REG_FP] = -16, [MT_UNWIND_REG_RA] = -8 },
-};
+/* Built once, on first use (by a single thread: the unwinder's). */
+static struct mt_unwind_rule fp_rule;
 
 const struct mt_unwind_rule *mt_unwind_rule_frame_pointer(void)
 {
-	if (!fp_rule.nr_active)
-		mt_unwind_rule_finish(&fp_rule);
+	if (fp_rule.status != MT_UNWIND_RULE_OK || !fp_rule.nr_active)
+		mt_unwind_arch_fp_rule(&fp_rule);
 	return &fp_rule;
 }
 

@@ -270,7 +270,7 @@ static struct evinfo *evinfo_of(struct state *s, const struct mt_perf_evsel *e)
 	return ei;
 }
 
-/* perf register value by perf index (x86: AX=0 BX=1 CX=2 DX=3 SI=4 DI=5 ...). */
+/* A register's value by perf index (symbolize/arch.h names the ones used). */
 static uint64_t preg(const struct mt_perf_sample *smp, int idx)
 {
 	if (smp->regs_abi == 0 || !(smp->regs_mask & (1ULL << idx)))
@@ -278,15 +278,14 @@ static uint64_t preg(const struct mt_perf_sample *smp, int idx)
 	unsigned k = (unsigned)__builtin_popcountll(smp->regs_mask & ((1ULL << idx) - 1));
 	return k < smp->nr_regs ? smp->regs[k] : 0;
 }
-#include <asm/perf_regs.h>
-#define R_AX PERF_REG_X86_AX
-#define R_CX PERF_REG_X86_CX
-#define R_DX PERF_REG_X86_DX
-#define R_SI PERF_REG_X86_SI
-#define R_DI PERF_REG_X86_DI
-#define R_R8 PERF_REG_X86_R8
-#define R_R9 PERF_REG_X86_R9
-#define R_R10 PERF_REG_X86_R10
+#define R_AX MT_UNWIND_PREG_AX
+#define R_CX MT_UNWIND_PREG_CX
+#define R_DX MT_UNWIND_PREG_DX
+#define R_SI MT_UNWIND_PREG_SI
+#define R_DI MT_UNWIND_PREG_DI
+#define R_R8 MT_UNWIND_PREG_R8
+#define R_R9 MT_UNWIND_PREG_R9
+#define R_R10 MT_UNWIND_PREG_R10
 
 /* ---- writing lines ------------------------------------------------------ */
 
