@@ -49,6 +49,10 @@ struct mt_unwind_rule;
  * unchanged, the others lost. */
 void mt_unwind_arch_fp_rule(struct mt_unwind_rule *rule);
 
+/* @return : the system's library directories, NULL-terminated (where a
+ *           file that is gone may be found again by its build-id). */
+const char *const *mt_unwind_arch_lib_dirs(void);
+
 /* @return : a register's short name ("rsp"), "?" for an unknown number. */
 const char *mt_unwind_arch_reg_name(unsigned dwarf_reg);
 

@@ -78,3 +78,12 @@ void mt_unwind_arch_fp_rule(struct mt_unwind_rule *rule)
 	rule->off[MT_UNWIND_REG_RA] = -8;
 	mt_unwind_rule_finish(rule);
 }
+
+const char *const *mt_unwind_arch_lib_dirs(void)
+{
+	static const char *const dirs[] = {
+		"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib64", "/lib64",
+		"/usr/local/lib", "/usr/lib", "/lib", NULL,
+	};
+	return dirs;
+}

@@ -1,5 +1,6 @@
 /* ELF module cache: open files once, check build-ids, find debug info. */
 #include "symbolize/module.h"
+#include "symbolize/arch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -84,12 +85,8 @@ static int alt_dirs_init(struct mt_unwind_modules *ms, const char *user)
 		if (alt_dir_add(ms, d, (size_t)k) != 0)
 			return -1;
 	}
-	static const char *const sys[] = {
-		"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib64", "/lib64",
-		"/usr/local/lib", "/usr/lib", "/lib",
-	};
-	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
-		if (alt_dir_add(ms, sys[i], strlen(sys[i])) != 0)
+	for (const char *const *d = mt_unwind_arch_lib_dirs(); *d; d++)
+		if (alt_dir_add(ms, *d, strlen(*d)) != 0)
 			return -1;
 	return 0;
 }
