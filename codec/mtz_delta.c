@@ -273,44 +273,53 @@ static int xor_apply(const uint8_t *sec, size_t len, size_t *pos, uint8_t *a, si
 	return 0;
 }
 
-/* Fills the pad (n bytes at dst) with its source: for each 64-byte group,
- * the bytes dist back in the output (dist 0: zeros).  The output is the
- * frame's history (hist_len bytes) followed by the record being rebuilt
- * (rec, whose bytes before the pad, pad_off of them, are written).  The
- * dists come first in the code, each XORed with the one before (the first
- * with 0).
- * @return : 0, MTZ_ETRUNC, or MTZ_EFORMAT (a source outside the output). */
+/* Fills the pad (n bytes at dst) with its source, given as segments: a
+ * u16 count, then per segment a u16 length and a u32 distance back in the
+ * output (XORed with the previous segment's; 0: zeros), the lengths adding
+ * up to n.  The output is the frame's history (hist_len bytes) followed by
+ * the record being rebuilt (rec, whose bytes before the pad, pad_off of
+ * them, are written).
+ * @return : 0, MTZ_ETRUNC, or MTZ_EFORMAT (bad lengths, a source outside
+ *           the output). */
 static int pad_source(const uint8_t *sec, size_t len, size_t *pos, const uint8_t *hist,
 		      size_t hist_len, const uint8_t *rec, size_t pad_off, uint8_t *dst,
 		      size_t n, uint64_t *matched)
 {
-	size_t ngroups = (n + MTZ_PAD_GROUP - 1) / MTZ_PAD_GROUP;
-	if ((len - *pos) / 4 < ngroups)
+	size_t at = *pos;
+	if (len - at < 2)
 		return MTZ_ETRUNC;
-	const uint8_t *dp = sec + *pos;
+	unsigned nseg = mtz_ld16(sec + at);
+	at += 2;
+	if ((len - at) / 6 < nseg)
+		return MTZ_ETRUNC;
 	uint32_t dist = 0;
-	for (size_t g = 0; g < ngroups; g++) {
-		size_t off = g * MTZ_PAD_GROUP;
-		size_t glen = n - off < MTZ_PAD_GROUP ? n - off : MTZ_PAD_GROUP;
-		size_t at = hist_len + pad_off + off;	/* output position */
-		dist ^= mtz_ld32(dp + 4 * g);
-		if (!dist) {
-			memset(dst + off, 0, glen);
-			continue;
-		}
-		/* the source lies wholly in what is already written */
-		if (dist < glen || dist > at)
+	size_t off = 0;
+	for (unsigned i = 0; i < nseg; i++, at += 6) {
+		size_t slen = mtz_ld16(sec + at);
+		dist ^= mtz_ld32(sec + at + 2);
+		if (!slen || slen > n - off)
 			return MTZ_EFORMAT;
-		size_t from = at - dist, k = 0;
-		if (from < hist_len) {
-			k = hist_len - from < glen ? hist_len - from : glen;
-			memcpy(dst + off, hist + from, k);
+		size_t where = hist_len + pad_off + off;	/* output position */
+		if (!dist) {
+			memset(dst + off, 0, slen);
+		} else {
+			/* the source lies wholly in what is already written */
+			if (dist < slen || dist > where)
+				return MTZ_EFORMAT;
+			size_t from = where - dist, k = 0;
+			if (from < hist_len) {
+				k = hist_len - from < slen ? hist_len - from : slen;
+				memcpy(dst + off, hist + from, k);
+			}
+			if (k < slen)
+				memcpy(dst + off + k, rec + (from + k - hist_len), slen - k);
+			*matched += slen;
 		}
-		if (k < glen)
-			memcpy(dst + off + k, rec + (from + k - hist_len), glen - k);
-		*matched += glen;
+		off += slen;
 	}
-	*pos += 4 * ngroups;
+	if (off != n)
+		return MTZ_EFORMAT;
+	*pos = at;
 	return 0;
 }
 
@@ -532,7 +541,8 @@ struct mtz_delta_enc {
 	struct ref_table refs;
 	struct scratch aligned;		/* the reference aligned to the new stack */
 	struct scratch padsrc;		/* the pad's source */
-	uint32_t dists[65536 / MTZ_PAD_GROUP + 1];
+	struct { uint32_t len, dist; } segs[65536 / 8 + 1];
+	unsigned nsegs;
 	struct mtz_delta_dec *mirror;	/* decodes what we emit */
 	struct scratch check;		/* what it rebuilds */
 	/* where words of the frame's output sit, to find stale pad bytes */
@@ -610,101 +620,155 @@ static size_t index_slot(uint64_t w)
 	return (size_t)((w * 0x9e3779b97f4a7c15ull) >> (64 - INDEX_BITS));
 }
 
-/* Words of src equal to pad's, over the first bytes (a cheap score). */
-static unsigned match_score(const uint8_t *pad, const uint8_t *src, size_t n)
+/* What lies before a pad, as the decoder will see it: the frame's history,
+ * then the record's head and stack. */
+struct before {
+	const uint8_t *hist;
+	size_t hist_len;
+	const uint8_t *rec;
+	size_t rec_len;		/* head and stack: so + dyn */
+};
+
+/* The len bytes at output position from, when they lie in one piece. */
+static const uint8_t *before_at(const struct before *b, uint64_t from, size_t len)
 {
-	unsigned score = 0;
-	if (!memcmp(pad, src, n & ~(size_t)7))
-		return (unsigned)(n / 8);
-	for (size_t i = 0; i + 8 <= n; i += 8)
-		score += mtz_ld64(pad + i) == mtz_ld64(src + i);
-	return score;
+	if (from + len <= b->hist_len)
+		return b->hist + from;
+	if (from >= b->hist_len && from - b->hist_len + len <= b->rec_len)
+		return b->rec + (from - b->hist_len);
+	return NULL;
 }
 
-/* Chooses for each 512-byte group of the pad a distance back into out
- * where the same bytes sit (stale ring bytes are copies of older records),
- * or 0.  The pad will start at out->len + pad_off; sources must lie wholly
- * in out.  dists gets one entry per group.  @return : bytes matched. */
-static size_t pad_search(struct mtz_delta_enc *e, const uint8_t *pad, size_t n,
-			 const struct mtz_buf *out, size_t pad_off, uint32_t *dists)
+/* Copies len bytes at output position from (the caller checked they are
+ * written before the pad). */
+static void before_copy(const struct before *b, uint64_t from, size_t len, uint8_t *dst)
 {
-	size_t ngroups = (n + MTZ_PAD_GROUP - 1) / MTZ_PAD_GROUP;
-	memset(dists, 0, ngroups * sizeof(uint32_t));
-	if (n < 64 || out->len > UINT32_MAX / 2)
+	size_t k = 0;
+	if (from < b->hist_len) {
+		k = b->hist_len - from < len ? (size_t)(b->hist_len - from) : len;
+		memcpy(dst, b->hist + from, k);
+	}
+	if (k < len)
+		memcpy(dst + k, b->rec + (from + k - b->hist_len), len - k);
+}
+
+/* Bytes from the pad's offset p on that equal their source dist back, in
+ * whole words, within one piece (history, or the record before the pad). */
+static size_t run_at(const struct before *b, const uint8_t *pad, size_t n, size_t p,
+		     uint64_t dist)
+{
+	uint64_t where = b->hist_len + b->rec_len + p;
+	if (!dist || dist > where)
+		return 0;
+	uint64_t from = where - dist;
+	size_t most = n - p;
+	if (from < b->hist_len) {
+		if (most > b->hist_len - from)
+			most = b->hist_len - from;
+	} else {
+		if (from - b->hist_len >= b->rec_len)
+			return 0;
+		if (most > b->rec_len - (from - b->hist_len))
+			most = b->rec_len - (from - b->hist_len);
+	}
+	const uint8_t *src = before_at(b, from, most);
+	size_t k = 0;
+	while (src && k + 8 <= most && mtz_ld64(pad + p + k) == mtz_ld64(src + k))
+		k += 8;
+	return k;
+}
+
+static void recent_push(struct mtz_delta_enc *e, uint32_t dist)
+{
+	unsigned k = 0;
+	while (k < RECENT - 1 && e->recent[k] != dist)
+		k++;
+	memmove(e->recent + 1, e->recent, k * sizeof(uint32_t));
+	e->recent[0] = dist;
+}
+
+/* Plans the pad's source as segments (e->segs, e->nsegs): stretches of it
+ * found earlier in the output (stale ring bytes are copies of older
+ * records), the rest against zeros.  Greedy: extend the current source
+ * while words match; where it stops, take the candidate (the last few
+ * distances, the output index, the record's own head and stack) with the
+ * longest run.  @return : bytes matched. */
+static size_t pad_plan(struct mtz_delta_enc *e, const struct before *b, const uint8_t *pad,
+		       size_t n)
+{
+	e->nsegs = 0;
+	if (!n)
 		return 0;
 	for (size_t p = (e->indexed + INDEX_STEP - 1) / INDEX_STEP * INDEX_STEP;
-	     p + 8 <= out->len; p += INDEX_STEP) {
-		uint64_t w = mtz_ld64(out->data + p);
+	     p + 8 <= b->hist_len; p += INDEX_STEP) {
+		uint64_t w = mtz_ld64(b->hist + p);
 		if (w)
 			e->index[index_slot(w)] = (uint32_t)p + 1;
 	}
-	e->indexed = out->len;
+	e->indexed = b->hist_len;
 
-	size_t matched = 0;
-	uint32_t prev = e->recent[0];
-	for (size_t g = 0; g < ngroups; g++) {
-		size_t off = g * MTZ_PAD_GROUP;
-		size_t glen = n - off < MTZ_PAD_GROUP ? n - off : MTZ_PAD_GROUP;
-		const uint8_t *cur = pad + off;
-		uint64_t at = out->len + pad_off + off;	/* where the group lands */
-		uint64_t lo = pad_off + off + glen;	/* nearest source: ends at out->len */
-		unsigned words = (unsigned)(glen / 8);
-		if (!words)
-			break;
-		uint32_t cand[1 + RECENT + INDEX_STEP];
-		unsigned nc = 0;
-		cand[nc++] = prev;
-		for (unsigned i = 0; i < RECENT; i++)
-			cand[nc++] = e->recent[i];
-		uint32_t best = 0;
-		unsigned best_score = 0;
-		for (int pass = 0; pass < 2; pass++) {
-			for (unsigned i = 0; i < nc && best_score < words; i++) {
-				uint64_t dist = cand[i];
-				if (!dist || dist < lo || dist > at || (i && dist == cand[0]))
-					continue;
-				unsigned sc = match_score(cur, out->data + (at - dist), glen);
-				if (sc > best_score) {
-					best_score = sc;
+	size_t matched = 0, p = 0, quiet = 0;	/* quiet: skip searches until */
+	uint32_t dist = 0;
+	uint64_t pad_at = b->hist_len + b->rec_len;
+	while (p < n) {
+		size_t run = dist ? run_at(b, pad, n, p, dist) : 0;
+		if (!run && p >= quiet && n - p >= 16) {
+			uint32_t cand[RECENT + INDEX_STEP + 1];
+			unsigned nc = 0;
+			for (unsigned i = 0; i < RECENT; i++)
+				if (e->recent[i])
+					cand[nc++] = e->recent[i];
+			for (size_t j = 0; j + 8 <= n - p && j < INDEX_STEP; j++) {
+				uint64_t w = mtz_ld64(pad + p + j);
+				uint32_t hit = w ? e->index[index_slot(w)] : 0;
+				if (hit && pad_at + p + j > hit - 1)
+					cand[nc++] = (uint32_t)(pad_at + p + j - (hit - 1));
+			}
+			/* the record's own stack, once per pad: memmem is slow */
+			uint64_t w = p ? 0 : mtz_ld64(pad);
+			const uint8_t *q = w ? memmem(b->rec, b->rec_len, pad, 8) : NULL;
+			if (q)
+				cand[nc++] = (uint32_t)(b->rec_len + p - (size_t)(q - b->rec));
+			uint32_t best = 0;
+			for (unsigned i = 0; i < nc; i++) {
+				size_t r = run_at(b, pad, n, p, cand[i]);
+				if (r > run) {
+					run = r;
 					best = cand[i];
 				}
 			}
-			if (pass || best_score == words)
-				break;
-			/* look the group's first words up, at every byte offset:
-			 * the output need not be 8-byte aligned */
-			nc = 0;
-			for (size_t j = 0; j + 8 <= glen && j < INDEX_STEP; j++) {
-				uint64_t w = mtz_ld64(cur + j);
-				uint32_t hit = w ? e->index[index_slot(w)] : 0;
-				if (hit && at + j > hit - 1)
-					cand[nc++] = (uint32_t)(at + j - (hit - 1));
+			if (run >= 16) {
+				dist = best;
+				recent_push(e, dist);
+			} else {
+				run = 0;
+				quiet = p + INDEX_STEP;	/* nothing here: look again later */
 			}
 		}
-		/* XOR with unrelated bytes gives noise zstd cannot match
-		 * elsewhere: take near-copies only */
-		if (best_score * 8 < words * 7)
-			continue;
-		dists[g] = best;
-		prev = best;
-		matched += glen;
-		if (best != e->recent[0]) {
-			unsigned k = 0;
-			while (k < RECENT - 1 && e->recent[k] != best)
-				k++;
-			memmove(e->recent + 1, e->recent, k * sizeof(uint32_t));
-			e->recent[0] = best;
+		uint32_t d = run ? dist : 0;
+		size_t len = run ? run : (n - p < 8 ? n - p : 8);
+		if (!run)
+			dist = 0;
+		/* extend the last segment when the source continues */
+		if (e->nsegs && e->segs[e->nsegs - 1].dist == d &&
+		    e->segs[e->nsegs - 1].len + len <= 65535) {
+			e->segs[e->nsegs - 1].len += (uint32_t)len;
+		} else {
+			e->segs[e->nsegs].dist = d;
+			e->segs[e->nsegs].len = (uint32_t)len;
+			e->nsegs++;
 		}
+		matched += run;
+		p += len;
 	}
 	return matched;
 }
 
-/* Appends the entry for s: against ref (NULL: keyframe), pad groups against
- * out at dists (NULL or 0: zeros). */
+/* Appends the entry for s: against ref (NULL: keyframe), the pad against
+ * the planned segments (plan 0: zeros). */
 static int emit(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
-		const struct mtz_delta_ref *ref, uint64_t sp, uint64_t hash,
-		const uint32_t *dists, struct mtz_sections *sec, const struct mtz_buf *out,
-		size_t *stack_code)
+		const struct mtz_delta_ref *ref, uint64_t sp, uint64_t hash, int plan,
+		const struct before *b, struct mtz_sections *sec, size_t *stack_code)
 {
 	size_t so = s->stack_offset, dyn = s->dyn_size, pad = s->stack_size - dyn;
 	size_t tail = s->rec_size - so - s->stack_size;
@@ -770,36 +834,32 @@ static int emit(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 		mtz_buf_put(code, stk, dyn);
 	}
 	*stack_code = code->len - before;
-	/* the pad's source, group by group, and the dists that name it */
-	size_t ngroups = (pad + MTZ_PAD_GROUP - 1) / MTZ_PAD_GROUP;
-	if (mtz_buf_reserve(code, 4 * ngroups) || scratch_fit(&e->padsrc, pad))
+	/* the pad's source, as segments, then its XOR against that */
+	plan = plan && e->nsegs;
+	unsigned nsegs = plan ? e->nsegs : (pad ? 1 : 0);
+	if (mtz_buf_reserve(code, 2 + 6 * (size_t)nsegs) || scratch_fit(&e->padsrc, pad))
 		return MTZ_ENOMEM;
+	mtz_st16(code->data + code->len, (uint16_t)nsegs);
+	code->len += 2;
 	uint32_t prev = 0;
-	int any = 0, same = 1;
-	for (size_t g = 0; g < ngroups; g++) {
-		uint32_t dist = dists ? dists[g] : 0;
-		mtz_st32(code->data + code->len, dist ^ prev);
-		code->len += 4;
-		same &= !g || dist == prev;
+	int any = 0;
+	size_t off = 0;
+	for (unsigned i = 0; i < nsegs; i++) {
+		uint32_t dist = plan ? e->segs[i].dist : 0;
+		size_t len = plan ? e->segs[i].len : pad;
+		mtz_st16(code->data + code->len, (uint16_t)len);
+		mtz_st32(code->data + code->len + 2, dist ^ prev);
+		code->len += 6;
 		prev = dist;
-		any |= dist != 0;
-	}
-	const uint8_t *src = NULL;
-	size_t pad_at = out->len + so + dyn;
-	if (any && same) {	/* one source for the whole pad: no copy */
-		src = out->data + pad_at - dists[0];
-	} else if (any) {
-		for (size_t g = 0; g < ngroups; g++) {
-			size_t off = g * MTZ_PAD_GROUP;
-			size_t glen = pad - off < MTZ_PAD_GROUP ? pad - off : MTZ_PAD_GROUP;
-			if (dists[g])
-				memcpy(e->padsrc.p + off, out->data + (pad_at + off - dists[g]), glen);
-			else
-				memset(e->padsrc.p + off, 0, glen);
+		if (dist) {
+			any = 1;
+			before_copy(b, b->hist_len + b->rec_len + off - dist, len, e->padsrc.p + off);
+		} else {
+			memset(e->padsrc.p + off, 0, len);
 		}
-		src = e->padsrc.p;
+		off += len;
 	}
-	return xor_code(code, stk + dyn, src, pad);
+	return xor_code(code, stk + dyn, any ? e->padsrc.p : NULL, pad);
 }
 
 /* Runs the mirror decoder on the entry that starts at lens in sec, and
@@ -837,7 +897,7 @@ static void rewind_to(struct mtz_sections *sec, const size_t *lens)
 int mtz_delta_enc_sample(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 			 struct mtz_sections *sec, const uint8_t *hist, size_t hist_len)
 {
-	/* the history as a read-only buffer for the helpers */
+	/* the history as a read-only buffer for the mirror */
 	const struct mtz_buf hb = { (uint8_t *)hist, hist_len, hist_len };
 	const struct mtz_buf *out = &hb;
 	int rc = view_check(s);
@@ -855,22 +915,25 @@ int mtz_delta_enc_sample(struct mtz_delta_enc *e, const struct mtz_sample_view *
 	struct mtz_delta_ref *ref = table_find(&e->refs, s->tid);
 	if (ref && !ref->hash)	/* 0 means keyframe on the wire */
 		ref = NULL;
-	size_t matched = pad_search(e, stk + s->dyn_size, pad, out,
-				    s->stack_offset + s->dyn_size, e->dists);
+	const struct before b = { hist, hist_len, s->rec, s->stack_offset + s->dyn_size };
+	size_t matched = 0;
+	e->nsegs = 0;
+	if (hist_len <= UINT32_MAX / 2)	/* distances are u32 */
+		matched = pad_plan(e, &b, stk + s->dyn_size, pad);
 	size_t code_size;
-	rc = emit(e, s, ref, sp, hash, e->dists, sec, out, &code_size);
+	rc = emit(e, s, ref, sp, hash, 1, &b, sec, &code_size);
 	if (!rc && ref && code_size > s->dyn_size * MTZ_KEY_CHANGED / 100) {
 		/* most words changed (a CPU profile's samples, far apart):
 		 * the XOR is noise, the plain stack matches earlier ones */
 		rewind_to(sec, lens);
 		ref = NULL;
-		rc = emit(e, s, ref, sp, hash, e->dists, sec, out, &code_size);
+		rc = emit(e, s, ref, sp, hash, 1, &b, sec, &code_size);
 	}
 	if (!rc)
 		rc = verify(e, s, hash, sec, lens, out);
 	if (rc == MTZ_EHASH && (ref || matched)) {
 		rewind_to(sec, lens);
-		if (!(rc = emit(e, s, NULL, sp, hash, NULL, sec, out, &code_size)))
+		if (!(rc = emit(e, s, NULL, sp, hash, 0, &b, sec, &code_size)))
 			rc = verify(e, s, hash, sec, lens, out);
 		e->stats.fallbacks++;
 		ref = NULL;

@@ -14,7 +14,7 @@
  * length; the stack is XORed with the thread's previous stack aligned by
  * absolute address (bytes the previous copy does not cover count as zero);
  * the pad, being stale ring bytes, is XORed with earlier output of the frame
- * at a distance the encoder looks for (or with zeros).  An XOR is sent as one
+ * (segments at distances the encoder looks for, or zeros).  An XOR is sent as one
  * presence bit per 512-byte group, then for each present group a 64-bit mask
  * of its nonzero 8-byte words and those words.  A thread without a reference
  * gets a keyframe (ref_hash 0: stack XOR zeros, head as it is).
@@ -33,7 +33,6 @@
 #include "codec/mtz_buf.h"
 
 #define MTZ_GROUP_SIZE 512		/* bytes per group: 64 words, one u64 mask */
-#define MTZ_PAD_GROUP 64		/* bytes of pad per source distance */
 #define MTZ_MAX_REGS 64
 
 /* Entry tags (first byte of each entry in the ops section). */

@@ -194,9 +194,9 @@ Test(mtz_delta, keyframe_round_trip)
 	/* a keyframe XORs against zeros: ref_hash 0 and the hash of the bytes */
 	cr_assert_eq(last_ref_hash(&r), 0);
 	cr_assert_eq(last_hash(&r), mtz_hash(mem.b + 40000, 8192));
-	/* a keyframe holds the record as it is, plus tag, ops and hashes
-	 * (no pad here: dyn_size is the whole dump) */
-	cr_assert_eq(r.last_entry, s.v.rec_size + 1 + MTZ_SAMPLE_OPS + 16);
+	/* a keyframe holds the record as it is, plus tag, ops, hashes and the
+	 * pad's segment count (0: dyn_size is the whole dump) */
+	cr_assert_eq(r.last_entry, s.v.rec_size + 1 + MTZ_SAMPLE_OPS + 16 + 2);
 	rig_check(&r);
 	cr_assert_eq(mtz_delta_dec_stats(r.dec)->keyframes, 1);
 	rig_fini(&r);
@@ -410,9 +410,10 @@ Test(mtz_delta, decoder_refuses_bad_hashes)
 	h[0] ^= 1;		/* hash of the reference */
 	cr_assert_eq(mtz_delta_dec_sample(r.dec, &c, &out), MTZ_EREF);
 	h[0] ^= 1;
-	code[clen - 1] ^= 0x40;	/* a coded word */
+	/* a coded word: the stack code ends before the pad's u16 count */
+	code[clen - 3] ^= 0x40;
 	cr_assert_eq(mtz_delta_dec_sample(r.dec, &c, &out), MTZ_EHASH);
-	code[clen - 1] ^= 0x40;
+	code[clen - 3] ^= 0x40;
 	/* failures left cursors, output and reference alone */
 	cr_assert(memcmp(&c, &c0, sizeof(c)) == 0);
 	size_t len = out.len;
@@ -501,9 +502,9 @@ Test(mtz_delta, pad_bytes_match_earlier_output)
 	const struct mtz_delta_stats *st = mtz_delta_enc_stats(r.enc);
 	cr_assert_eq(st->pad_bytes, 6192);
 	cr_assert_eq(st->pad_matched, 6192);
-	/* a keyframe (new thread) whose pad costs its dists and a few bytes */
-	size_t dists = 4 * ((6192 + MTZ_PAD_GROUP - 1) / MTZ_PAD_GROUP);
-	cr_assert_lt(r.last_entry, s.v.rec_size - 6192 + 1 + MTZ_SAMPLE_OPS + 16 + dists + 16,
+	/* a keyframe (new thread) whose pad is one segment (count, length,
+	 * distance) and an empty XOR code (its presence bitmap: 13 groups) */
+	cr_assert_eq(r.last_entry, s.v.rec_size - 6192 + 1 + MTZ_SAMPLE_OPS + 16 + 2 + 6 + 2,
 		     "entry %zu bytes", r.last_entry);
 	/* random pad: no match, still exact */
 	sample_make(&s, &mem, 7, MEM_BASE + 30000, 8192, 1000, 0, 3);
