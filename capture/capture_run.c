@@ -185,6 +185,14 @@ static int open_list(struct run *r, int l, char *err)
 	}
 	perf_evlist__set_maps(list, r->cpus, r->threads[l]);
 	int rc = perf_evlist__open(list);
+	/* 6.18 refuses a uprobe with ESRCH while the same one (same file and
+	 * offset, e.g. libc's malloc from an earlier capture) is still being torn
+	 * down, which takes up to seconds (see close_events): wait for it. */
+	for (int tries = 0; rc == -ESRCH && tries < 200 && kill(r->o->pid ? r->o->pid : r->child, 0) == 0;
+	     tries++) {
+		usleep(50000);
+		rc = perf_evlist__open(list);
+	}
 	/* Kernels before 5.12 have no build-id in MMAP2; fall back like perf. */
 	if (rc == -EINVAL && perf_evsel__attr(r->evsel[first])->build_id) {
 		perf_evsel__attr(r->evsel[first])->build_id = 0;
@@ -324,9 +332,12 @@ static void close_events(struct run *r)
 		if (r->evlist[l])
 			perf_evlist__munmap(r->evlist[l]);
 	/* The child must hold its references until ours are gone, or our
-	 * close would be the last one and pay: it waits for the pipe's end. */
+	 * close would be the last one and pay: it waits for the pipe's end.
+	 * Not with -p: its uprobes are on the process's own libc, and probing
+	 * the same file and offset again fails (ESRCH) until they are gone, so
+	 * a capture that follows must find them closed. */
 	int hold[2] = { -1, -1 };
-	pid_t pid = pipe2(hold, O_CLOEXEC) ? -1 : fork();
+	pid_t pid = r->o->pid || pipe2(hold, O_CLOEXEC) ? -1 : fork();
 	if (pid == 0) {
 		char c;
 		close(hold[1]);
