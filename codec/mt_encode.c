@@ -31,8 +31,8 @@ static void usage(FILE *f)
 "  -l, --level N        zstd level for the coded sections, 1..19 (default 9)\n"
 "      --frame-size N   bytes of input per frame, 4096..67108864 (default\n"
 "                       33554432); smaller frames lose less on damage\n"
-"  -T, --threads N      frames encoded in parallel, 0..8 (default 2; 0: no\n"
-"                       worker threads)\n"
+"  -T, --threads N      frames encoded (or decoded) in parallel, 0..8\n"
+"                       (default 2; 0: no worker threads)\n"
 "      --stats          print detailed statistics on stderr\n"
 "  -q, --quiet          no summary line, no progress\n"
 "  -f, --force          write to a terminal anyway\n"
@@ -224,6 +224,7 @@ static int decode(const struct opts *o, int ofd)
 		return rc == MTZ_ENOMEM ? EXIT_ENV : EXIT_DATA;
 	}
 	mtz_reader_set_warn(r, warn, NULL);
+	mtz_reader_set_threads(r, o->mtz.threads);
 	int status = EXIT_OK;
 	for (;;) {
 		const void *p;

@@ -133,6 +133,11 @@ int mtz_reader_new(struct mtz_reader **out, mt_perf_read_fn read, void *ctx,
 typedef void (*mtz_warn_fn)(void *ctx, const char *msg);
 void mtz_reader_set_warn(struct mtz_reader *r, mtz_warn_fn fn, void *ctx);
 
+/* Frames are read ahead and decoded by worker threads (default 2, at most
+ * 8); 0 decodes in the caller's thread.  Set before the first read.  The
+ * output and the messages are the same whatever the count. */
+void mtz_reader_set_threads(struct mtz_reader *r, int threads);
+
 /* Reads decoded perf stream bytes: an mt_perf_read_fn, so a perf reader can
  * sit on it:  mt_perf_reader_new(&pr, mtz_reader_read, mtz, name).
  * ctx is the struct mtz_reader *.  Damaged frames are skipped (see above).

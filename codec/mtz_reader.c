@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,28 @@
 #include "codec/mtz_frame.h"
 #include "codec/mtz_hash.h"
 
+#define MAX_JOBS 9
+
+/* A frame read ahead, decoded by a worker, handed out in order; or the end
+ * (with a last damage message), or a fatal error. */
+struct fjob {
+	enum { JOB_FRAME, JOB_END, JOB_FATAL } kind;
+	char pre[512];			/* damage met reading up to it ("" none) */
+	struct mtz_frame_header h;
+	uint64_t off;			/* file offset of its header */
+	struct mtz_buf payload;
+	/* decoding, in a worker */
+	struct mtz_buf raw, out;
+	ZSTD_DCtx *dctx;
+	struct mtz_delta_dec *dec;
+	const char *cause;		/* NULL: decoded */
+	char why[160];
+	int fatal;			/* MTZ_ENOMEM, MTZ_EIO */
+	uint64_t records, samples;
+	pthread_t thread;
+	int running;
+};
+
 struct mtz_reader {
 	mt_perf_read_fn read;
 	void *read_ctx;
@@ -26,12 +49,13 @@ struct mtz_reader {
 	size_t pos, len, cap;
 	uint64_t base;
 	int eof;
-	/* decoded bytes of the current frame, handed out from out_pos */
-	struct mtz_buf out;
+	/* frames in flight, oldest at head; cur is being handed out */
+	struct fjob jobs[MAX_JOBS];
+	unsigned njobs, head, queued;
+	int threads;
+	struct fjob *cur;
 	size_t out_pos;
-	struct mtz_buf raw;
-	ZSTD_DCtx *dctx;
-	struct mtz_delta_dec *dec;
+	int read_end;			/* the end job was made */
 	uint32_t next_frame;		/* number the next frame should carry */
 	uint64_t next_orig;		/* original offset it should start at */
 	int done;
@@ -57,6 +81,24 @@ static void damaged(struct mtz_reader *r, const char *fmt, ...)
 	r->damage++;
 	if (r->warn)
 		r->warn(r->warn_ctx, r->err);
+}
+
+/* Queues a damage message met while reading ahead (one per line): they are
+ * reported when the consumer reaches that point. */
+static void pre_damage(struct mtz_reader *r, struct fjob *j, const char *fmt, ...)
+{
+	size_t used = strlen(j->pre);
+	if (used + 2 >= sizeof(j->pre))
+		return;
+	if (used)
+		j->pre[used++] = '\n';
+	va_list ap;
+	int k = snprintf(j->pre + used, sizeof(j->pre) - used, "'%s': ", r->name);
+	if (k < 0 || (size_t)k >= sizeof(j->pre) - used)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(j->pre + used + k, sizeof(j->pre) - used - (size_t)k, fmt, ap);
+	va_end(ap);
 }
 
 static uint64_t at(const struct mtz_reader *r)
@@ -119,10 +161,15 @@ int mtz_reader_new(struct mtz_reader **out, mt_perf_read_fn read, void *ctx,
 	r->read_ctx = ctx;
 	r->fd = -1;
 	r->name = strdup(name ? name : "-");
-	r->dctx = ZSTD_createDCtx();
+	r->threads = 2;
 	int rc = MTZ_ENOMEM;
-	if (!r->name || !r->dctx || mtz_delta_dec_new(&r->dec))
+	if (!r->name)
 		goto fail;
+	for (unsigned i = 0; i < MAX_JOBS; i++) {
+		r->jobs[i].dctx = ZSTD_createDCtx();
+		if (!r->jobs[i].dctx || mtz_delta_dec_new(&r->jobs[i].dec))
+			goto fail;
+	}
 	ssize_t n = fill(r, MTZ_FILE_HEADER_SIZE);
 	if (n < 0) {
 		rc = (int)n;
@@ -192,12 +239,27 @@ void mtz_reader_free(struct mtz_reader *r)
 		free(r->read_ctx);
 	}
 	free(r->buf);
-	mtz_buf_release(&r->out);
-	mtz_buf_release(&r->raw);
-	ZSTD_freeDCtx(r->dctx);
-	mtz_delta_dec_free(r->dec);
+	for (unsigned i = 0; i < MAX_JOBS; i++) {
+		struct fjob *j = &r->jobs[i];
+		if (j->running)
+			pthread_join(j->thread, NULL);
+		mtz_buf_release(&j->payload);
+		mtz_buf_release(&j->raw);
+		mtz_buf_release(&j->out);
+		ZSTD_freeDCtx(j->dctx);
+		mtz_delta_dec_free(j->dec);
+	}
 	free(r->name);
 	free(r);
+}
+
+void mtz_reader_set_threads(struct mtz_reader *r, int threads)
+{
+	if (threads < 0)
+		threads = 0;
+	if (threads > MAX_JOBS - 1)
+		threads = MAX_JOBS - 1;
+	r->threads = threads;
 }
 
 void mtz_reader_set_warn(struct mtz_reader *r, mtz_warn_fn fn, void *ctx)
@@ -218,18 +280,20 @@ const char *mtz_reader_error(const struct mtz_reader *r)
 
 void mtz_reader_stats(const struct mtz_reader *r, struct mtz_stats *st)
 {
-	const struct mtz_delta_stats *d = mtz_delta_dec_stats(r->dec);
 	*st = r->st;
-	st->coded = d->coded;
-	st->keyframes = d->keyframes;
-	st->stack_bytes = d->stack_bytes;
-	st->pad_bytes = d->pad_bytes;
-	st->pad_matched = d->pad_matched;
+	for (unsigned i = 0; i < MAX_JOBS; i++) {
+		const struct mtz_delta_stats *d = mtz_delta_dec_stats(r->jobs[i].dec);
+		st->coded += d->coded;
+		st->keyframes += d->keyframes;
+		st->stack_bytes += d->stack_bytes;
+		st->pad_bytes += d->pad_bytes;
+		st->pad_matched += d->pad_matched;
+	}
 }
 
 /* Decodes a frame's entries into r->out.  @return : 0 or a code, with *where
  * the offset of the failing entry in the ops section. */
-static int decode_entries(struct mtz_reader *r, const struct mtz_frame_header *h,
+static int decode_entries(struct fjob *r, const struct mtz_frame_header *h,
 			  const uint32_t *lens, size_t *where)
 {
 	uint64_t records = 0, samples = 0;
@@ -246,7 +310,6 @@ static int decode_entries(struct mtz_reader *r, const struct mtz_frame_header *h
 	}
 
 	r->out.len = 0;
-	r->out_pos = 0;
 	mtz_delta_dec_reset(r->dec);
 	if (mtz_buf_reserve(&r->out, h->out_size ? h->out_size : 1))
 		return MTZ_ENOMEM;
@@ -283,14 +346,14 @@ static int decode_entries(struct mtz_reader *r, const struct mtz_frame_header *h
 			return MTZ_EFORMAT;	/* bytes no entry used */
 	if (r->out.len != h->out_size)
 		return MTZ_ETRUNC;
-	r->st.records += records;
-	r->st.samples += samples;
+	r->records = records;
+	r->samples = samples;
 	return 0;
 }
 
 /* Decompresses the payload's sections into r->raw, their sizes into lens.
  * @return : NULL, or the cause of failure (may be put in why). */
-static const char *unpack(struct mtz_reader *r, const struct mtz_frame_header *h,
+static const char *unpack(struct fjob *r, const struct mtz_frame_header *h,
 			  const uint8_t *payload, uint32_t *lens, char *why, size_t whysize)
 {
 	size_t table = 8 * MTZ_NSEC;
@@ -356,18 +419,52 @@ static int resync(struct mtz_reader *r)
 	return 0;
 }
 
-/* Reads frames until one decodes or the input ends.
- * @return : 1 a frame is in r->out, 0 end, or a fatal error code. */
-static int next_frame(struct mtz_reader *r)
+/* Checks, decompresses and decodes a frame (in a worker thread). */
+static void *job_run(void *arg)
 {
+	struct fjob *j = arg;
+	const struct mtz_frame_header *h = &j->h;
+	const uint8_t *payload = j->payload.data;
+	uint32_t lens[MTZ_NSEC];
+	size_t where = 0;
+	j->cause = NULL;
+	j->fatal = 0;
+	j->out.len = 0;
+	if (mtz_hash(payload, h->comp_size) != h->payload_hash) {
+		j->cause = "checksum mismatch";
+		return NULL;
+	}
+	if (mtz_buf_reserve(&j->raw, h->raw_size ? h->raw_size : 1)) {
+		j->fatal = MTZ_ENOMEM;
+		return NULL;
+	}
+	j->cause = unpack(j, h, payload, lens, j->why, sizeof(j->why));
+	if (j->cause)
+		return NULL;
+	int rc = decode_entries(j, h, lens, &where);
+	if (rc == MTZ_ENOMEM) {
+		j->fatal = rc;
+	} else if (rc) {
+		snprintf(j->why, sizeof(j->why), "entry at ops +%zu: %s", where, mtz_strerror(rc));
+		j->cause = j->why;
+	}
+	return NULL;
+}
+
+/* Reads the next frame (or the end) into job j, reporting damage met on the
+ * way in j->pre.  @return : 0, or a fatal error code. */
+static int read_job(struct mtz_reader *r, struct fjob *j)
+{
+	j->pre[0] = 0;
+	j->kind = JOB_END;
 	for (;;) {
 		uint64_t off = at(r);
 		ssize_t n = fill(r, MTZ_FRAME_HEADER_SIZE);
 		if (n < 0)
 			return (int)n;
 		if (n == 0) {
-			damaged(r, "truncated at offset %llu: no end marker after frame %u",
-				(unsigned long long)off, r->next_frame);
+			pre_damage(r, j, "truncated at offset %llu: no end marker after frame %u",
+				   (unsigned long long)off, r->next_frame);
 			return 0;
 		}
 		struct mtz_frame_header h;
@@ -379,25 +476,25 @@ static int next_frame(struct mtz_reader *r)
 			r->st.bytes_lost += skipped;
 			if (!found) {
 				r->st.frames_lost++;
-				damaged(r, "frame %u at offset %llu: %s; no frame follows "
-					"(%llu bytes skipped, original bytes from %llu lost)",
-					r->next_frame, (unsigned long long)off,
-					n < MTZ_FRAME_HEADER_SIZE ? "truncated header"
-								  : "damaged header",
-					(unsigned long long)skipped,
-					(unsigned long long)r->next_orig);
+				pre_damage(r, j, "frame %u at offset %llu: %s; no frame follows "
+					   "(%llu bytes skipped, original bytes from %llu lost)",
+					   r->next_frame, (unsigned long long)off,
+					   n < MTZ_FRAME_HEADER_SIZE ? "truncated header"
+								     : "damaged header",
+					   (unsigned long long)skipped,
+					   (unsigned long long)r->next_orig);
 				return 0;
 			}
 			mtz_frame_header_parse(r->buf + r->pos, &h);
 			uint32_t lost = h.frame_no > r->next_frame ? h.frame_no - r->next_frame : 0;
 			r->st.frames_lost += lost;
-			damaged(r, "frame %u at offset %llu: damaged header; skipped %llu bytes "
-				"to frame %u at offset %llu (%u frame%s lost, original bytes "
-				"%llu..%llu)", r->next_frame, (unsigned long long)off,
-				(unsigned long long)skipped, h.frame_no,
-				(unsigned long long)at(r), lost, lost == 1 ? "" : "s",
-				(unsigned long long)r->next_orig,
-				(unsigned long long)h.out_offset);
+			pre_damage(r, j, "frame %u at offset %llu: damaged header; skipped %llu "
+				   "bytes to frame %u at offset %llu (%u frame%s lost, original "
+				   "bytes %llu..%llu)", r->next_frame, (unsigned long long)off,
+				   (unsigned long long)skipped, h.frame_no,
+				   (unsigned long long)at(r), lost, lost == 1 ? "" : "s",
+				   (unsigned long long)r->next_orig,
+				   (unsigned long long)h.out_offset);
 			r->next_frame = h.frame_no;
 			r->next_orig = h.out_offset;
 			continue;
@@ -405,11 +502,11 @@ static int next_frame(struct mtz_reader *r)
 		if (h.end) {
 			skip(r, MTZ_FRAME_HEADER_SIZE);
 			if (h.frame_no != r->next_frame || h.out_offset != r->next_orig)
-				damaged(r, "end marker at offset %llu: %u frames and %llu bytes "
-					"written, %u frames and %llu bytes seen",
-					(unsigned long long)off, h.frame_no,
-					(unsigned long long)h.out_offset, r->next_frame,
-					(unsigned long long)r->next_orig);
+				pre_damage(r, j, "end marker at offset %llu: %u frames and %llu "
+					   "bytes written, %u frames and %llu bytes seen",
+					   (unsigned long long)off, h.frame_no,
+					   (unsigned long long)h.out_offset, r->next_frame,
+					   (unsigned long long)r->next_orig);
 			return 0;
 		}
 		r->next_frame = h.frame_no + 1;
@@ -421,56 +518,104 @@ static int next_frame(struct mtz_reader *r)
 			r->st.frames_lost++;
 			r->st.bytes_lost += (uint64_t)n;
 			skip(r, (size_t)n);
-			damaged(r, "frame %u at offset %llu: truncated (%u payload bytes, %zu "
-				"present); original bytes %llu..%llu lost", h.frame_no,
-				(unsigned long long)off, h.comp_size,
-				(size_t)n - MTZ_FRAME_HEADER_SIZE,
-				(unsigned long long)h.out_offset,
-				(unsigned long long)(h.out_offset + h.out_size));
+			pre_damage(r, j, "frame %u at offset %llu: truncated (%u payload bytes, "
+				   "%zu present); original bytes %llu..%llu lost", h.frame_no,
+				   (unsigned long long)off, h.comp_size,
+				   (size_t)n - MTZ_FRAME_HEADER_SIZE,
+				   (unsigned long long)h.out_offset,
+				   (unsigned long long)(h.out_offset + h.out_size));
 			return 0;
 		}
-		const uint8_t *payload = r->buf + r->pos + MTZ_FRAME_HEADER_SIZE;
-		const char *cause = NULL;
-		char why[128];
-		uint32_t lens[MTZ_NSEC];
-		size_t where = 0;
-		if (mtz_hash(payload, h.comp_size) != h.payload_hash) {
-			cause = "checksum mismatch";
-		} else {
-			if (mtz_buf_reserve(&r->raw, h.raw_size ? h.raw_size : 1))
-				return MTZ_ENOMEM;
-			cause = unpack(r, &h, payload, lens, why, sizeof(why));
-			if (!cause) {
-				int rc = decode_entries(r, &h, lens, &where);
-				if (rc == MTZ_ENOMEM)
-					return rc;
-				if (rc) {
-					snprintf(why, sizeof(why), "entry at ops +%zu: %s", where,
-						 mtz_strerror(rc));
-					cause = why;
-				}
-			}
-		}
+		j->payload.len = 0;
+		if (mtz_buf_reserve(&j->payload, h.comp_size))
+			return MTZ_ENOMEM;
+		mtz_buf_put(&j->payload, r->buf + r->pos + MTZ_FRAME_HEADER_SIZE, h.comp_size);
 		skip(r, total);
-		if (cause) {
-			r->out.len = r->out_pos = 0;
+		j->kind = JOB_FRAME;
+		j->h = h;
+		j->off = off;
+		return 0;
+	}
+}
+
+/* Reads ahead until every free slot holds a frame being decoded. */
+static void top_up(struct mtz_reader *r)
+{
+	unsigned slots = (unsigned)r->threads + 1;
+	while (!r->read_end && r->queued < slots) {
+		struct fjob *j = &r->jobs[(r->head + r->queued) % slots];
+		int rc = read_job(r, j);
+		r->queued++;
+		if (rc) {
+			j->kind = JOB_FATAL;
+			j->fatal = rc;
+		}
+		if (j->kind != JOB_FRAME) {
+			r->read_end = 1;
+			break;
+		}
+		if (!r->threads || pthread_create(&j->thread, NULL, job_run, j))
+			job_run(j);	/* no threads (or none to be had): here */
+		else
+			j->running = 1;
+	}
+}
+
+/* Moves to the next frame that decodes.
+ * @return : 1 (r->cur holds it), 0 at the end, or a fatal error code. */
+static int next_frame(struct mtz_reader *r)
+{
+	unsigned slots = (unsigned)r->threads + 1;
+	for (;;) {
+		r->cur = NULL;
+		top_up(r);
+		if (!r->queued)
+			return 0;
+		struct fjob *j = &r->jobs[r->head];
+		r->head = (r->head + 1) % slots;
+		r->queued--;
+		if (j->running) {
+			pthread_join(j->thread, NULL);
+			j->running = 0;
+		}
+		for (char *m = j->pre; *m;) {
+			char *nl = strchr(m, '\n');
+			size_t len = nl ? (size_t)(nl - m) : strlen(m);
+			snprintf(r->err, sizeof(r->err), "%.*s", (int)len, m);
+			r->damage++;
+			if (r->warn)
+				r->warn(r->warn_ctx, r->err);
+			m += len + (nl != NULL);
+		}
+		if (j->kind == JOB_FATAL || j->fatal) {
+			if (j->fatal == MTZ_ENOMEM)
+				snprintf(r->err, sizeof(r->err), "out of memory");
+			return j->fatal;
+		}
+		if (j->kind == JOB_END)
+			return 0;
+		if (j->cause) {
 			r->st.frames_lost++;
-			r->st.bytes_lost += total;
+			r->st.bytes_lost += MTZ_FRAME_HEADER_SIZE + (uint64_t)j->h.comp_size;
 			damaged(r, "frame %u at offset %llu: %s; frame skipped (original bytes "
-				"%llu..%llu lost)", h.frame_no, (unsigned long long)off, cause,
-				(unsigned long long)h.out_offset,
-				(unsigned long long)(h.out_offset + h.out_size));
+				"%llu..%llu lost)", j->h.frame_no, (unsigned long long)j->off, j->cause,
+				(unsigned long long)j->h.out_offset,
+				(unsigned long long)(j->h.out_offset + j->h.out_size));
 			continue;
 		}
 		r->st.frames++;
-		r->st.bytes_out += r->out.len;
+		r->st.bytes_out += j->out.len;
+		r->st.records += j->records;
+		r->st.samples += j->samples;
+		r->cur = j;
+		r->out_pos = 0;
 		return 1;
 	}
 }
 
 ssize_t mtz_reader_chunk(struct mtz_reader *r, const void **data)
 {
-	while (r->out_pos == r->out.len) {
+	while (!r->cur || r->out_pos == r->cur->out.len) {
 		if (r->done)
 			return 0;
 		int rc = next_frame(r);
@@ -482,8 +627,8 @@ ssize_t mtz_reader_chunk(struct mtz_reader *r, const void **data)
 		if (rc == 0)
 			r->done = 1;
 	}
-	size_t n = r->out.len - r->out_pos;
-	*data = r->out.data + r->out_pos;
+	size_t n = r->cur->out.len - r->out_pos;
+	*data = r->cur->out.data + r->out_pos;
 	r->out_pos += n;
 	return (ssize_t)n;
 }
@@ -491,17 +636,17 @@ ssize_t mtz_reader_chunk(struct mtz_reader *r, const void **data)
 ssize_t mtz_reader_read(void *ctx, void *buf, size_t len)
 {
 	struct mtz_reader *r = ctx;
-	if (r->out_pos == r->out.len) {
+	if (!r->cur || r->out_pos == r->cur->out.len) {
 		const void *p;
 		ssize_t n = mtz_reader_chunk(r, &p);
 		if (n <= 0)
 			return n;
 		r->out_pos -= (size_t)n;	/* hand it out below, len at a time */
 	}
-	size_t n = r->out.len - r->out_pos;
+	size_t n = r->cur->out.len - r->out_pos;
 	if (n > len)
 		n = len;
-	memcpy(buf, r->out.data + r->out_pos, n);
+	memcpy(buf, r->cur->out.data + r->out_pos, n);
 	r->out_pos += n;
 	return (ssize_t)n;
 }

@@ -145,6 +145,8 @@ static void on_warn(void *ctx, const char *msg)
 	snprintf(d->last, sizeof(d->last), "%s", msg);
 }
 
+static int dec_threads = 2;	/* the reader's default */
+
 static struct decoded decode(const struct mem *mtz)
 {
 	struct decoded d = { 0 };
@@ -152,6 +154,7 @@ static struct decoded decode(const struct mem *mtz)
 	struct mtz_reader *r;
 	cr_assert_eq(mtz_reader_fdopen(&r, fd, "t.mtz"), 0);
 	mtz_reader_set_warn(r, on_warn, &d);
+	mtz_reader_set_threads(r, dec_threads);
 	struct mtz_buf b = { 0 };
 	for (;;) {
 		cr_assert_eq(mtz_buf_reserve(&b, 4096), 0);
@@ -276,6 +279,15 @@ static void damage_frame(size_t k, int in_header)
 Test(mtz_container, flipped_payload_byte_loses_one_frame) { damage_frame(3, 0); }
 Test(mtz_container, flipped_header_byte_loses_one_frame) { damage_frame(2, 1); }
 Test(mtz_container, flipped_byte_in_first_frame) { damage_frame(0, 0); }
+/* The same without reader threads, and with many. */
+Test(mtz_container, flipped_bytes_any_reader_threads)
+{
+	for (int t = 0; t <= 8; t += 4) {
+		dec_threads = t;
+		damage_frame(1, 0);
+		damage_frame(4, 1);
+	}
+}
 
 Test(mtz_container, truncation_is_reported)
 {
