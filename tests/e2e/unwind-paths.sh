@@ -11,14 +11,53 @@ set -u
 unwind_need_perf
 
 fail=0
+capture=
+if [ -x "$MT_BUILD/bin/mt-capture" ]; then
+	capture=1
+else
+	echo "note: mt-capture not built: the capture half is skipped"
+fi
+
+# Record everything first, all at once: perf record and mt-capture spend
+# most of their time waiting (perf about 2 s per run), not computing.
+variants=
+for n in recursion inline tailcall dlopen threads cxx signal; do
+	variants="$variants unwind_$n unwind_$n-fp"
+done
+perf probe -q -d "$probe_group:*" >/dev/null 2>&1
+i=0
+for v in $variants; do
+	unwind_probe "$MT_FIXTURES/$v" "m$i"
+	i=$((i + 1))
+done
+i=0
+for v in $variants; do
+	perf record -q -e "$probe_group:m$i" --call-graph dwarf -o "$tmp/$v.data" -- \
+		"$MT_FIXTURES/$v" 6 >"$tmp/$v.rec.log" 2>&1 &
+	i=$((i + 1))
+done
+wait
+perf probe -q -d "$probe_group:*" >/dev/null 2>&1
+if [ -n "$capture" ]; then
+	for v in $variants; do
+		mt-capture --rate 1 --seed 1 -o "$tmp/$v.cap" -- "$MT_FIXTURES/$v" 6 >"$tmp/$v.cap.log" 2>&1 &
+	done
+	wait
+	# Trace mode: uprobes on (a private copy of) libc's allocator itself.
+	for v in $variants; do
+		{ mt-capture --mode trace -o "$tmp/$v.trace" -- "$MT_FIXTURES/$v" 6 >"$tmp/$v.trace.log" 2>&1 ||
+			echo "exit $?" >>"$tmp/$v.trace.log"; } &
+	done
+	wait
+fi
+
 # check NAME REGEX [REGEX2]: every sample line's stack ends with one of the
 # patterns (root side free: libc's start frames), and each pattern is seen.
 check() {
 	name=$1
 	shift
 	for variant in "$name" "$name-fp"; do
-		bin="$MT_FIXTURES/$variant"
-		unwind_record_mark "$bin" "$tmp/$variant.data" 6 || { fail=1; continue; }
+		[ -s "$tmp/$variant.data" ] || { echo "FAIL $variant: perf record:"; cat "$tmp/$variant.rec.log"; fail=1; continue; }
 		mt-unwind -q "$tmp/$variant.data" >"$tmp/$variant.txt" || { echo "FAIL $variant: mt-unwind exit $?"; fail=1; continue; }
 		n=$(grep -c '^sample' "$tmp/$variant.txt")
 		[ "$n" -ge 6 ] || { echo "FAIL $variant: $n samples, expected at least 6"; fail=1; }
@@ -42,14 +81,10 @@ check() {
 		echo "ok $variant ($n samples)"
 		[ -n "$capture" ] || continue
 		# From capture through mt-unwind: unwind_mark's own malloc.
-		if ! mt-capture --rate 1 --seed 1 -o "$tmp/$variant.cap" -- "$bin" 6 >"$tmp/cap.log" 2>&1; then
-			echo "FAIL $variant: mt-capture: $(tail -n 1 "$tmp/cap.log")"; fail=1; continue
-		fi
-		# The trace mode: uprobes on libc's allocator itself.
-		if ! mt-capture --mode trace -o "$tmp/$variant.trace" -- "$bin" 6 >"$tmp/cap.log" 2>&1; then
-			echo "FAIL $variant: mt-capture --mode trace: $(tail -n 1 "$tmp/cap.log")"; fail=1; continue
-		fi
 		for mode in cap trace; do
+			if [ ! -s "$tmp/$variant.$mode" ] || grep -q '^exit' "$tmp/$variant.$mode.log"; then
+				echo "FAIL $variant: mt-capture ($mode): $(tail -n 1 "$tmp/$variant.$mode.log")"; fail=1; continue
+			fi
 			mt-unwind -q "$tmp/$variant.$mode" >"$tmp/$variant.$mode.txt"
 			grep '^alloc' "$tmp/$variant.$mode.txt" | cut -f6 | grep ';unwind_mark;malloc end=' >"$tmp/$variant.allocs"
 			# One allocation per marker call: as many as perf saw calls.
@@ -72,13 +107,6 @@ check() {
 		echo "ok $variant via mt-capture, sample and trace modes ($n allocations each)"
 	done
 }
-
-capture=
-if [ -x "$MT_BUILD/bin/mt-capture" ]; then
-	capture=1
-else
-	echo "note: mt-capture not built: the capture half is skipped"
-fi
 
 check unwind_recursion 'main;run;(recurse;){41}unwind_mark'
 check unwind_inline 'main;outer;helper_always_\[i\];helper_static_\[i\];unwind_mark'

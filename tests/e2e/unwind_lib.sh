@@ -24,6 +24,20 @@ unwind_need_perf() {
 	fi
 }
 
+# unwind_probe BIN EVENT: a uprobe $probe_group:EVENT on BIN's unwind_mark.
+# Skips when uprobes cannot be placed (no tracefs or not root).
+unwind_probe() {
+	# tracefs is shared: another test editing probes at the same moment
+	# makes perf probe fail now and then, so try a few times.
+	tries=0
+	until perf probe -q -x "$1" -a "$probe_group:$2=unwind_mark" >"$tmp/probe.log" 2>&1; do
+		tries=$((tries + 1))
+		[ "$tries" -lt 4 ] ||
+			skip "cannot place a uprobe (perf probe needs root and tracefs): $(head -n 1 "$tmp/probe.log")"
+		sleep 1
+	done
+}
+
 # unwind_record_mark BIN OUT [ARGS...]: perf record with DWARF call graphs of
 # every call of BIN's unwind_mark (a uprobe).  Skips when uprobes cannot be
 # placed (no tracefs or not root).
