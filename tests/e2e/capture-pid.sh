@@ -14,9 +14,12 @@ attach() {	# THREADS ITERATIONS
 		case $(readlink /proc/$fix/exe) in *capture_alloc) break ;; esac
 		sleep 0.05
 	done
+	rm -f "$T/p.data"
 	"$CAP" -p $fix --mmap-pages 2048 -o "$T/p.data" 2>"$T/err" &
 	cap=$!
-	sleep 1.5	# the uprobes are registered before the first drain
+	# The stream's header is written once the events are open (uprobe
+	# registration can take seconds while other uprobes are torn down).
+	for _ in $(seq 300); do [ -s "$T/p.data" ] && break; sleep 0.1; done
 	touch "$T/go"
 	wait $fix || fail "fixture failed"
 	wait $cap || fail "mt-capture -p exited $?: $(cat "$T/err")"
