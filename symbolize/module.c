@@ -19,7 +19,11 @@ struct mt_unwind_modules {
 	char *debuginfo_path;			/* what Dwfl_Callbacks points at */
 	Dwfl_Callbacks callbacks;
 	int prefetch, prefetch_dwarf;
+	int loaders;				/* started and not yet joined */
 };
+
+/* Unjoined loader threads at most (each holds a stack until joined). */
+#define MAX_LOADERS 16
 
 void mt_unwind_modules_prefetch(struct mt_unwind_modules *ms, int dwarf)
 {
@@ -364,9 +368,12 @@ static void *loader_main(void *arg)
 
 static void loader_start(struct mt_unwind_modules *ms, struct mt_unwind_module *m)
 {
-	(void)ms;
-	if (pthread_create(&m->loader, NULL, loader_main, m) == 0)
+	if (ms->loaders >= MAX_LOADERS)
+		return;		/* this one loads when first needed */
+	if (pthread_create(&m->loader, NULL, loader_main, m) == 0) {
 		m->loader_running = 1;
+		ms->loaders++;
+	}
 }
 
 void mt_unwind_module_symbols_ready(struct mt_unwind_module *m)
@@ -374,6 +381,7 @@ void mt_unwind_module_symbols_ready(struct mt_unwind_module *m)
 	if (m->loader_running) {
 		pthread_join(m->loader, NULL);
 		m->loader_running = 0;
+		((struct mt_unwind_modules *)m->owner)->loaders--;
 	}
 	if (!m->sym_mod)
 		m->sym_mod = m->mod;	/* no loader, or it failed: same session */
