@@ -536,7 +536,9 @@ EXPORT void *calloc(size_t n, size_t size)
 	return p;
 }
 
-static void *do_realloc(void *old, size_t n, int fn)
+/* Inlined: the outermost sampler frame of a sample must be the public name
+ * (realloc, reallocarray), see docs/formats/capture-events.md. */
+static inline __attribute__((always_inline)) void *do_realloc(void *old, size_t n, int fn)
 {
 	if (UNLIKELY(!ready()))
 		return boot_alloc(n, 16);
