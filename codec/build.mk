@@ -56,6 +56,11 @@ $(B)/tests/codec-mtz-tests: $(CODEC_MTZ_TEST_OBJS) $(B)/libmtcodec.a
 	$(CC) $(LDFLAGS) -o $@ $(CODEC_MTZ_TEST_OBJS) $(B)/libmtcodec.a -lcriterion $(CODEC_LDLIBS) $(LDLIBS)
 UNIT_TESTS += $(B)/tests/codec-mtz-tests
 
+E2E_TESTS += tests/e2e/codec-roundtrip.sh
+E2E_TESTS += tests/e2e/codec-damage.sh
+E2E_TESTS += tests/e2e/codec-capture.sh
+E2E_TESTS += tests/e2e/codec-progress.sh
+
 # ---- end of .mtz codec ---------------------------------------------------
 
 # The library: keep this after every CODEC_OBJS += (prerequisites expand when read).

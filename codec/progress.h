@@ -2,7 +2,8 @@
  *
  * Shown only when stderr is a terminal, the caller did not ask for quiet,
  * and the work has already taken MT_PROGRESS_DELAY_MS: short runs stay
- * silent.  Redrawn at most every MT_PROGRESS_PERIOD_MS, erased at the end.
+ * silent.  The environment variable of the same name (milliseconds) overrides
+ * the delay, e.g. 0 in tests.  Redrawn at most every MT_PROGRESS_PERIOD_MS, erased at the end.
  * Like everything in codec/ it never exits; it prints only to the terminal
  * it was asked to draw on.
  */
@@ -24,7 +25,8 @@ struct mt_progress {
 };
 
 /* Starts the clock.  label must outlive p; total is the input size in bytes
- * or 0 if unknown; quiet (or stderr not a terminal) disables drawing. */
+ * or 0 if unknown; quiet (or stderr not a terminal) disables drawing.
+ * Reads the environment's MT_PROGRESS_DELAY_MS (see above) when drawing. */
 void mt_progress_init(struct mt_progress *p, const char *label, uint64_t total, int quiet);
 
 /* Reports done bytes; cheap enough to call per record (one clock read
