@@ -340,7 +340,8 @@ int main(int argc, char **argv)
 	}
 	int c;
 	long v;
-	while ((c = getopt_long(argc, argv, "o:dl:T:qfh", longs, NULL)) != -1) {
+	opterr = 0;	/* our messages: "mt-encode: ...", not argv[0] */
+	while ((c = getopt_long(argc, argv, ":o:dl:T:qfh", longs, NULL)) != -1) {
 		switch (c) {
 		case 'o': o.out = optarg; break;
 		case 'd': o.decode = 1; break;
@@ -371,6 +372,18 @@ int main(int argc, char **argv)
 		case 'q': o.quiet = 1; break;
 		case 'f': o.force = 1; break;
 		case 'h': usage(stdout); return EXIT_OK;
+		case ':':
+		case '?': {
+			/* a value missing at the end, or a bad long option: the argument
+			 * read last; a bad short option (maybe in a cluster): optopt */
+			char shortopt[3] = { '-', (char)optopt, 0 };
+			const char *what = c == ':' || optopt <= 0 || optopt >= 128
+					   ? argv[optind - 1] : shortopt;
+			fprintf(stderr, c == ':' ? "%s: option '%s' wants a value\n"
+				: "%s: unknown option '%s'\n", prog, what);
+			usage(stderr);
+			return EXIT_USAGE;
+		}
 		default: usage(stderr); return EXIT_USAGE;
 		}
 	}
