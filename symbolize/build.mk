@@ -67,3 +67,4 @@ BENCHES += bench/unwind.sh
 MANPAGES += docs/man/mt-unwind.1
 E2E_TESTS += tests/e2e/unwind-options.sh
 E2E_TESTS += tests/e2e/unwind-debuginfo.sh
+E2E_TESTS += tests/e2e/unwind-progress.sh

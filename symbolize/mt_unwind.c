@@ -14,6 +14,7 @@
 
 #include "codec/mtz.h"
 #include "codec/perf_stream.h"
+#include "codec/progress.h"
 #include "symbolize/arch.h"
 #include "symbolize/maps.h"
 #include "symbolize/module.h"
@@ -419,6 +420,17 @@ static void put_stack(struct mt_unwind_out *out, struct state *s,
 	struct mt_unwind_space *sp = mt_unwind_maps_space(s->maps, smp->pid);
 	int end = mt_unwind_walk(s->maps, sp, &regs, &mem, s->frames, s->o->max_depth, &n,
 				 &s->st);
+	if (drop_sampler && n > 0 && is_sampler(&s->frames[n - 1])) {
+		/* The walk never left the sampler: the kernel copied (almost)
+		 * none of the user stack.  Name that rather than the marker, so
+		 * such samples group under one honest root. */
+		mt_unwind_out_str(out, "\t[no user stack] end=");
+		mt_unwind_out_str(out, mt_unwind_end_str(end));
+		mt_unwind_out_char(out, '\n');
+		s->frames_out++;
+		s->ends[end]++;
+		return;
+	}
 	unsigned first = 0;
 	if (drop_sampler)	/* keep only the outermost sampler frame */
 		while (first + 1 < n && is_sampler(&s->frames[first]) &&
@@ -1113,6 +1125,7 @@ struct sniff {
 	int fd;
 	uint8_t head[8];
 	size_t n, pos;
+	uint64_t done;		/* bytes read from fd, for the progress line */
 };
 
 static ssize_t sniff_read(void *ctx, void *buf, size_t len)
@@ -1130,6 +1143,9 @@ static ssize_t sniff_read(void *ctx, void *buf, size_t len)
 		ssize_t r = read(sn->fd, buf, len);
 		if (r < 0 && errno == EINTR)
 			continue;
+		/* The .mtz reader may read from its worker threads. */
+		if (r > 0)
+			__atomic_fetch_add(&sn->done, (uint64_t)r, __ATOMIC_RELAXED);
 		return r;
 	}
 }
@@ -1362,6 +1378,9 @@ int main(int argc, char **argv)
 	}
 
 	double t0 = now();
+	struct mt_progress progress;
+	mt_progress_init(&progress, prog, mt_progress_input_size(fd), o.quiet);
+	unsigned long nr_items = 0;
 	if (!o.decode_only) {
 		mt_unwind_out_str(&s.out, "# mt-unwind 1\n# input: ");
 		mt_unwind_out_str(&s.out, name);
@@ -1374,6 +1393,8 @@ int main(int argc, char **argv)
 		defer_check(&s);
 		if (s.fdout.error)
 			break;
+		if ((++nr_items & 1023) == 0)
+			mt_progress_update(&progress, __atomic_load_n(&sn.done, __ATOMIC_RELAXED));
 	}
 	if (rc < 0) {
 		fprintf(stderr, "%s: '%s': %s\n", prog, name, mt_perf_reader_error(s.reader));
@@ -1395,6 +1416,7 @@ int main(int argc, char **argv)
 	totals_flush(&s, 0, 1);
 	defer_flush(&s);
 	mt_unwind_out_flush(&s.fdout);
+	mt_progress_release(&progress);
 	double secs = now() - t0;
 	if (s.out.error || s.unk.error)
 		oom();
