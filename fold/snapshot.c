@@ -93,9 +93,10 @@ static void group_fill(struct mt_fold_group *g, const struct group_acc *a,
 		  wfb[MT_FOLD_ALLOC_BYTES], has, (int64_t)t->alloc_bytes);
 	check_set(&g->check[MT_FOLD_CHECK_OBJECTS], &a->est[MT_FOLD_ALLOC_OBJECTS], opt->conf,
 		  wfb[MT_FOLD_ALLOC_OBJECTS], has, (int64_t)t->allocs);
-	/* The sampler counts freed bytes in usable size and allocated bytes as
-	 * requested: their difference is not the requested bytes still live,
-	 * so inuse_bytes has no exact figure to be checked against. */
+	/* The sampler counts freed bytes in block size (glibc's chunk size,
+	 * usable size + 8) and allocated bytes as requested: their difference
+	 * is not the requested bytes still live, so inuse_bytes has no exact
+	 * figure to be checked against. */
 	check_set(&g->check[MT_FOLD_CHECK_INUSE_BYTES], &a->est[MT_FOLD_INUSE_BYTES], opt->conf,
 		  wfb[MT_FOLD_INUSE_BYTES], 0, 0);
 	check_set(&g->check[MT_FOLD_CHECK_INUSE_OBJECTS], &a->est[MT_FOLD_INUSE_OBJECTS],
