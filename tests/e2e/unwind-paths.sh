@@ -42,6 +42,10 @@ if [ -n "$capture" ]; then
 	for v in $variants; do
 		mt-capture --rate 1 --seed 1 -o "$tmp/$v.cap" -- "$MT_FIXTURES/$v" 6 >"$tmp/$v.cap.log" 2>&1 &
 	done
+	# Every allocator entry point, realloc included (its stacks once ended
+	# in the sampler's internal body, reached by a tail call).
+	mt-capture --rate 1 --seed 1 -o "$tmp/alloc.cap" -- "$MT_FIXTURES/capture_alloc" 0 30 \
+		>"$tmp/alloc.cap.log" 2>&1 &
 	wait
 	# Trace mode: uprobes on (a private copy of) libc's allocator itself.
 	for v in $variants; do
@@ -128,6 +132,32 @@ if [ -n "$capture" ]; then
 			grep -Ec '(^|;)main;trigger;[^;]+(;[^;]+)*;on_signal;malloc end=complete$')
 		[ "$n" -ge 6 ] || { echo "FAIL $v (mt-capture): $n allocations in on_signal with the full path, expected 6"; fail=1; }
 	done
+fi
+
+# Sampled allocations end in the entry point the program called (fn=),
+# with the sampler's own frames trimmed: capture_alloc's worker calls
+# malloc (through fixture_alloc_site, and once directly for the end mark),
+# calloc, realloc, aligned_alloc and posix_memalign.
+if [ -n "$capture" ]; then
+	if [ ! -s "$tmp/alloc.cap" ]; then
+		echo "FAIL capture_alloc: mt-capture: $(tail -n 1 "$tmp/alloc.cap.log")"; fail=1
+	else
+		mt-unwind -q "$tmp/alloc.cap" | grep '^alloc' | grep 'end=complete$' >"$tmp/alloc.txt"
+		was=$fail
+		for fn in malloc calloc realloc aligned_alloc posix_memalign; do
+			site='worker;'
+			[ $fn = malloc ] && site='worker;(fixture_alloc_site;)?'
+			n=$(grep -c " fn=$fn " "$tmp/alloc.txt")
+			k=$(grep " fn=$fn " "$tmp/alloc.txt" | cut -f6 | grep -Ec ";main;$site$fn end=complete\$")
+			# Every call is sampled at --rate 1; a few stacks may be cut short.
+			if [ "$n" -lt 25 ] || [ "$k" -ne "$n" ]; then
+				echo "FAIL capture_alloc: $k of $n complete $fn stacks end ;main;$site$fn (30 calls):"
+				grep " fn=$fn " "$tmp/alloc.txt" | cut -f6 | grep -v ";$fn end=" | head -n 2
+				fail=1
+			fi
+		done
+		[ "$fail" != "$was" ] || echo "ok capture_alloc via mt-capture: stacks end in the entry point called"
+	fi
 fi
 
 # --srcline on the inline chain: each frame shows where it calls the next,
