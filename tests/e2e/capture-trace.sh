@@ -45,6 +45,11 @@ awk '$2 == "probe_libc:malloc__return" && $7 == 0 { bad = 1 } END { exit bad }' 
 	>"$T/out" 2>"$T/err" || fail "mt-capture -c: $(cat "$T/err")"
 capture_regs "$T/c.data" >"$T/regs"
 got=$(awk '$2 == "probe_libc:malloc"' "$T/regs" | wc -l)
-[ "$got" -ge 30 ] && [ "$got" -le 31 ] || fail "-c 10: $got malloc samples for 300+ calls"
+# The probes are per-CPU events, each counting its own hits: a thread that
+# migrates splits its 301 calls between counters, so each CPU's remainder
+# (up to 9 calls) may go unsampled: floor(301/10) - (CPUs - 1) at the least.
+ncpu=$(getconf _NPROCESSORS_ONLN)
+min=$((30 - (ncpu - 1)))
+[ "$got" -ge "$min" ] && [ "$got" -le 31 ] || fail "-c 10: $got malloc samples for 301 calls on $ncpu CPUs (want $min..31)"
 ! grep -q __return "$T/regs" || fail "-c 10 opened return probes"
 echo "ok: exact call counts for 2 workers, sizes match, -c 10 gives $got"
