@@ -42,18 +42,33 @@ enum { FN_MALLOC, FN_CALLOC, FN_REALLOC, FN_REALLOCARRAY, FN_POSIX_MEMALIGN,
 
 enum { SCOPE_THREAD = 1, SCOPE_PROCESS = 2 };
 
-/* Live-byte deltas reach the process-wide counter in batches of this size:
- * the process peak is then off by at most threads * PUBLISH_BATCH. */
+/* Live-byte deltas reach the process-wide counter in batches: a thread's
+ * live bytes stay within PUBLISH_BATCH of what it last published, so the
+ * process peak is off by at most threads * PUBLISH_BATCH. */
 #define PUBLISH_BATCH (256 * 1024)
 
 /* 128-byte aligned: blocks of different threads share no cache line (nor
  * the adjacent line the prefetcher pairs with it); false sharing between
- * them cost about 10 ns per call. */
+ * them cost about 10 ns per call.
+ *
+ * The fast path updates as few words as it can, each with one instruction:
+ * alloc_bytes is drawn - remaining (the sampling countdown counts requested
+ * bytes anyway), live is alloc_usable - freed_bytes, and one countdown,
+ * headroom = limit - live, replaces both the peak comparison and the
+ * publishing check: malloc takes the slow path when it goes below 0 (a new
+ * thread peak, or PUBLISH_BATCH / 2 above what was published), free when it
+ * goes above PUBLISH_BATCH (live PUBLISH_BATCH / 2 .. PUBLISH_BATCH below
+ * it).  Only the slow path (live_slow) changes limit, and it adds the same
+ * change to headroom, so headroom == limit - live holds whatever a signal
+ * handler does in between. */
 struct block {
 	int64_t remaining;	/* bytes to the next sample point (hot) */
-	uint64_t alloc_bytes, allocs, frees, freed_bytes, alloc_usable;
-	int64_t live, peak;
-	int64_t unpublished;	/* live delta not yet in g_live */
+	int64_t headroom;	/* limit - live (hot) */
+	uint64_t allocs, alloc_usable, frees, freed_bytes;
+	uint64_t drawn;		/* sum of the gaps drawn: alloc_bytes + remaining */
+	int64_t peak;
+	int64_t limit;		/* min(peak, published + PUBLISH_BATCH / 2) */
+	int64_t published;	/* live as last added to g_live */
 	uint64_t rng;
 	uint64_t tid;
 	int busy;		/* in the slow path: a nested call only counts */
@@ -153,6 +168,17 @@ static uint64_t rd(const uint64_t *p)
 static int64_t rds(const int64_t *p)
 {
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+/* Derived totals (relaxed: another thread's may be a few calls behind). */
+static uint64_t blk_alloc_bytes(const struct block *b)
+{
+	return rd(&b->drawn) - (uint64_t)rds(&b->remaining);
+}
+
+static int64_t blk_live(const struct block *b)
+{
+	return (int64_t)(rd(&b->alloc_usable) - rd(&b->freed_bytes));
 }
 
 /* ---- init --------------------------------------------------------------- */
@@ -271,20 +297,18 @@ static struct block *block_new(void)
 		threads_max = threads_alive;
 	reg_unlock();
 	b->remaining = (int64_t)mt_sampler_gap_next(&gapgen, &b->rng);
+	b->drawn = (uint64_t)b->remaining;
 	b->tid = (uint64_t)gettid();
 	return b;
 }
 
-/* The calling thread's block, created on its first call.  NULL only while
- * the sampler initializes or when mmap fails: that call goes uncounted. */
-static inline struct block *block_self(void)
+/* The calling thread's first call: create its block.  NULL only while the
+ * sampler initializes or when mmap fails: that call goes uncounted. */
+static __attribute__((noinline)) struct block *block_first(void)
 {
-	struct block *b = self;
-	if (LIKELY(b != NULL))
-		return b;
 	if (!ready() || in_init)
 		return NULL;
-	b = block_new();
+	struct block *b = block_new();
 	if (!b)
 		return NULL;
 	self = b;
@@ -293,10 +317,20 @@ static inline struct block *block_self(void)
 	return b;
 }
 
-static void publish(struct block *b)
+/* The calling thread's block, or NULL (see block_first). */
+static inline struct block *block_self(void)
 {
-	int64_t d = b->unpublished;
-	b->unpublished = 0;
+	struct block *b = self;
+	if (LIKELY(b != NULL))
+		return b;
+	return block_first();
+}
+
+/* Add the thread's live bytes (now @live) not yet in g_live. */
+static void publish(struct block *b, int64_t live)
+{
+	int64_t d = live - b->published;
+	b->published = live;
 	int64_t now = __atomic_add_fetch(&g_live, d, __ATOMIC_RELAXED);
 	int64_t peak = __atomic_load_n(&g_peak, __ATOMIC_RELAXED);
 	while (now > peak &&
@@ -310,7 +344,7 @@ static void publish(struct block *b)
 static void report_thread(const struct block *b)
 {
 	uint64_t v[10] = {
-		SCOPE_THREAD, rd(&b->alloc_bytes), rd(&b->allocs), rd(&b->frees),
+		SCOPE_THREAD, blk_alloc_bytes(b), rd(&b->allocs), rd(&b->frees),
 		rd(&b->freed_bytes), (uint64_t)rds(&b->peak), 0, rd(&b->tid),
 		rd(&b->alloc_usable), __atomic_load_n(&untracked, __ATOMIC_RELAXED),
 	};
@@ -330,12 +364,12 @@ static void report_process(int threads_too)
 	v[4] = retired.freed_bytes;
 	v[8] = retired.alloc_usable;
 	for (struct block *b = registry; b; b = b->next) {
-		v[1] += rd(&b->alloc_bytes);
+		v[1] += blk_alloc_bytes(b);
 		v[2] += rd(&b->allocs);
 		v[3] += rd(&b->frees);
 		v[4] += rd(&b->freed_bytes);
 		v[8] += rd(&b->alloc_usable);
-		unpublished += rds(&b->unpublished);
+		unpublished += blk_live(b) - rds(&b->published);
 		if (threads_too)
 			report_thread(b);
 	}
@@ -359,7 +393,7 @@ static void on_thread_exit(void *arg)
 	}
 	b->busy = 1;
 	report_thread(b);
-	publish(b);
+	publish(b, blk_live(b));
 	reg_lock();
 	for (struct block **pp = &registry; *pp; pp = &(*pp)->next) {
 		if (*pp == b) {
@@ -367,7 +401,7 @@ static void on_thread_exit(void *arg)
 			break;
 		}
 	}
-	retired.alloc_bytes += b->alloc_bytes;
+	retired.alloc_bytes += blk_alloc_bytes(b);
 	retired.allocs += b->allocs;
 	retired.frees += b->frees;
 	retired.freed_bytes += b->freed_bytes;
@@ -423,6 +457,7 @@ static void after_fork_child(void)
 		memset(me, 0, sizeof(*me));
 		me->rng = rng;
 		me->remaining = (int64_t)rem;
+		me->drawn = rem;
 		me->tid = (uint64_t)gettid();
 		me->next = NULL;
 		registry = me;
@@ -434,41 +469,76 @@ static void after_fork_child(void)
 
 /* ---- the counting and sampling paths ------------------------------------ */
 
+/* headroom left [0, PUBLISH_BATCH]: settle the thread's peak, publish to
+ * g_live when live moved PUBLISH_BATCH / 2 or more from what was published,
+ * and set the next limit. */
+static __attribute__((noinline)) void live_slow(struct block *b)
+{
+	int64_t live = blk_live(b);
+	if (live > b->peak)
+		b->peak = live;
+	if (b->busy)
+		return;	/* a signal handler inside a slow path: the outer one settles */
+	b->busy = 1;
+	/* A second round only when a signal handler moved live meanwhile;
+	 * bounded all the same: the next call would settle the rest. */
+	for (int round = 0; round < 4; round++) {
+		live = blk_live(b);
+		if (live > b->peak)
+			b->peak = live;
+		if (live - b->published >= PUBLISH_BATCH / 2 ||
+		    b->published - live >= PUBLISH_BATCH / 2)
+			publish(b, live);
+		int64_t limit = b->peak < b->published + PUBLISH_BATCH / 2 ?
+					b->peak : b->published + PUBLISH_BATCH / 2;
+		mt_sampler_add((uint64_t *)&b->headroom, (uint64_t)(limit - b->limit));
+		b->limit = limit;
+		int64_t h = rds(&b->headroom);
+		if (h >= 0 && h <= PUBLISH_BATCH)
+			break;
+	}
+	b->busy = 0;
+}
+
 static __attribute__((noinline)) void sample_alloc(struct block *b, const void *p, uint64_t size,
 						   int fn)
 {
+	if (b->busy)
+		return;	/* a signal handler inside a slow path: counted, not sampled */
 	b->busy = 1;
-	uint64_t after = (uint64_t)-b->remaining;	/* bytes past the first point */
-	uint64_t points = 1 + mt_sampler_points_after(&gapgen, &b->rng, after, &b->remaining);
+	int64_t rem = b->remaining;
+	uint64_t after = (uint64_t)-rem;	/* bytes past the first point */
+	int64_t next;
+	uint64_t points = 1 + mt_sampler_points_after(&gapgen, &b->rng, after, &next);
+	/* Additions, not a store: a signal handler's allocation since the
+	 * read above still counts (alloc_bytes = drawn - remaining). */
+	mt_sampler_add(&b->drawn, (uint64_t)(next - rem));
+	mt_sampler_add((uint64_t *)&b->remaining, (uint64_t)(next - rem));
 	if (mt_sampler_table_insert(p, size, points) < 0)
 		__atomic_add_fetch(&untracked, 1, __ATOMIC_RELAXED);
 	mt_sampler_mark_alloc(size, p, points, gapgen.rate, (uint64_t)fn);
 	b->busy = 0;
 }
 
-static inline void count_alloc(const void *p, uint64_t size, int fn)
+/* Count a successful allocation p of size bytes requested. */
+static inline void count_alloc(struct block *b, const void *p, uint64_t size, int fn)
 {
-	struct block *b = block_self();
-	if (UNLIKELY(!b))
-		return;
 	uint64_t u = block_size((void *)p);
-	mt_sampler_add(&b->alloc_bytes, size);
 	mt_sampler_add(&b->allocs, 1);
 	mt_sampler_add(&b->alloc_usable, u);
-	mt_sampler_add((uint64_t *)&b->live, u);
-	mt_sampler_add((uint64_t *)&b->unpublished, u);
-	int64_t live = b->live;
-	if (live > b->peak)
-		b->peak = live;
-	if (UNLIKELY(b->busy))
-		return;	/* a signal handler inside our slow path */
-	if (UNLIKELY(b->unpublished >= PUBLISH_BATCH)) {
-		b->busy = 1;
-		publish(b);
-		b->busy = 0;
-	}
+	if (UNLIKELY(mt_sampler_sub_lt0(&b->headroom, u)))
+		live_slow(b);
 	if (UNLIKELY(mt_sampler_sub_le0(&b->remaining, size)))
 		sample_alloc(b, p, size, fn);
+}
+
+/* Count the release of a block of u bytes (block size). */
+static inline void count_release(struct block *b, uint64_t u)
+{
+	mt_sampler_add(&b->frees, 1);
+	mt_sampler_add(&b->freed_bytes, u);
+	if (UNLIKELY(mt_sampler_add_gt(&b->headroom, u, PUBLISH_BATCH)))
+		live_slow(b);
 }
 
 static __attribute__((noinline)) void sample_free(const void *p, int fn)
@@ -483,41 +553,83 @@ static __attribute__((noinline)) void sample_free(const void *p, int fn)
 static inline void count_free(void *p, int fn)
 {
 	struct block *b = block_self();
-	if (LIKELY(b != NULL)) {
-		uint64_t u = block_size(p);
-		mt_sampler_add(&b->frees, 1);
-		mt_sampler_add(&b->freed_bytes, u);
-		mt_sampler_add((uint64_t *)&b->live, -u);
-		mt_sampler_add((uint64_t *)&b->unpublished, -u);
-		if (UNLIKELY(b->unpublished <= -PUBLISH_BATCH) && !b->busy) {
-			b->busy = 1;
-			publish(b);
-			b->busy = 0;
-		}
-	}
+	if (LIKELY(b != NULL))
+		count_release(b, block_size(p));
 	if (UNLIKELY(mt_sampler_table_maybe(p)))
 		sample_free(p, fn);
 }
 
 /* ---- the interposed functions ------------------------------------------- */
 
+/* The calling thread's block, read before the call to the allocator; its
+ * first call creates it.  Before the sampler is ready, returns BOOT (served
+ * from the boot arena); when no block can be had, UNCOUNTED (the call goes
+ * uncounted).  A macro: the sampled path must stay inside the public
+ * function (the outermost sampler frame of a sample is its name). */
+#define ENTER(b, BOOT, UNCOUNTED)                                   \
+	struct block *b = self;                                     \
+	if (UNLIKELY(!b)) {                                         \
+		if (UNLIKELY(!ready()))                             \
+			return BOOT;                                \
+		b = block_first();                                  \
+		if (UNLIKELY(!b))                                   \
+			return UNCOUNTED;                           \
+	}
+
 EXPORT void *malloc(size_t n)
 {
-	if (UNLIKELY(!ready()))
-		return boot_alloc(n, 16);
+	ENTER(b, boot_alloc(n, 16), real.malloc(n));
 	void *p = real.malloc(n);
 	if (LIKELY(p != NULL))
-		count_alloc(p, n, FN_MALLOC);
+		count_alloc(b, p, n, FN_MALLOC);
 	return p;
+}
+
+/* free()'s less common paths, out of line so that its fast path needs no
+ * stack frame: each ends in the real free. */
+static __attribute__((noinline)) void free_slow(void *p)
+{
+	if (UNLIKELY(!ready()))
+		return;	/* cannot happen: p came from somewhere */
+	count_free(p, FN_FREE);
+	real.free(p);
+}
+
+static __attribute__((noinline)) void free_settle(struct block *b, void *p)
+{
+	live_slow(b);
+	if (UNLIKELY(mt_sampler_table_maybe(p)))
+		sample_free(p, FN_FREE);
+	real.free(p);
+}
+
+static __attribute__((noinline)) void free_sampled(void *p)
+{
+	sample_free(p, FN_FREE);
+	real.free(p);
 }
 
 EXPORT void free(void *p)
 {
-	if (UNLIKELY(!p || boot_owns(p)))
+	/* One comparison for the boot arena, which NULL never passes. */
+	if (UNLIKELY((uintptr_t)p - (uintptr_t)boot_arena < sizeof(boot_arena) || !p))
 		return;
-	if (UNLIKELY(!ready()))
-		return;	/* cannot happen: p came from somewhere */
-	count_free(p, FN_FREE);
+	struct block *b = self;
+	if (UNLIKELY(!b || !glibc_chunks)) {
+		free_slow(p);
+		return;
+	}
+	uint64_t u = ((const uint64_t *)p)[-1] & ~(uint64_t)7;	/* block_size() */
+	mt_sampler_add(&b->frees, 1);
+	mt_sampler_add(&b->freed_bytes, u);
+	if (UNLIKELY(mt_sampler_add_gt(&b->headroom, u, PUBLISH_BATCH))) {
+		free_settle(b, p);
+		return;
+	}
+	if (UNLIKELY(mt_sampler_table_maybe(p))) {
+		free_sampled(p);
+		return;
+	}
 	real.free(p);
 }
 
@@ -528,11 +640,10 @@ EXPORT void *calloc(size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (UNLIKELY(!ready()))
-		return boot_alloc(total, 16);
+	ENTER(b, boot_alloc(total, 16), real.calloc(n, size));
 	void *p = real.calloc(n, size);
 	if (LIKELY(p != NULL))
-		count_alloc(p, total, FN_CALLOC);
+		count_alloc(b, p, total, FN_CALLOC);
 	return p;
 }
 
@@ -542,26 +653,27 @@ static inline __attribute__((always_inline)) void *do_realloc(void *old, size_t 
 {
 	if (UNLIKELY(!ready()))
 		return boot_alloc(n, 16);
+	struct block *b = block_self();
 	if (UNLIKELY(boot_owns(old))) {
 		void *p = real.malloc(n);
 		if (p) {
 			size_t room = (size_t)(boot_arena + sizeof(boot_arena) - (char *)old);
 			memcpy(p, old, n < room ? n : room);
-			count_alloc(p, n, fn);
+			if (b)
+				count_alloc(b, p, n, fn);
 		}
 		return p;
 	}
 	if (!old) {
 		void *p = real.malloc(n);
-		if (p)
-			count_alloc(p, n, fn);
+		if (p && b)
+			count_alloc(b, p, n, fn);
 		return p;
 	}
 	/* Take old out of the sampled set first (it cannot be reused while we
 	 * hold it), and put it back if the realloc fails. */
 	struct mt_sampler_entry e;
 	int sampled = mt_sampler_table_maybe(old) && mt_sampler_table_remove(old, &e);
-	struct block *b = block_self();
 	uint64_t u_old = block_size(old);
 	void *p = real.realloc(old, n);
 	if (!p && n) {
@@ -569,16 +681,12 @@ static inline __attribute__((always_inline)) void *do_realloc(void *old, size_t 
 			__atomic_add_fetch(&untracked, 1, __ATOMIC_RELAXED);
 		return NULL;
 	}
-	if (b) {
-		mt_sampler_add(&b->frees, 1);
-		mt_sampler_add(&b->freed_bytes, u_old);
-		mt_sampler_add((uint64_t *)&b->live, -u_old);
-		mt_sampler_add((uint64_t *)&b->unpublished, -u_old);
-	}
+	if (b)
+		count_release(b, u_old);
 	if (sampled)
 		mt_sampler_mark_free(old, e.size, e.points, gapgen.rate, (uint64_t)fn);
-	if (p)
-		count_alloc(p, n, fn);
+	if (p && b)
+		count_alloc(b, p, n, fn);
 	return p;
 }
 
@@ -597,29 +705,31 @@ EXPORT void *reallocarray(void *old, size_t n, size_t size)
 	return do_realloc(old, total, FN_REALLOCARRAY);
 }
 
+static int boot_memalign(void **out, size_t align, size_t n)
+{
+	void *p = boot_alloc(n, align);
+	if (!p)
+		return ENOMEM;
+	*out = p;
+	return 0;
+}
+
 EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
-	if (UNLIKELY(!ready())) {
-		void *p = boot_alloc(n, align);
-		if (!p)
-			return ENOMEM;
-		*out = p;
-		return 0;
-	}
+	ENTER(b, boot_memalign(out, align, n), real.posix_memalign(out, align, n));
 	int rc = real.posix_memalign(out, align, n);
 	if (rc == 0)
-		count_alloc(*out, n, FN_POSIX_MEMALIGN);
+		count_alloc(b, *out, n, FN_POSIX_MEMALIGN);
 	return rc;
 }
 
 #define ALIGNED(name, fn_code)                                      \
 	EXPORT void *name(size_t align, size_t n)                   \
 	{                                                           \
-		if (UNLIKELY(!ready()))                             \
-			return boot_alloc(n, align);                \
+		ENTER(b, boot_alloc(n, align), real.name(align, n)); \
 		void *p = real.name(align, n);                      \
 		if (LIKELY(p != NULL))                              \
-			count_alloc(p, n, fn_code);                 \
+			count_alloc(b, p, n, fn_code);              \
 		return p;                                           \
 	}
 ALIGNED(aligned_alloc, FN_ALIGNED_ALLOC)
@@ -628,11 +738,10 @@ ALIGNED(memalign, FN_MEMALIGN)
 #define PAGED(name, fn_code)                                        \
 	EXPORT void *name(size_t n)                                 \
 	{                                                           \
-		if (UNLIKELY(!ready()))                             \
-			return boot_alloc(n, 4096);                 \
+		ENTER(b, boot_alloc(n, 4096), real.name(n));        \
 		void *p = real.name(n);                             \
 		if (LIKELY(p != NULL))                              \
-			count_alloc(p, n, fn_code);                 \
+			count_alloc(b, p, n, fn_code);              \
 		return p;                                           \
 	}
 PAGED(valloc, FN_VALLOC)

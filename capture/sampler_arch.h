@@ -24,12 +24,28 @@ static inline void mt_sampler_add(uint64_t *p, uint64_t v)
 	__asm__ volatile("addq %1, %0" : "+m"(*p) : "er"(v) : "cc");
 }
 
-/* *p -= v; @return : the new value is <= 0. */
+/* *p -= v; @return : the new value is <= 0 (the flag itself: no setcc). */
 static inline int mt_sampler_sub_le0(int64_t *p, uint64_t v)
 {
-	unsigned char le;
-	__asm__ volatile("subq %2, %0\n\tsetle %1" : "+m"(*p), "=q"(le) : "er"(v) : "cc");
+	int le;
+	__asm__ volatile("subq %2, %0" : "+m"(*p), "=@ccle"(le) : "er"(v));
 	return le;
+}
+
+/* *p -= v; @return : the new value is < 0. */
+static inline int mt_sampler_sub_lt0(int64_t *p, uint64_t v)
+{
+	int lt;
+	__asm__ volatile("subq %2, %0" : "+m"(*p), "=@ccl"(lt) : "er"(v));
+	return lt;
+}
+
+/* *p += v; @return : the new value is > limit (a 32-bit constant). */
+static inline int mt_sampler_add_gt(int64_t *p, uint64_t v, int32_t limit)
+{
+	int gt;
+	__asm__ volatile("addq %2, %0\n\tcmpq %3, %0" : "+m"(*p), "=@ccg"(gt) : "er"(v), "er"((int64_t)limit));
+	return gt;
 }
 
 #endif
