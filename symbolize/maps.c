@@ -31,6 +31,7 @@ int mt_unwind_maps_new(struct mt_unwind_maps **out, struct mt_unwind_modules *ms
 
 static void space_changed(struct mt_unwind_space *sp)
 {
+	sp->gen++;
 	if (sp->pccache)
 		memset(sp->pccache, 0, MT_UNWIND_PCCACHE_SIZE * sizeof(*sp->pccache));
 }

@@ -41,6 +41,7 @@ struct mt_unwind_space {
 	struct mt_unwind_map *maps;	/* sorted by start, disjoint */
 	size_t nr, cap;
 	struct mt_unwind_pcentry *pccache;	/* NULL until the first sample */
+	uint64_t gen;			/* bumped at every change of maps */
 };
 
 struct mt_unwind_thread {

@@ -198,6 +198,16 @@ struct state {
 	struct mt_unwind_order *order;
 	uint64_t round_max, prev_round_max;	/* newest time this round, last round */
 	uint64_t order_overflows;
+	/* Unwinding on arrival (see on_record): the input as a seekable file
+	 * (-1: not one), the walk put_stack takes instead of walking, and the
+	 * samples whose mappings changed before their turn, read again. */
+	int spec_fd;
+	const struct mt_unwind_frame *pre;
+	unsigned pre_n;
+	int pre_end;
+	uint64_t spec_rewalks;
+	uint8_t *rebuf;
+	size_t rebuf_cap;
 };
 
 enum { K_ALLOC, K_FREE, K_TOTALS, K_SAMPLE, K_LOST };
@@ -409,18 +419,27 @@ static void put_stack(struct mt_unwind_out *out, struct state *s,
 		put_nostack(out, s);
 		return;
 	}
-	struct mt_unwind_memory mem = {
-		.base = regs.r[MT_UNWIND_REG_SP],
-		.data = smp->stack,
-		.size = smp->stack ? smp->stack_dyn_size : 0,
-	};
-	if (mem.size > smp->stack_size)
-		mem.size = smp->stack_size;
 	unsigned n = 0;
-	struct mt_unwind_space *sp = mt_unwind_maps_space(s->maps, smp->pid);
-	int end = mt_unwind_walk(s->maps, sp, &regs, &mem, s->frames, s->o->max_depth, &n,
-				 &s->st);
-	if (drop_sampler && n > 0 && is_sampler(&s->frames[n - 1])) {
+	int end;
+	const struct mt_unwind_frame *fr = s->frames;
+	if (s->pre) {	/* walked on arrival, in the same mappings */
+		fr = s->pre;
+		n = s->pre_n;
+		end = s->pre_end;
+		s->pre = NULL;
+	} else {
+		struct mt_unwind_memory mem = {
+			.base = regs.r[MT_UNWIND_REG_SP],
+			.data = smp->stack,
+			.size = smp->stack ? smp->stack_dyn_size : 0,
+		};
+		if (mem.size > smp->stack_size)
+			mem.size = smp->stack_size;
+		struct mt_unwind_space *sp = mt_unwind_maps_space(s->maps, smp->pid);
+		end = mt_unwind_walk(s->maps, sp, &regs, &mem, s->frames, s->o->max_depth, &n,
+				     &s->st);
+	}
+	if (drop_sampler && n > 0 && is_sampler(&fr[n - 1])) {
 		/* The walk never left the sampler: the kernel copied (almost)
 		 * none of the user stack.  Name that rather than the marker, so
 		 * such samples group under one honest root. */
@@ -433,8 +452,8 @@ static void put_stack(struct mt_unwind_out *out, struct state *s,
 	}
 	unsigned first = 0;
 	if (drop_sampler)	/* keep only the outermost sampler frame */
-		while (first + 1 < n && is_sampler(&s->frames[first]) &&
-		       is_sampler(&s->frames[first + 1]))
+		while (first + 1 < n && is_sampler(&fr[first]) &&
+		       is_sampler(&fr[first + 1]))
 			first++;
 	mt_unwind_out_char(out, '\t');
 	if (out == &s->out) {
@@ -447,7 +466,7 @@ static void put_stack(struct mt_unwind_out *out, struct state *s,
 		g->fr_begin = s->nr_dframes;
 		g->fr_count = n - first;
 		for (unsigned i = n; i-- > first;) {
-			const struct mt_unwind_frame *f = &s->frames[i];
+			const struct mt_unwind_frame *f = &fr[i];
 			struct dframe *d = &s->dframes[s->nr_dframes++];
 			struct mt_unwind_module *m = f->map ? f->map->mod : NULL;
 			d->trim = drop_sampler && i == first && is_sampler(f);
@@ -465,7 +484,7 @@ static void put_stack(struct mt_unwind_out *out, struct state *s,
 		}
 	} else {
 		for (unsigned i = n; i-- > first;) {
-			const struct mt_unwind_frame *f = &s->frames[i];
+			const struct mt_unwind_frame *f = &fr[i];
 			struct mt_unwind_module *m = f->map ? f->map->mod : NULL;
 			struct dframe d = { .trim = drop_sampler && i == first && is_sampler(f) };
 			if (m && m->state == MT_UNWIND_MOD_OK && f->map->delta_ok) {
@@ -897,7 +916,38 @@ static void process(struct state *s, const struct perf_event_header *h)
 struct queued_sample {
 	struct mt_perf_sample smp;	/* stack and evsel re-pointed on release */
 	size_t evsel_index;
+	/* Walked on arrival (spec): nframes frames follow instead of the
+	 * stack, valid while the space sp is at generation gen; otherwise the
+	 * record (size bytes at offset in the file) is read again. */
+	int spec, end;
+	unsigned nframes;
+	struct mt_unwind_space *sp;
+	uint64_t gen, offset, size;
 };
+
+/* Read a queued sample's record again from the file: its mappings changed
+ * between its arrival and its turn.  @return : 0, or -1 (reported). */
+static int reread(struct state *s, const struct queued_sample *q, struct mt_perf_sample *out)
+{
+	if (q->size > s->rebuf_cap) {
+		free(s->rebuf);
+		s->rebuf_cap = 0;
+		/* 8-aligned: the record is read as a header. */
+		if (!(s->rebuf = aligned_alloc(8, (q->size + 7) & ~(uint64_t)7)))
+			oom();
+		s->rebuf_cap = q->size;
+	}
+	const struct perf_event_header *h = (const void *)s->rebuf;
+	ssize_t k = pread(s->spec_fd, s->rebuf, q->size, (off_t)q->offset);
+	if (k != (ssize_t)q->size || h->type != PERF_RECORD_SAMPLE || h->size != q->size ||
+	    mt_perf_sample_parse(s->reader, h, out) != 0) {
+		fprintf(stderr, "%s: '%s': offset %" PRIu64 ": the sample could not be read again: %s\n",
+			prog, s->o->input, q->offset, k < 0 ? strerror(errno) : "the file changed");
+		s->data_error = 1;
+		return -1;
+	}
+	return 0;
+}
 
 enum { Q_RECORD, Q_SAMPLE };
 
@@ -910,10 +960,71 @@ static void process_cb(int kind, void *data, size_t size, void *ctx)
 		return;
 	}
 	struct queued_sample *q = data;
-	q->smp.stack = q->smp.stack_dyn_size ? (const uint8_t *)(q + 1) : NULL;
 	/* The evsel array may have grown (moved) since. */
 	q->smp.evsel = mt_perf_reader_evsel(s->reader, q->evsel_index);
+	if (q->spec) {
+		struct mt_unwind_space *sp = mt_unwind_maps_space(s->maps, q->smp.pid);
+		if (sp == q->sp && (!sp || sp->gen == q->gen)) {
+			/* The walk depends on the mappings only: still right. */
+			s->pre = (const struct mt_unwind_frame *)(q + 1);
+			s->pre_n = q->nframes;
+			s->pre_end = q->end;
+			handle_sample(s, &q->smp);
+			s->pre = NULL;
+			return;
+		}
+		s->spec_rewalks++;
+		struct mt_perf_sample smp;
+		if (reread(s, q, &smp) != 0) {
+			on_undecodable(s);
+			return;
+		}
+		smp.evsel = q->smp.evsel;
+		handle_sample(s, &smp);
+		return;
+	}
+	q->smp.stack = q->smp.stack_dyn_size ? (const uint8_t *)(q + 1) : NULL;
 	handle_sample(s, &q->smp);
+}
+
+/* Walk a sample's stack on arrival, with the mappings as they are now,
+ * so that only its frames wait in the time-ordering queue and not its
+ * stack dump (copying the dumps was a fifth of the time).  The walk is a
+ * function of the registers, the dump and the space's mappings alone; if
+ * those change before the sample's turn, the record is read again from
+ * the file.  @return : 1 walked (into s->frames), 0 not worth it. */
+static int spec_walk(struct state *s, struct queued_sample *q, size_t n)
+{
+	const struct mt_perf_sample *smp = &q->smp;
+	if (s->spec_fd < 0 || n < 512 || smp->regs_abi == 0)
+		return 0;
+	switch (evinfo_of(s, smp->evsel)->role) {
+	case ROLE_MT_FREE:
+	case ROLE_MT_TOTALS:
+	case ROLE_TRACE_RETURN:
+		return 0;	/* no stack wanted */
+	default:
+		break;
+	}
+	if (filtered(s, smp->pid, smp->tid))
+		return 0;
+	struct mt_unwind_regs regs;
+	if (mt_unwind_arch_regs_from_perf(&regs, smp->regs_mask, smp->regs, smp->nr_regs) != 0)
+		return 0;
+	struct mt_unwind_memory mem = {
+		.base = regs.r[MT_UNWIND_REG_SP], .data = smp->stack, .size = n,
+	};
+	unsigned nr = 0;
+	struct mt_unwind_space *sp = mt_unwind_maps_space(s->maps, smp->pid);
+	q->end = mt_unwind_walk(s->maps, sp, &regs, &mem, s->frames, s->o->max_depth, &nr,
+				&s->st);
+	for (unsigned i = 0; i < nr; i++)
+		s->frames[i].memo = NULL;	/* the memo may be reused by then */
+	q->nframes = nr;
+	q->sp = sp;
+	q->gen = sp ? sp->gen : 0;
+	q->spec = 1;
+	return 1;
 }
 
 /* The time of a record that takes part in ordering; 0 when it has none
@@ -984,11 +1095,23 @@ static void on_record(struct state *s, const struct mt_perf_item *it)
 			return;
 		t = q.smp.time;
 		q.evsel_index = (size_t)q.smp.evsel->index;
+		q.spec = 0;
+		q.offset = it->offset;
+		q.size = h->size;
 		size_t n = q.smp.stack ? q.smp.stack_dyn_size : 0;
 		if (n > q.smp.stack_size)
 			n = q.smp.stack_size;
 		q.smp.stack_dyn_size = n;
-		if (mt_unwind_order_push(s->order, Q_SAMPLE, &q, sizeof(q), q.smp.stack, n, t) != 0)
+		int rc;
+		if (spec_walk(s, &q, n)) {
+			q.smp.stack = NULL;
+			rc = mt_unwind_order_push(s->order, Q_SAMPLE, &q, sizeof(q), s->frames,
+						  q.nframes * sizeof(*s->frames), t);
+		} else {
+			rc = mt_unwind_order_push(s->order, Q_SAMPLE, &q, sizeof(q), q.smp.stack,
+						  n, t);
+		}
+		if (rc != 0)
 			oom();
 	} else {
 		if (s->o->decode_only) {
@@ -1220,6 +1343,9 @@ static void summary(struct state *s, double secs)
 		prog, ms.modules, ms.mismatches,
 		probes ? 100.0 * s->st.memo_hits / probes : 0.0, probes,
 		look ? 100.0 * ms.hits / look : 0.0, look);
+	if (s->spec_rewalks)
+		fprintf(stderr, "%s: %" PRIu64 " samples unwound again: their mappings changed"
+			" while they waited for earlier records\n", prog, s->spec_rewalks);
 	if (s->lost_records)
 		fprintf(stderr, "%s: the recording lost %" PRIu64 " events (%" PRIu64
 			" LOST records)\n", prog, s->lost_count, s->lost_records);
@@ -1301,7 +1427,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
-	struct state s = { .o = &o };
+	struct state s = { .o = &o, .spec_fd = -1 };
 	int status = 0, fd = -1, out_fd = 1;
 	if (parse_args(argc, argv, &o) != 0) {
 		fprintf(stderr, "usage: mt-unwind [options] IN   (see --help)\n");
@@ -1373,8 +1499,12 @@ int main(int argc, char **argv)
 		mt_unwind_modules_prefetch(s.modules, !o.sym.no_inline || o.sym.srcline);
 	if (!s.mtz) {
 		struct stat st;
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 			read_file_features(&s, fd);
+			/* records can be read again at their offsets */
+			if (fd != 0 && !o.decode_only)
+				s.spec_fd = fd;
+		}
 	}
 
 	double t0 = now();
@@ -1457,6 +1587,7 @@ out:
 	free(s.segs);
 	free(s.dframes);
 	free(s.frames);
+	free(s.rebuf);
 	free(s.ev);
 	for (size_t i = 0; i < s.nr_file_names; i++)
 		free(s.file_names[i].name);
