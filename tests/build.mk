@@ -20,3 +20,6 @@ build/fixtures/%-fp: tests/fixtures/%.cc | deps-ok
 build/fixtures/%: tests/fixtures/%.cc | deps-ok
 	@mkdir -p $(@D)
 	$(CXX) -std=gnu++17 $(FIXTURE_FLAGS) -fomit-frame-pointer -MMD -MP -o $@ $< -ldl
+
+# Whole-project end-to-end tests.
+E2E_TESTS += tests/e2e/install.sh
