@@ -20,6 +20,7 @@ struct mt_unwind_modules {
 	Dwfl_Callbacks callbacks;
 	int prefetch, prefetch_dwarf;
 	int loaders;				/* started and not yet joined */
+	int running;				/* loader threads not yet done (atomic) */
 };
 
 /* Unjoined loader threads at most (each holds a stack until joined). */
@@ -366,13 +367,30 @@ static void *loader_main(void *arg)
 	return NULL;
 }
 
+static void *loader_thread(void *arg)
+{
+	struct mt_unwind_module *m = arg;
+	struct mt_unwind_modules *ms = m->owner;
+	loader_main(arg);
+	__atomic_sub_fetch(&ms->running, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+int mt_unwind_modules_loading(struct mt_unwind_modules *ms)
+{
+	return __atomic_load_n(&ms->running, __ATOMIC_ACQUIRE) > 0;
+}
+
 static void loader_start(struct mt_unwind_modules *ms, struct mt_unwind_module *m)
 {
 	if (ms->loaders >= MAX_LOADERS)
 		return;		/* this one loads when first needed */
-	if (pthread_create(&m->loader, NULL, loader_main, m) == 0) {
+	__atomic_add_fetch(&ms->running, 1, __ATOMIC_RELAXED);
+	if (pthread_create(&m->loader, NULL, loader_thread, m) == 0) {
 		m->loader_running = 1;
 		ms->loaders++;
+	} else {
+		__atomic_sub_fetch(&ms->running, 1, __ATOMIC_RELAXED);
 	}
 }
 

@@ -84,6 +84,10 @@ int mt_unwind_modules_new(struct mt_unwind_modules **out, const char *debuginfo_
  * mt_unwind_module_symbols_ready waits for it. */
 void mt_unwind_modules_prefetch(struct mt_unwind_modules *ms, int dwarf);
 
+/* @return : 1 while a loader thread is still at work (its module's
+ * symbols would make the caller wait), else 0. */
+int mt_unwind_modules_loading(struct mt_unwind_modules *ms);
+
 /* Make m->sym_mod usable on this thread (joins m's loader; without one,
  * sym_mod is mod).  Then symtab and DWARF load on demand as before. */
 void mt_unwind_module_symbols_ready(struct mt_unwind_module *m);

@@ -534,11 +534,14 @@ static void defer_flush(struct state *s)
 	s->nr_dframes = 0;
 }
 
-/* Flush once enough is buffered: the first flush waits for the loaders,
- * so the buffer is what overlaps their work. */
+/* Flush once enough is buffered.  A flush waits for the loaders still at
+ * work, so while there are some the buffer is what overlaps their work;
+ * afterwards small flushes keep the buffers in cache (growing them to
+ * megabytes cost page faults and memory traffic on every event). */
 static void defer_check(struct state *s)
 {
-	if (s->nr_segs >= 32768 || s->out.len >= ((size_t)16 << 20))
+	if (s->nr_segs >= 32768 || s->out.len >= ((size_t)16 << 20) ||
+	    (s->nr_segs >= 256 && !mt_unwind_modules_loading(s->modules)))
 		defer_flush(s);
 	if (s->out.error)
 		oom();
