@@ -8,7 +8,11 @@
 #   mt-unwind --decode-only (reading and parsing the file, nothing else)
 # and the two target ratios: mt-unwind >= 20x perf script, mt-unwind <= 3x
 # decode-only.  Best of 3 wall-clock runs each (the machine is shared).
-# Env: MT_BENCH_ITERS (python loop count, default 8: ~15k samples).
+# Env: MT_BENCH_ITERS (python loop count, default 20: ~35k samples, ~280 MB;
+# 8 gives the ~14k samples of the first figures).  More events weigh
+# mt-unwind's fixed start-up (debug info decompression) less against perf
+# script's constant per-sample cost; much larger files no longer stay in
+# the page cache of the test machine, and then every row measures the disk.
 set -eu
 command -v perf >/dev/null || { echo "bench/unwind.sh: perf not installed: skipped"; exit 0; }
 B=${MT_BUILD:-build}
@@ -23,7 +27,7 @@ for k in range(int(sys.argv[1])):
     x = len(re.findall(r'"\d+"', s))
 PY
 perf record -q -e cpu-clock -F 4000 --call-graph dwarf -o "$tmp/p.data" -- \
-	"$py" "$tmp/work.py" "${MT_BENCH_ITERS:-8}" >/dev/null 2>"$tmp/rec.log" ||
+	"$py" "$tmp/work.py" "${MT_BENCH_ITERS:-20}" >/dev/null 2>"$tmp/rec.log" ||
 	{ echo "bench/unwind.sh: perf record failed: $(tail -n 1 "$tmp/rec.log")"; exit 1; }
 events=$("$B/bin/mt-unwind" -q "$tmp/p.data" | grep -c -v '^#')
 size=$(du -m "$tmp/p.data" | cut -f1)
