@@ -2,9 +2,10 @@
 # mt-capture cost, in one run, as ratios to the same workload uninstrumented:
 #  - sample mode at the default rate (512 KiB) vs jemalloc's sampled profiler
 #    (prof:true, lg_prof_sample:19 = 512 KiB) and heaptrack, on capture_bench
-#    with 4 threads: "tight" = 8M small allocations and nothing else (about
-#    30 ns of CPU each), "mixed" = 4M allocations with 2 hashing passes over
-#    each block (about 100 ns each);
+#    with 4 threads: "tight" = 32M small allocations and nothing else (about
+#    30 ns of CPU each), "mixed" = 16M allocations with 2 hashing passes over
+#    each block (about 100 ns each): runs of about a second, so that the 10 ms
+#    resolution of time(1) and mt-capture's start-up weigh little;
 #  - trace mode: the malloc+free rate at which it starts to lose samples,
 #    with the default ring (512 pages per CPU) and a large one (8192).
 # Prints a Markdown table (docs/BENCHMARKS.md, "## mt-capture").
@@ -28,8 +29,10 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 med() { awk -v c="$2" '{ print $c }' "$1" | median; }
 
 
-# MT_BENCH_PART=trace runs the trace part only.
-for workload in "tight 4 2000000 0" "mixed 4 1000000 2"; do
+# MT_BENCH_PART=trace runs the trace part only, MT_BENCH_PART=sample the
+# sample-mode part only.
+echo "tree at $(git -C "${MT_SRC:-.}" rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+for workload in "tight 4 8000000 0" "mixed 4 4000000 2"; do
 [ "${MT_BENCH_PART:-all}" = trace ] && break
 set -- $workload
 name=$1
@@ -37,12 +40,15 @@ shift
 W_ARGS="$*"
 W="$MT_FIXTURES/capture_bench $W_ARGS"
 # Interleaved runs, so that load from other processes hits all alike.
-rm -f "$T/base" "$T/sample" "$T/preload" "$T/je" "$T/jeprof"
+rm -f "$T/base" "$T/sample" "$T/inner" "$T/preload" "$T/je" "$T/jeprof"
 for i in $(seq "$RUNS"); do
 	secs $W >>"$T/base"
 	secs env LD_PRELOAD="$MT_BUILD/libmt-sampler.so" $W >>"$T/preload"
-	secs "$CAP" -o "$T/s.data" -- $W >>"$T/sample"
+	# The program's own wall time under the capture (from its start to its
+	# end, measured inside), apart from mt-capture's start-up and teardown.
+	secs "$CAP" -o "$T/s.data" -- /usr/bin/time -o "$T/in" -f "%e" $W >>"$T/sample"
 	cp "$T/last.err" "$T/s.err"
+	cat "$T/in" >>"$T/inner"
 	# mt-capture exits at once and a background process closes its uprobes
 	# (~80 ms per uprobe and CPU on 6.18); the next capture would wait for it.
 	sleep 2
@@ -51,6 +57,7 @@ for i in $(seq "$RUNS"); do
 done
 b=$(med "$T/base" 1) bc=$(med "$T/base" 2)
 s=$(med "$T/sample" 1) sc=$(med "$T/sample" 2)
+si=$(med "$T/inner" 1)
 p=$(med "$T/preload" 1) pc=$(med "$T/preload" 2)
 j=$(med "$T/je" 1) jc=$(med "$T/je" 2)
 jp=$(med "$T/jeprof" 1) jpc=$(med "$T/jeprof" 2)
@@ -71,11 +78,12 @@ echo
 echo "| run | wall s | wall vs uninstrumented | cpu s | cpu vs uninstrumented |"
 echo "|---|---|---|---|---|"
 awk -v b="$b" -v s="$s" -v p="$p" -v j="$j" -v jp="$jp" -v h="$h" -v bc="$bc" -v sc="$sc" \
-    -v pc="$pc" -v jc="$jc" -v jpc="$jpc" -v hc="$hc" -v n="$samples" -v on="$jeprof_on" '
+    -v pc="$pc" -v jc="$jc" -v jpc="$jpc" -v hc="$hc" -v n="$samples" -v on="$jeprof_on" -v si="$si" '
 function row(name, w, c) { printf "| %s | %.3f | %.2fx | %.3f | %.2fx |\n", name, w, w / b, c, c / bc }
 BEGIN {
 	row("uninstrumented (glibc malloc)", b, bc)
 	row("mt-capture sample mode, --rate 524288 (" n ")", s, sc)
+	printf "| the program itself under that capture (wall from inside; cpu: whole capture) | %.3f | %.2fx | %.3f | %.2fx |\n", si, si / b, sc, sc / bc
 	row("libmt-sampler.so preloaded, no capture (counters, sampling decisions)", p, pc)
 	row("jemalloc, no profiling", j, jc)
 	row("jemalloc prof:true,lg_prof_sample:19" (on ? "" : " (NOT ACTIVE)") sprintf(" (wall %.2fx of plain jemalloc)", jp / j), jp, jpc)
@@ -84,6 +92,8 @@ BEGIN {
 echo "(mt-capture -- true, alone: $startup s wall)"
 
 done
+
+[ "${MT_BENCH_PART:-all}" = sample ] && exit 0
 
 # Trace mode: the first malloc+free rate with lost samples (3 samples per pair:
 # malloc entry with an 8 KiB stack, its return, free).
