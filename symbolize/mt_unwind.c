@@ -547,10 +547,16 @@ static void defer_check(struct state *s)
 		oom();
 }
 
+/* --pid/--tid leave this event out (not counted: see filtered). */
+static int excluded(const struct state *s, uint32_t pid, uint32_t tid)
+{
+	return (s->o->pids.n && !idset_has(&s->o->pids, pid)) ||
+	       (s->o->tids.n && !idset_has(&s->o->tids, tid));
+}
+
 static int filtered(struct state *s, uint32_t pid, uint32_t tid)
 {
-	if ((s->o->pids.n && !idset_has(&s->o->pids, pid)) ||
-	    (s->o->tids.n && !idset_has(&s->o->tids, tid))) {
+	if (excluded(s, pid, tid)) {
 		s->filtered++;
 		return 1;
 	}
@@ -1009,8 +1015,8 @@ static int spec_walk(struct state *s, struct queued_sample *q, size_t n)
 	default:
 		break;
 	}
-	if (filtered(s, smp->pid, smp->tid))
-		return 0;
+	if (excluded(s, smp->pid, smp->tid))
+		return 0;	/* counted when its turn comes */
 	struct mt_unwind_regs regs;
 	if (mt_unwind_arch_regs_from_perf(&regs, smp->regs_mask, smp->regs, smp->nr_regs) != 0)
 		return 0;

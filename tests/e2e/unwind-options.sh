@@ -37,6 +37,9 @@ tid=$(grep '^sample' "$tmp/all.txt" | grep 'thread_red' | head -n 1 | cut -f2 | 
 mt-unwind -q --tid "$tid" "$tmp/t.data" | grep '^sample' >"$tmp/tid.txt"
 check "--tid" test "$(grep -c "	[0-9]*/$tid	" "$tmp/tid.txt")" -eq 5 -a "$(wc -l <"$tmp/tid.txt")" -eq 5
 mt-unwind -q --pid 1 "$tmp/t.data" | grep -c '^sample' >"$tmp/n" ; check "--pid of another process" test "$(cat "$tmp/n")" -eq 0
+# each left-out sample counted once (samples are unwound on arrival too)
+mt-unwind --pid 1 "$tmp/t.data" 2>"$tmp/err" >/dev/null
+check "--pid: 10 samples filtered out" grep -q ', 10 filtered out' "$tmp/err"
 
 # --no-demangle keeps the mangled C++ name; default demangles it.
 check "demangled" grep -q ';shapes::Stack<int>::push;unwind_mark end=complete$' <(mt-unwind -q "$tmp/c.data")
