@@ -109,6 +109,9 @@ static inline uint64_t block_size(void *p)
 static int init_state;			/* 0 none, 1 running, 2 done */
 static TLS int in_init;
 static TLS struct block *self;
+/* self when the block size is glibc's chunk size, else NULL: free()'s fast
+ * path tests this one word. */
+static TLS struct block *self_glibc;
 
 static struct mt_sampler_gapgen gapgen;
 static uint64_t seed;
@@ -139,6 +142,8 @@ static void *boot_alloc(size_t n, size_t align)
 	if (at > sizeof(boot_arena) || n > sizeof(boot_arena) - at)
 		return NULL;
 	boot_used = at + n;
+	/* free() looks its blocks up only on a filter hit. */
+	mt_sampler_table_pin(boot_arena + at);
 	return boot_arena + at;	/* static storage: already zero */
 }
 
@@ -312,6 +317,8 @@ static __attribute__((noinline)) struct block *block_first(void)
 	if (!b)
 		return NULL;
 	self = b;
+	if (glibc_chunks)
+		self_glibc = b;
 	/* Setting a TSD value allocates nothing for the first 32 keys. */
 	pthread_setspecific(exit_key, b);
 	return b;
@@ -411,6 +418,7 @@ static void on_thread_exit(void *arg)
 	free_blocks = b;
 	reg_unlock();
 	self = NULL;
+	self_glibc = NULL;
 }
 
 __attribute__((destructor)) static void sampler_dtor(void)
@@ -598,24 +606,28 @@ static __attribute__((noinline)) void free_slow(void *p)
 static __attribute__((noinline)) void free_settle(struct block *b, void *p)
 {
 	live_slow(b);
-	if (UNLIKELY(mt_sampler_table_maybe(p)))
-		sample_free(p, FN_FREE);
 	real.free(p);
 }
 
-static __attribute__((noinline)) void free_sampled(void *p)
+/* A filter hit: a sampled pointer, a false positive, or a block of the
+ * boot arena (pinned in the filter, never given to the real free). */
+static __attribute__((noinline)) void free_filtered(void *p)
 {
-	sample_free(p, FN_FREE);
-	real.free(p);
+	if (boot_owns(p))
+		return;
+	free_slow(p);
 }
 
 EXPORT void free(void *p)
 {
-	/* One comparison for the boot arena, which NULL never passes. */
-	if (UNLIKELY((uintptr_t)p - (uintptr_t)boot_arena < sizeof(boot_arena) || !p))
+	if (UNLIKELY(!p))
 		return;
-	struct block *b = self;
-	if (UNLIKELY(!b || !glibc_chunks)) {
+	if (UNLIKELY(mt_sampler_table_maybe(p))) {
+		free_filtered(p);
+		return;
+	}
+	struct block *b = self_glibc;
+	if (UNLIKELY(!b)) {
 		free_slow(p);
 		return;
 	}
@@ -624,10 +636,6 @@ EXPORT void free(void *p)
 	mt_sampler_add(&b->freed_bytes, u);
 	if (UNLIKELY(mt_sampler_add_gt(&b->headroom, u, PUBLISH_BATCH))) {
 		free_settle(b, p);
-		return;
-	}
-	if (UNLIKELY(mt_sampler_table_maybe(p))) {
-		free_sampled(p);
 		return;
 	}
 	real.free(p);

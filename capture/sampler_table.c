@@ -78,6 +78,12 @@ static void filter_add(uintptr_t p, int delta)
 	__atomic_store_n(f, (unsigned char)(v + delta), __ATOMIC_RELAXED);
 }
 
+void mt_sampler_table_pin(const void *p)
+{
+	__atomic_store_n(&mt_sampler_filter[mt_sampler_table_hash((uintptr_t)p)], 255,
+			 __ATOMIC_RELAXED);
+}
+
 int mt_sampler_table_insert(const void *ptr, uint64_t size, uint64_t points)
 {
 	uintptr_t p = (uintptr_t)ptr;

@@ -33,6 +33,10 @@ static inline int mt_sampler_table_maybe(const void *p)
 			       __ATOMIC_RELAXED);
 }
 
+/* Make mt_sampler_table_maybe(p) true for good (the sampler's own boot
+ * arena blocks, so that free() needs no separate check for them). */
+void mt_sampler_table_pin(const void *p);
+
 /* Remember p (non-NULL).  A p already present is overwritten.
  * @return : 0, or -1 when the table is full or cannot be mapped. */
 int mt_sampler_table_insert(const void *p, uint64_t size, uint64_t points);
