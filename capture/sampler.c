@@ -74,6 +74,9 @@ struct block {
 	int busy;		/* in the slow path: a nested call only counts */
 	int rounds;		/* TSD destructor rounds seen */
 	struct block *next;	/* registry or free list */
+	/* Marker calls made (slow paths only): mt-unwind compares them with
+	 * the events it saw, so a hit the kernel dropped is not silent. */
+	uint64_t alloc_marks, free_marks;
 } __attribute__((aligned(128)));
 
 static struct {
@@ -125,7 +128,10 @@ static struct block *registry, *free_blocks;
 static unsigned threads_alive, threads_max;
 static struct {
 	uint64_t alloc_bytes, allocs, frees, freed_bytes, alloc_usable;
+	uint64_t alloc_marks, free_marks;
 } retired;
+/* Free marker calls made by a thread without a block (process count only). */
+static uint64_t blockless_free_marks;
 static int64_t g_live, g_peak;
 static uint64_t untracked;
 
@@ -350,10 +356,11 @@ static void publish(struct block *b, int64_t live)
 
 static void report_thread(const struct block *b)
 {
-	uint64_t v[10] = {
+	uint64_t v[MT_SAMPLER_TOTALS] = {
 		SCOPE_THREAD, blk_alloc_bytes(b), rd(&b->allocs), rd(&b->frees),
 		rd(&b->freed_bytes), (uint64_t)rds(&b->peak), 0, rd(&b->tid),
 		rd(&b->alloc_usable), __atomic_load_n(&untracked, __ATOMIC_RELAXED),
+		rd(&b->alloc_marks), rd(&b->free_marks),
 	};
 	mt_sampler_report_totals(v);
 }
@@ -362,7 +369,7 @@ static void report_thread(const struct block *b)
  * still running may be a few calls ahead). */
 static void report_process(int threads_too)
 {
-	uint64_t v[10] = { SCOPE_PROCESS };
+	uint64_t v[MT_SAMPLER_TOTALS] = { SCOPE_PROCESS };
 	int64_t unpublished = 0;
 	reg_lock();
 	v[1] = retired.alloc_bytes;
@@ -370,12 +377,16 @@ static void report_process(int threads_too)
 	v[3] = retired.frees;
 	v[4] = retired.freed_bytes;
 	v[8] = retired.alloc_usable;
+	v[10] = rd(&retired.alloc_marks);
+	v[11] = rd(&retired.free_marks) + __atomic_load_n(&blockless_free_marks, __ATOMIC_RELAXED);
 	for (struct block *b = registry; b; b = b->next) {
 		v[1] += blk_alloc_bytes(b);
 		v[2] += rd(&b->allocs);
 		v[3] += rd(&b->frees);
 		v[4] += rd(&b->freed_bytes);
 		v[8] += rd(&b->alloc_usable);
+		v[10] += rd(&b->alloc_marks);
+		v[11] += rd(&b->free_marks);
 		unpublished += blk_live(b) - rds(&b->published);
 		if (threads_too)
 			report_thread(b);
@@ -413,6 +424,8 @@ static void on_thread_exit(void *arg)
 	retired.frees += b->frees;
 	retired.freed_bytes += b->freed_bytes;
 	retired.alloc_usable += b->alloc_usable;
+	retired.alloc_marks += b->alloc_marks;
+	retired.free_marks += b->free_marks;
 	threads_alive--;
 	b->next = free_blocks;
 	free_blocks = b;
@@ -458,6 +471,7 @@ static void after_fork_child(void)
 	registry = NULL;
 	threads_alive = threads_max = 0;
 	memset(&retired, 0, sizeof(retired));
+	blockless_free_marks = 0;
 	g_live = g_peak = 0;
 	my_pid = getpid();
 	if (me) {
@@ -525,6 +539,8 @@ static __attribute__((noinline)) void sample_alloc(struct block *b, const void *
 	if (mt_sampler_table_insert(p, size, points) < 0)
 		__atomic_add_fetch(&untracked, 1, __ATOMIC_RELAXED);
 	mt_sampler_mark_alloc(size, p, points, gapgen.rate, (uint64_t)fn);
+	/* Counted after the call: a report racing with it can only be behind. */
+	mt_sampler_add(&b->alloc_marks, 1);
 	b->busy = 0;
 }
 
@@ -549,11 +565,23 @@ static inline void count_release(struct block *b, uint64_t u)
 		live_slow(b);
 }
 
-static __attribute__((noinline)) void sample_free(const void *p, int fn)
+/* Counts a free marker call after it is made (see sample_alloc); b NULL:
+ * into the process count only. */
+static void count_free_mark(struct block *b)
+{
+	if (LIKELY(b != NULL))
+		mt_sampler_add(&b->free_marks, 1);
+	else
+		__atomic_add_fetch(&blockless_free_marks, 1, __ATOMIC_RELAXED);
+}
+
+static __attribute__((noinline)) void sample_free(struct block *b, const void *p, int fn)
 {
 	struct mt_sampler_entry e;
-	if (mt_sampler_table_remove(p, &e))
+	if (mt_sampler_table_remove(p, &e)) {
 		mt_sampler_mark_free(p, e.size, e.points, gapgen.rate, (uint64_t)fn);
+		count_free_mark(b);
+	}
 }
 
 /* Count a block about to be released (it must still be allocated, so that
@@ -564,7 +592,7 @@ static inline void count_free(void *p, int fn)
 	if (LIKELY(b != NULL))
 		count_release(b, block_size(p));
 	if (UNLIKELY(mt_sampler_table_maybe(p)))
-		sample_free(p, fn);
+		sample_free(b, p, fn);
 }
 
 /* ---- the interposed functions ------------------------------------------- */
@@ -691,8 +719,10 @@ static inline __attribute__((always_inline)) void *do_realloc(void *old, size_t 
 	}
 	if (b)
 		count_release(b, u_old);
-	if (sampled)
+	if (sampled) {
 		mt_sampler_mark_free(old, e.size, e.points, gapgen.rate, (uint64_t)fn);
+		count_free_mark(b);
+	}
 	if (p && b)
 		count_alloc(b, p, n, fn);
 	return p;

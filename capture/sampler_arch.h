@@ -14,8 +14,10 @@ void mt_sampler_mark_free(const void *ptr, uint64_t size, uint64_t points, uint6
 			  uint64_t fn);
 void mt_sampler_mark_totals(void);
 
-/* Calls mt_sampler_mark_totals with v[0..9] in DI SI DX CX R8 R9 AX R10 R11 R12. */
-void mt_sampler_report_totals(const uint64_t v[10]);
+/* Calls mt_sampler_mark_totals with v[0..11] in DI SI DX CX R8 R9 AX R10 R11
+ * R12 R13 R14. */
+#define MT_SAMPLER_TOTALS 12
+void mt_sampler_report_totals(const uint64_t v[MT_SAMPLER_TOTALS]);
 
 /* *p += v as one instruction: a signal handler that allocates in between
  * cannot lose an update; other threads read it with relaxed loads. */

@@ -1,5 +1,5 @@
 /* x86_64 part of the sampler: the marker functions mt-capture uprobes, and
- * the call that passes the exit totals in ten registers.
+ * the call that passes the exit totals in twelve registers.
  *
  * Each marker starts with `push %rbp`, an instruction the kernel's uprobe
  * code emulates instead of single-stepping: about 1 us per hit where a
@@ -33,8 +33,9 @@
 	MARKER mt_sampler_mark_free
 	MARKER mt_sampler_mark_totals
 
-/* void mt_sampler_report_totals(const uint64_t v[10])
- * Calls mt_sampler_mark_totals with v[0..9] in DI SI DX CX R8 R9 AX R10 R11 R12. */
+/* void mt_sampler_report_totals(const uint64_t v[12])
+ * Calls mt_sampler_mark_totals with v[0..11] in DI SI DX CX R8 R9 AX R10 R11
+ * R12 R13 R14 (three pushes of callee-saved registers keep the call aligned). */
 	.globl mt_sampler_report_totals
 	.hidden mt_sampler_report_totals
 	.type mt_sampler_report_totals, @function
@@ -44,6 +45,14 @@ mt_sampler_report_totals:
 	push %r12
 	.cfi_adjust_cfa_offset 8
 	.cfi_rel_offset %r12, 0
+	push %r13
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %r13, 0
+	push %r14
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %r14, 0
+	mov 88(%rdi), %r14
+	mov 80(%rdi), %r13
 	mov 72(%rdi), %r12
 	mov 64(%rdi), %r11
 	mov 56(%rdi), %r10
@@ -55,6 +64,12 @@ mt_sampler_report_totals:
 	mov 8(%rdi), %rsi
 	mov 0(%rdi), %rdi
 	call mt_sampler_mark_totals
+	pop %r14
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %r14
+	pop %r13
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %r13
 	pop %r12
 	.cfi_adjust_cfa_offset -8
 	.cfi_restore %r12

@@ -186,6 +186,15 @@ struct state {
 		struct totals_pending *next;
 	} *totals;
 
+	/* mt:alloc / mt:free events seen per thread, against the sampler's
+	 * counts of its marker calls (see marks_check) */
+	struct marks {
+		uint32_t pid, tid;	/* pid 0: empty slot (0 is never a user pid) */
+		uint64_t seen[2], reported[2];
+	} *marks;
+	size_t nr_marks, cap_marks;
+	uint64_t marks_dropped, marks_unseen;
+
 	/* counters for the summary */
 	uint64_t events, by_kind[5], frames_out, inline_out, records;
 	uint64_t ends[MT_UNWIND_END_COUNT];
@@ -297,6 +306,8 @@ static uint64_t preg(const struct mt_perf_sample *smp, int idx)
 #define R_R8 MT_UNWIND_PREG_R8
 #define R_R9 MT_UNWIND_PREG_R9
 #define R_R10 MT_UNWIND_PREG_R10
+#define R_R13 MT_UNWIND_PREG_R13
+#define R_R14 MT_UNWIND_PREG_R14
 
 /* ---- writing lines ------------------------------------------------------ */
 
@@ -701,6 +712,83 @@ static void trace_return(struct state *s, const struct mt_perf_sample *smp,
 
 /* ---- sample mode -------------------------------------------------------- */
 
+/* The mark counters of (pid, tid), created zero (open addressing, linear
+ * probing, at most half full). */
+static struct marks *marks_of(struct state *s, uint32_t pid, uint32_t tid)
+{
+	if (pid == 0)
+		pid = UINT32_MAX;	/* keep 0 for empty slots */
+	if (2 * (s->nr_marks + 1) > s->cap_marks) {
+		size_t cap = s->cap_marks ? 2 * s->cap_marks : 64;
+		struct marks *m = calloc(cap, sizeof(*m));
+		if (!m)
+			oom();
+		for (size_t i = 0; i < s->cap_marks; i++) {
+			struct marks *o = &s->marks[i];
+			if (!o->pid)
+				continue;
+			size_t j = (o->pid * 0x9e3779b1u ^ o->tid * 0x85ebca6bu) & (cap - 1);
+			while (m[j].pid)
+				j = (j + 1) & (cap - 1);
+			m[j] = *o;
+		}
+		free(s->marks);
+		s->marks = m;
+		s->cap_marks = cap;
+	}
+	size_t j = (pid * 0x9e3779b1u ^ tid * 0x85ebca6bu) & (s->cap_marks - 1);
+	while (s->marks[j].pid) {
+		if (s->marks[j].pid == pid && s->marks[j].tid == tid)
+			return &s->marks[j];
+		j = (j + 1) & (s->cap_marks - 1);
+	}
+	s->marks[j].pid = pid;
+	s->marks[j].tid = tid;
+	s->nr_marks++;
+	return &s->marks[j];
+}
+
+/* An exec replaces the sampler: its counts (and what was seen) start again.
+ * The slots stay used: few execs, and they are found again by key. */
+static void marks_exec(struct state *s, uint32_t pid)
+{
+	if (pid == 0)
+		pid = UINT32_MAX;
+	for (size_t i = 0; i < s->cap_marks; i++)
+		if (s->marks[i].pid == pid) {
+			memset(s->marks[i].seen, 0, sizeof(s->marks[i].seen));
+			memset(s->marks[i].reported, 0, sizeof(s->marks[i].reported));
+		}
+}
+
+/* A thread-scope report: the sampler made want[0] mt:alloc and want[1]
+ * mt:free marker calls in thread tid.  Events the stream lacks, not yet
+ * reported, become `lost` lines: reason=dropped when no LOST record came so
+ * far (the kernel dropped the hit silently), else reason=unseen (the count
+ * may include events the LOST records counted: they name no thread). */
+static void marks_check(struct state *s, uint32_t pid, uint32_t tid, uint64_t time,
+			const uint64_t want[2])
+{
+	static const char *const what[2] = { "alloc", "free" };
+	struct marks *m = marks_of(s, pid, tid);
+	for (int k = 0; k < 2; k++) {
+		if (want[k] <= m->seen[k] + m->reported[k])
+			continue;
+		uint64_t n = want[k] - m->seen[k] - m->reported[k];
+		m->reported[k] += n;
+		int silent = s->lost_records == 0;
+		if (silent)
+			s->marks_dropped += n;
+		else
+			s->marks_unseen += n;
+		put_head(&s->out, s, K_LOST, pid, tid, time);
+		put_kv(&s->out, "count", n, 1);
+		mt_unwind_out_str(&s->out, silent ? " reason=dropped marker=" : " reason=unseen marker=");
+		mt_unwind_out_str(&s->out, what[k]);
+		put_nostack(&s->out, s);
+	}
+}
+
 static void totals_flush(struct state *s, uint32_t pid, int all)
 {
 	for (struct totals_pending **pp = &s->totals; *pp;) {
@@ -740,9 +828,20 @@ static void mt_totals(struct state *s, const struct mt_perf_sample *smp)
 	put_kv(out, "peak_bytes", preg(smp, R_R9), 0);
 	if (process)
 		put_kv(out, "peak_error", preg(smp, R_AX), 0);
+	/* Each marker call is one allocation or one release: larger values are
+	 * not mark counts (a sampler from before R13/R14 carried them). */
+	uint64_t want[2] = { preg(smp, R_R13), preg(smp, R_R14) };
+	int have_marks = want[0] <= preg(smp, R_DX) && want[1] <= preg(smp, R_CX);
+	if (have_marks) {
+		put_kv(out, "alloc_marks", want[0], 0);
+		put_kv(out, "free_marks", want[1], 0);
+	}
 	put_nostack(out, s);
-	if (!process)
+	if (!process) {
+		if (have_marks)
+			marks_check(s, pid, tid, smp->time, want);
 		return;
+	}
 	/* Only the last process report before an exec (or the end) counts. */
 	for (struct totals_pending *t = s->totals; t; t = t->next)
 		if (t->pid == pid) {
@@ -779,6 +878,7 @@ static void handle_sample(struct state *s, struct mt_perf_sample *sp)
 	case ROLE_MT_ALLOC:
 		if (filtered(s, smp.pid, smp.tid))
 			return;
+		marks_of(s, smp.pid, smp.tid)->seen[0]++;
 		put_head(&s->out, s, K_ALLOC, smp.pid, smp.tid, smp.time);
 		put_kv(&s->out, "size", preg(&smp, R_DI), 1);
 		put_kx(&s->out, "ptr", preg(&smp, R_SI));
@@ -794,6 +894,7 @@ static void handle_sample(struct state *s, struct mt_perf_sample *sp)
 	case ROLE_MT_FREE:
 		if (filtered(s, smp.pid, smp.tid))
 			return;
+		marks_of(s, smp.pid, smp.tid)->seen[1]++;
 		put_head(&s->out, s, K_FREE, smp.pid, smp.tid, smp.time);
 		mt_unwind_out_str(&s->out, "ptr=0x");
 		mt_unwind_out_x64(&s->out, preg(&smp, R_DI));
@@ -879,8 +980,10 @@ static void process(struct state *s, const struct perf_event_header *h)
 			s->undecodable++;
 			return;
 		}
-		if (c.exec)
+		if (c.exec) {
 			totals_flush(s, c.pid, 0);
+			marks_exec(s, c.pid);
+		}
 		if (mt_unwind_maps_comm(s->maps, c.pid, c.tid, c.comm, c.exec) != 0)
 			oom();
 		return;
@@ -1358,6 +1461,12 @@ static void summary(struct state *s, double secs)
 	if (s->lost_records)
 		fprintf(stderr, "%s: the recording lost %" PRIu64 " events (%" PRIu64
 			" LOST records)\n", prog, s->lost_count, s->lost_records);
+	if (s->marks_dropped)
+		fprintf(stderr, "%s: the kernel dropped %" PRIu64 " marker events without a LOST"
+			" record\n", prog, s->marks_dropped);
+	if (s->marks_unseen)
+		fprintf(stderr, "%s: %" PRIu64 " marker events the sampler made are missing"
+			" (the LOST records may account for them)\n", prog, s->marks_unseen);
 	if (s->undecodable || s->no_regs || s->filtered || s->superseded || s->internal ||
 	    s->unpaired)
 		fprintf(stderr, "%s: %" PRIu64 " undecodable records, %" PRIu64
@@ -1597,6 +1706,7 @@ out:
 	free(s.dframes);
 	free(s.frames);
 	free(s.rebuf);
+	free(s.marks);
 	free(s.ev);
 	for (size_t i = 0; i < s.nr_file_names; i++)
 		free(s.file_names[i].name);

@@ -38,4 +38,81 @@ set -- $proc
 sum=$(awk '$2 == "mt:totals" && $3 == 1 { a += $5; b += $4; f += $6 } END { print a, b, f }' "$T/regs")
 [ "$5 $4 $6" = "$sum" ] || fail "process totals '$5 $4 $6' != sum of thread totals '$sum'"
 [ "$9" -gt 0 ] || fail "process peak_error is 0"
-echo "ok: 3 workers exact, process = sum of threads ($5 allocs)"
+allocs_total=$5
+
+# mt-unwind compares the sampler's marker-call counts (R13, R14) with the
+# events it saw: a complete capture gives no lost line, and each thread's
+# alloc_marks/free_marks equal its alloc/free lines.
+UNW=$MT_BUILD/bin/mt-unwind
+"$UNW" "$T/s.data" >"$T/u" 2>"$T/uerr" || fail "mt-unwind exited $?: $(cat "$T/uerr")"
+! grep -q '^lost' "$T/u" || fail "lost lines in a capture with 0 lost: $(grep '^lost' "$T/u")"
+! grep -q 'dropped' "$T/uerr" || fail "summary reports drops: $(cat "$T/uerr")"
+awk -F'\t' '
+	$1 == "alloc" { a[$2]++ }
+	$1 == "free" { f[$2]++ }
+	$1 == "totals" && $5 ~ /scope=thread/ {
+		if (!match($5, /alloc_marks=[0-9]+/)) { print "no alloc_marks: " $0; bad = 1; next }
+		am = substr($5, RSTART + 12, RLENGTH - 12) + 0
+		match($5, /free_marks=[0-9]+/)
+		fm = substr($5, RSTART + 11, RLENGTH - 11) + 0
+		t[$2] = am " " fm; n++
+	}
+	END {
+		for (k in t) {
+			split(t[k], v, " ")
+			if (v[1] != a[k] + 0 || v[2] != f[k] + 0) {
+				print k ": alloc_marks/free_marks " t[k] ", lines " a[k] + 0 " " f[k] + 0; bad = 1
+			}
+		}
+		if (n != 4) { print "expected 4 thread totals, got " n; bad = 1 }
+		exit bad
+	}' "$T/u" >"$T/cmp" || fail "$(cat "$T/cmp")"
+sampled=$(grep -c '^alloc' "$T/u")
+[ "$sampled" -gt 0 ] || fail "no alloc lines"
+
+# The comparison fires: take the first mt:alloc SAMPLE out of the stream
+# (found by its id through HEADER_ATTR and the EVENT_UPDATE name records);
+# mt-unwind must write one lost line for that thread and still exit 0 (like
+# LOST records: the loss is in the output, nothing else is wrong).
+python3 - "$T/s.data" "$T/cut.data" >"$T/cut.tid" <<'PY' || fail "cannot cut the stream"
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+assert d[:8] == b"PERFILE2"
+out, pos, attr_of, names, cut_tid = [d[:16]], 16, {}, {}, None
+nattr = 0
+while pos + 8 <= len(d):
+    typ, misc, size = struct.unpack_from("<IHH", d, pos)
+    assert size >= 8 and pos + size <= len(d), "bad record at %d" % pos
+    rec = d[pos:pos + size]
+    if typ == 64:  # HEADER_ATTR: attr, then its ids
+        asz = struct.unpack_from("<I", rec, 8 + 4)[0]
+        for off in range(8 + asz, size, 8):
+            attr_of[struct.unpack_from("<Q", rec, off)[0]] = nattr
+        nattr += 1
+    elif typ == 78:  # EVENT_UPDATE: u64 type (2 = NAME), u64 id, name
+        utype, uid = struct.unpack_from("<QQ", rec, 8)
+        if utype == 2:
+            names[attr_of[uid]] = rec[24:].split(b"\0")[0].decode()
+    elif typ == 9 and cut_tid is None:  # SAMPLE: IDENTIFIER, IP, PID/TID first
+        sid, _ip, _pid, tid = struct.unpack_from("<QQII", rec, 8)
+        if names.get(attr_of.get(sid)) == "mt:alloc":
+            cut_tid = "%d/%d" % (_pid, tid)
+            pos += size
+            continue
+    out.append(rec)
+    pos += size
+assert pos == len(d) and cut_tid, "no mt:alloc sample"
+open(sys.argv[2], "wb").write(b"".join(out))
+print(cut_tid)
+PY
+cut_tid=$(cat "$T/cut.tid")
+rc=0
+"$UNW" "$T/cut.data" >"$T/u2" 2>"$T/uerr2" || rc=$?
+[ "$rc" = 0 ] || fail "mt-unwind exited $rc on the cut stream: $(cat "$T/uerr2")"
+[ "$(grep -c '^alloc' "$T/u2")" = $((sampled - 1)) ] || fail "the cut stream should have one alloc line less"
+lost=$(grep '^lost' "$T/u2")
+[ "$(echo "$lost" | cut -f1,2,5)" = "$(printf 'lost\t%s\tcount=1 reason=dropped marker=alloc' "$cut_tid")" ] ||
+	fail "expected one 'lost $cut_tid count=1 reason=dropped marker=alloc' line, got: $lost"
+grep -q '^mt-unwind: the kernel dropped 1 marker events without a LOST record$' "$T/uerr2" ||
+	fail "no drop in the summary: $(cat "$T/uerr2")"
+echo "ok: 3 workers exact, process = sum of threads ($allocs_total allocs); marks match, a cut mt:alloc is reported as dropped ($cut_tid)"
