@@ -56,6 +56,7 @@ $(B)/tests/codec-mtz-tests: $(CODEC_MTZ_TEST_OBJS) $(B)/libmtcodec.a
 	$(CC) $(LDFLAGS) -o $@ $(CODEC_MTZ_TEST_OBJS) $(B)/libmtcodec.a -lcriterion $(CODEC_LDLIBS) $(LDLIBS)
 UNIT_TESTS += $(B)/tests/codec-mtz-tests
 
+BENCHES += bench/codec.sh
 E2E_TESTS += tests/e2e/codec-roundtrip.sh
 E2E_TESTS += tests/e2e/codec-damage.sh
 E2E_TESTS += tests/e2e/codec-capture.sh

@@ -3,12 +3,14 @@
 #   mk/deps.sh          install what is missing (root), or print the apt command
 #   mk/deps.sh --check  exit 0 when everything is present, 1 otherwise (prints nothing)
 #   mk/deps.sh browser  also the browser-test packages (chromium, playwright-core)
+#   mk/deps.sh bench    also the benchmarks' peers (jemalloc, heaptrack)
 # Package names are Debian's; libperf is built from linux-source-6.1 by mk/libperf.sh.
 set -eu
 
 PACKAGES="build-essential libdw-dev libelf-dev libzstd-dev libcriterion-dev linux-perf
 pkg-config xz-utils zstd python3 linux-source-6.1"
 BROWSER_PACKAGES="chromium"
+BENCH_PACKAGES="libjemalloc2 heaptrack"
 
 missing_packages() {
 	for p in $1; do
@@ -18,6 +20,7 @@ missing_packages() {
 }
 
 want="$PACKAGES"
+[ "${1:-}" = bench ] && want="$want $BENCH_PACKAGES"
 if [ "${1:-}" = browser ]; then
 	want="$want $BROWSER_PACKAGES"
 	# Node.js from another source (NodeSource) carries npm and conflicts with
