@@ -3,6 +3,7 @@
 UNWIND_SRCS := \
 	symbolize/arch_x86_64.c \
 	symbolize/cfi.c \
+	symbolize/debug_cache.c \
 	symbolize/demangle.c \
 	symbolize/hashmap.c \
 	symbolize/maps.c \

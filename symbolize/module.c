@@ -1,6 +1,7 @@
 /* ELF module cache: open files once, check build-ids, find debug info. */
 #include "symbolize/module.h"
 #include "symbolize/arch.h"
+#include "symbolize/debug_cache.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,8 @@ struct mt_unwind_modules {
 	char *debuginfo_path;			/* what Dwfl_Callbacks points at */
 	Dwfl_Callbacks callbacks;
 	int prefetch, prefetch_dwarf;
+	char *debug_cache;			/* directory, or NULL: no cache */
+	struct mt_unwind_debug_cache_stats cache_stats;
 	int loaders;				/* started and not yet joined */
 	int running;				/* loader threads not yet done (atomic) */
 };
@@ -96,6 +99,90 @@ static int alt_dirs_init(struct mt_unwind_modules *ms, const char *user)
 	return 0;
 }
 
+/* With a debug cache: the inflated copy of the module's debug file (see
+ * debug_cache.h), made on first need.  libdwfl's standard search keeps the
+ * file it finds open in the module it searches for (and the module then
+ * reads that one), so on a miss the search runs for a scratch module on the
+ * same file and the copy stands in for what it found. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	struct mt_unwind_modules *ms = *userdata;
+	const unsigned char *id;
+	GElf_Addr idaddr;
+	int n;
+	if (!ms || !ms->debug_cache || !file_name || (n = dwfl_module_build_id(mod, &id, &idaddr)) <= 0)
+		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+						    debuglink_file, debuglink_crc,
+						    debuginfo_file_name);
+	char *path;
+	int c = mt_unwind_debug_cache_lookup(ms->debug_cache, id, (size_t)n, &path,
+					     &ms->cache_stats);
+	if (c >= 0) {
+		*debuginfo_file_name = path;
+		return c;
+	}
+	static const Dwfl_Callbacks plain = {
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+	};
+	Dwfl_Callbacks cb = plain;
+	cb.debuginfo_path = ms->callbacks.debuginfo_path;
+	Dwfl *scratch = dwfl_begin(&cb);
+	Dwfl_Module *sm = NULL;
+	if (scratch) {
+		dwfl_report_begin(scratch);
+		sm = dwfl_report_elf(scratch, modname, file_name, -1, 0, true);
+		dwfl_report_end(scratch, NULL, NULL);
+	}
+	int fd = -1;
+	if (sm) {
+		void *ud = NULL;
+		fd = dwfl_standard_find_debuginfo(sm, &ud, modname, base, file_name, debuglink_file,
+						  debuglink_crc, debuginfo_file_name);
+	}
+	if (scratch)
+		dwfl_end(scratch);
+	if (fd < 0)
+		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+						    debuglink_file, debuglink_crc,
+						    debuginfo_file_name);
+	c = mt_unwind_debug_cache_add(ms->debug_cache, fd, id, (size_t)n, &path,
+				      &ms->cache_stats);
+	if (c < 0)
+		return fd;	/* not compressed, or no copy: the file found */
+	close(fd);
+	free(*debuginfo_file_name);
+	*debuginfo_file_name = path;
+	return c;
+}
+
+void mt_unwind_modules_set_debug_cache(struct mt_unwind_modules *ms, const char *dir)
+{
+	free(ms->debug_cache);
+	ms->debug_cache = dir && *dir ? strdup(dir) : NULL;
+}
+
+struct mt_unwind_debug_cache_stats mt_unwind_modules_debug_cache_stats(struct mt_unwind_modules *ms)
+{
+	struct mt_unwind_debug_cache_stats st;
+	__atomic_load(&ms->cache_stats.hits, &st.hits, __ATOMIC_RELAXED);
+	__atomic_load(&ms->cache_stats.written, &st.written, __ATOMIC_RELAXED);
+	__atomic_load(&ms->cache_stats.bad, &st.bad, __ATOMIC_RELAXED);
+	__atomic_load(&ms->cache_stats.failed, &st.failed, __ATOMIC_RELAXED);
+	return st;
+}
+
+/* The module's userdata points at its cache, for find_debuginfo. */
+static void module_own(Dwfl_Module *mod, struct mt_unwind_modules *ms)
+{
+	void **ud;
+	if (dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL))
+		*ud = ms;
+}
+
 int mt_unwind_modules_new(struct mt_unwind_modules **out, const char *debuginfo_path)
 {
 	struct mt_unwind_modules *ms = calloc(1, sizeof(*ms));
@@ -119,7 +206,7 @@ int mt_unwind_modules_new(struct mt_unwind_modules **out, const char *debuginfo_
 		return -ENOMEM;
 	}
 	ms->callbacks.find_elf = dwfl_build_id_find_elf;
-	ms->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	ms->callbacks.find_debuginfo = find_debuginfo;
 	ms->callbacks.section_address = dwfl_offline_section_address;
 	ms->callbacks.debuginfo_path = ms->debuginfo_path ? &ms->debuginfo_path : NULL;
 	*out = ms;
@@ -162,6 +249,7 @@ void mt_unwind_modules_free(struct mt_unwind_modules *ms)
 		free(ms->alt_dirs[i]);
 	free(ms->alt_dirs);
 	free(ms->debuginfo_path);
+	free(ms->debug_cache);
 	free(ms);
 }
 
@@ -293,6 +381,7 @@ static void module_open_path(struct mt_unwind_modules *ms, struct mt_unwind_modu
 		m->state = MT_UNWIND_MOD_BAD_ELF;
 		return;
 	}
+	module_own(m->mod, ms);
 	GElf_Addr bias;
 	Elf *elf = dwfl_module_getelf(m->mod, &bias);
 	if (!elf || read_loads(m, elf) != 0) {
@@ -344,6 +433,7 @@ static void *loader_main(void *arg)
 		dwfl_end(d);
 		return NULL;
 	}
+	module_own(mod, ms);
 	/* The same file (same build-id) or nothing. */
 	const unsigned char *bits;
 	GElf_Addr idaddr;

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "symbolize/debug_cache.h"
 #include "symbolize/hashmap.h"
 #include "symbolize/symtab.h"
 
@@ -77,6 +78,13 @@ struct mt_unwind_modules;
  * search for separate debug info before the default ones; may be NULL.
  * @return : 0, or -ENOMEM. */
 int mt_unwind_modules_new(struct mt_unwind_modules **out, const char *debuginfo_path);
+
+/* Use inflated copies of compressed debug files kept in @dir (see
+ * debug_cache.h); NULL or "" turns the cache off (the default). */
+void mt_unwind_modules_set_debug_cache(struct mt_unwind_modules *ms, const char *dir);
+
+/* What the debug cache did so far. */
+struct mt_unwind_debug_cache_stats mt_unwind_modules_debug_cache_stats(struct mt_unwind_modules *ms);
 
 /* From now on, each module opened starts a thread that loads its symbol
  * table and, when dwarf is set, its DWARF (separate debug info included),

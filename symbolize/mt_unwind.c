@@ -52,6 +52,10 @@ static void usage(FILE *f)
 "  --debuginfo-path DIR search DIR (colon-separated list) for separate debug\n"
 "                       info before /usr/lib/debug; debuginfod is used when\n"
 "                       DEBUGINFOD_URLS is set\n"
+"  --debug-cache DIR    keep inflated copies of compressed debug files in DIR\n"
+"                       (default $XDG_CACHE_HOME/mt/debug or ~/.cache/mt/debug):\n"
+"                       later runs skip decompressing them\n"
+"  --no-debug-cache     no such copies: decompress in every run\n"
 "  --decode-only        read and parse every record, write nothing (benchmarks)\n"
 "  -q, --quiet          no summary on stderr (warnings and errors still)\n"
 "  -h, --help           this text\n"
@@ -100,6 +104,8 @@ struct opts {
 	unsigned max_depth;
 	struct idset pids, tids;
 	const char *debuginfo_path;
+	const char *debug_cache;	/* NULL: the default directory */
+	int no_debug_cache;
 	const char *output;
 	int decode_only;
 	int quiet;
@@ -1455,6 +1461,11 @@ static void summary(struct state *s, double secs)
 		prog, ms.modules, ms.mismatches,
 		probes ? 100.0 * s->st.memo_hits / probes : 0.0, probes,
 		look ? 100.0 * ms.hits / look : 0.0, look);
+	struct mt_unwind_debug_cache_stats dc = mt_unwind_modules_debug_cache_stats(s->modules);
+	if (dc.hits || dc.written || dc.failed || dc.bad)
+		fprintf(stderr, "%s: debug cache: %u inflated copies used, %u written, %u unsound"
+			" ones ignored, %u could not be written\n", prog, dc.hits, dc.written,
+			dc.bad, dc.failed);
 	if (s->spec_rewalks)
 		fprintf(stderr, "%s: %" PRIu64 " samples unwound again: their mappings changed"
 			" while they waited for earlier records\n", prog, s->spec_rewalks);
@@ -1481,7 +1492,7 @@ static void summary(struct state *s, double secs)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_ADDRS = 256, O_SRCLINE, O_NOINLINE, O_NODEMANGLE, O_MAXDEPTH, O_PID, O_TID,
-	       O_DEBUGINFO, O_DECODE };
+	       O_DEBUGINFO, O_DECODE, O_DEBUG_CACHE, O_NO_DEBUG_CACHE };
 	static const struct option lo[] = {
 		{ "addrs", no_argument, NULL, O_ADDRS },
 		{ "srcline", no_argument, NULL, O_SRCLINE },
@@ -1492,6 +1503,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "tid", required_argument, NULL, O_TID },
 		{ "debuginfo-path", required_argument, NULL, O_DEBUGINFO },
 		{ "decode-only", no_argument, NULL, O_DECODE },
+		{ "debug-cache", required_argument, NULL, O_DEBUG_CACHE },
+		{ "no-debug-cache", no_argument, NULL, O_NO_DEBUG_CACHE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -1511,6 +1524,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case O_NODEMANGLE: o->sym.no_demangle = 1; break;
 		case O_DECODE: o->decode_only = 1; break;
 		case O_DEBUGINFO: o->debuginfo_path = optarg; break;
+		case O_DEBUG_CACHE: o->debug_cache = optarg; o->no_debug_cache = 0; break;
+		case O_NO_DEBUG_CACHE: o->no_debug_cache = 1; break;
 		case O_MAXDEPTH:
 			errno = 0;
 			v = strtoul(optarg, &end, 10);
@@ -1610,6 +1625,11 @@ int main(int argc, char **argv)
 	    mt_unwind_order_new(&s.order) != 0 ||
 	    !(s.frames = calloc(o.max_depth, sizeof(*s.frames))))
 		oom();
+	if (!o.no_debug_cache) {
+		char *dir = o.debug_cache ? NULL : mt_unwind_debug_cache_default_dir();
+		mt_unwind_modules_set_debug_cache(s.modules, o.debug_cache ? o.debug_cache : dir);
+		free(dir);
+	}
 	mt_unwind_out_init_fd(&s.fdout, o.decode_only ? -1 : out_fd);
 	mt_unwind_out_init_mem(&s.out);
 	mt_unwind_out_init_mem(&s.unk);

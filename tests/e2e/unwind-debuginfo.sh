@@ -33,6 +33,41 @@ n=$(grep -Ec "(^|;)$want" "$tmp/dbg.txt")
 [ "$n" -eq 3 ] && echo "ok --debuginfo-path: 3 stacks with names and inline frames" ||
 	{ echo "FAIL --debuginfo-path: $n of 3 stacks symbolised:"; cat "$tmp/dbg.txt"; fail=1; }
 
+# Compressed debug sections (as distributions ship them): the same frames,
+# and an inflated copy is kept in the debug cache and used by the next run.
+# An unsound copy (truncated) is counted, ignored and replaced.
+objcopy --compress-debug-sections=zlib "$tmp/dbg/.build-id/${id:0:2}/${id:2}.debug" "$tmp/z.debug"
+mv "$tmp/z.debug" "$tmp/dbg/.build-id/${id:0:2}/${id:2}.debug"
+readelf -S -W "$tmp/dbg/.build-id/${id:0:2}/${id:2}.debug" 2>/dev/null | grep -q '\.debug_info .* C ' ||
+	{ echo "FAIL objcopy did not compress .debug_info"; exit 1; }
+cache_run() {	# cache_run NAME: frames to $tmp/NAME.txt, summary to $tmp/NAME.err
+	mt-unwind --debuginfo-path "$tmp/dbg" --debug-cache "$tmp/cache" "$tmp/i.data" \
+		2>"$tmp/$1.err" | grep '^sample' | cut -f6 >"$tmp/$1.txt"
+}
+mt-unwind -q --no-debug-cache --debuginfo-path "$tmp/dbg" "$tmp/i.data" | grep '^sample' |
+	cut -f6 >"$tmp/z.txt"
+cmp -s "$tmp/z.txt" "$tmp/dbg.txt" || { echo "FAIL compressed debug info: other frames:"; cat "$tmp/z.txt"; fail=1; }
+cache_run c1
+copy=$tmp/cache/$id.debug
+# (counts include libc's debug file when its package is installed: compressed too)
+grep -Eq 'debug cache: 0 inflated copies used, [12] written, 0 unsound ones ignored, 0 could not' "$tmp/c1.err" ||
+	{ echo "FAIL first run did not write the copy:"; cat "$tmp/c1.err"; fail=1; }
+[ -f "$copy" ] && ! readelf -S -W "$copy" 2>/dev/null | grep -q '\.debug_.* C ' ||
+	{ echo "FAIL no inflated copy at $copy"; fail=1; }
+[ "$(readelf -n "$copy" 2>/dev/null | awk '/Build ID/ { print $3 }')" = "$id" ] ||
+	{ echo "FAIL the copy lost its build-id"; fail=1; }
+cache_run c2
+grep -Eq 'debug cache: [12] inflated copies used, 0 written, 0 unsound' "$tmp/c2.err" ||
+	{ echo "FAIL second run did not use the copy:"; cat "$tmp/c2.err"; fail=1; }
+truncate -s $(( $(stat -c %s "$copy") / 2 )) "$copy"
+cache_run c3
+grep -Eq 'debug cache: [01] inflated copies used, 1 written, 1 unsound ones ignored' "$tmp/c3.err" ||
+	{ echo "FAIL truncated copy not replaced:"; cat "$tmp/c3.err"; fail=1; }
+for r in c1 c2 c3; do
+	cmp -s "$tmp/$r.txt" "$tmp/dbg.txt" || { echo "FAIL debug cache run $r: other frames:"; cat "$tmp/$r.txt"; fail=1; }
+done
+[ $fail -eq 0 ] && echo "ok compressed debug info: same frames; inflated copy written, used, replaced when unsound"
+
 # Another program in the recorded file's place: a build-id mismatch.
 cp "$MT_FIXTURES/unwind_recursion" "$tmp/bin/unwind_inline"
 mt-unwind -q "$tmp/i.data" >"$tmp/mis.txt" 2>"$tmp/mis.err"

@@ -1,0 +1,213 @@
+/* Uncompressed copies of separate debug files; see debug_cache.h. */
+#include "symbolize/debug_cache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3
+#endif
+
+char *mt_unwind_debug_cache_default_dir(void)
+{
+	const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char *dir = NULL;
+	if (x && *x == '/') {
+		if (asprintf(&dir, "%s/mt/debug", x) < 0)
+			dir = NULL;
+	} else if (home && *home == '/') {
+		if (asprintf(&dir, "%s/.cache/mt/debug", home) < 0)
+			dir = NULL;
+	}
+	return dir;
+}
+
+static int note_has_id(Elf_Scn *scn, const uint8_t *id, size_t id_len)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+	GElf_Nhdr nh;
+	size_t off = 0, name_off, desc_off, next;
+	while (d && (next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    memcmp((const char *)d->d_buf + name_off, "GNU", 4) == 0)
+			return nh.n_descsz == id_len &&
+			       memcmp((const char *)d->d_buf + desc_off, id, id_len) == 0;
+		off = next;
+	}
+	return 0;
+}
+
+/* Whether @e (a file of @file_size bytes) carries build-id @id and every
+ * section lies inside the file; *compressed counts SHF_COMPRESSED sections.
+ * @return : 0 if so, -1 if not. */
+static int check_elf(Elf *e, off_t file_size, const uint8_t *id, size_t id_len, int *compressed)
+{
+	GElf_Ehdr eh;
+	if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh))
+		return -1;
+	int has_id = 0;
+	*compressed = 0;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			return -1;
+		if (sh.sh_type != SHT_NOBITS &&
+		    (sh.sh_offset > (uint64_t)file_size || sh.sh_size > (uint64_t)file_size - sh.sh_offset))
+			return -1;
+		if (sh.sh_flags & SHF_COMPRESSED)
+			(*compressed)++;
+		if (sh.sh_type == SHT_NOTE && !has_id)
+			has_id = note_has_id(scn, id, id_len);
+	}
+	return has_id ? 0 : -1;
+}
+
+/* Whether the file open on @fd checks out (see check_elf).
+ * @return : 0 and *compressed, or -1. */
+static int check_fd(int fd, const uint8_t *id, size_t id_len, int *compressed)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return -1;
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	int rc = check_elf(e, st.st_size, id, id_len, compressed);
+	elf_end(e);
+	return rc;
+}
+
+static int mkdirs(const char *dir)
+{
+	char *p = strdup(dir);
+	if (!p)
+		return -1;
+	for (char *s = strchr(p + 1, '/');; s = strchr(s + 1, '/')) {
+		if (s)
+			*s = '\0';
+		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+			free(p);
+			return -1;
+		}
+		if (!s)
+			break;
+		*s = '/';
+	}
+	free(p);
+	return 0;
+}
+
+static int copy_fd(int from, int to)
+{
+	char buf[1 << 16];
+	off_t off = 0;
+	for (;;) {
+		ssize_t n = pread(from, buf, sizeof(buf), off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return (int)n;
+		for (ssize_t w = 0; w < n;) {
+			ssize_t k = write(to, buf + w, (size_t)(n - w));
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k < 0)
+				return -1;
+			w += k;
+		}
+		off += n;
+	}
+}
+
+/* Inflate every compressed section of the copy open on @fd, in place.
+ * libelf lays the file out again and truncates it to its new size. */
+static int inflate_fd(int fd)
+{
+	Elf *e = elf_begin(fd, ELF_C_RDWR, NULL);
+	int rc = e ? 0 : -1;
+	for (Elf_Scn *scn = NULL; rc == 0 && (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			rc = -1;
+		else if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+			rc = -1;
+	}
+	if (rc == 0 && elf_update(e, ELF_C_WRITE) < 0)
+		rc = -1;
+	elf_end(e);
+	return rc;
+}
+
+/* Make DIR/<hex>.debug from @fd.  @return : an fd on it, or -1. */
+static int make_copy(const char *dir, const char *final, const char *hex, int fd,
+		     const uint8_t *id, size_t id_len)
+{
+	char *tmp;
+	if (mkdirs(dir) != 0 || asprintf(&tmp, "%s/.%s.XXXXXX", dir, hex) < 0)
+		return -1;
+	int t = mkstemp(tmp);
+	int ok = t >= 0 && fchmod(t, 0644) == 0 && copy_fd(fd, t) == 0 && inflate_fd(t) == 0;
+	int compressed = 1;
+	ok = ok && check_fd(t, id, id_len, &compressed) == 0 && compressed == 0 &&
+	     rename(tmp, final) == 0;
+	if (!ok && t >= 0)
+		unlink(tmp);
+	if (t >= 0)
+		close(t);
+	free(tmp);
+	return ok ? open(final, O_RDONLY | O_CLOEXEC) : -1;
+}
+
+static char *copy_path(const char *dir, const uint8_t *id, size_t id_len, char *hex)
+{
+	char *final;
+	for (size_t i = 0; i < id_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	return asprintf(&final, "%s/%s.debug", dir, hex) < 0 ? NULL : final;
+}
+
+int mt_unwind_debug_cache_lookup(const char *dir, const uint8_t *id, size_t id_len,
+				 char **path_out, struct mt_unwind_debug_cache_stats *st)
+{
+	char hex[129], *final;
+	*path_out = NULL;
+	if (!dir || id_len == 0 || id_len > 64 || !(final = copy_path(dir, id, id_len, hex)))
+		return -1;
+	int compressed, c = open(final, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (c >= 0 && check_fd(c, id, id_len, &compressed) == 0 && compressed == 0) {
+		__atomic_add_fetch(&st->hits, 1, __ATOMIC_RELAXED);
+		*path_out = final;
+		return c;
+	}
+	if (c >= 0) {
+		close(c);
+		__atomic_add_fetch(&st->bad, 1, __ATOMIC_RELAXED);
+	}
+	free(final);
+	return -1;
+}
+
+int mt_unwind_debug_cache_add(const char *dir, int fd, const uint8_t *id, size_t id_len,
+			      char **path_out, struct mt_unwind_debug_cache_stats *st)
+{
+	char hex[129], *final;
+	int compressed;
+	*path_out = NULL;
+	if (!dir || id_len == 0 || id_len > 64 || check_fd(fd, id, id_len, &compressed) != 0 ||
+	    compressed == 0)
+		return -1;	/* nothing to gain, or not the file it should be */
+	int c = (final = copy_path(dir, id, id_len, hex)) ?
+		make_copy(dir, final, hex, fd, id, id_len) : -1;
+	if (c < 0) {
+		__atomic_add_fetch(&st->failed, 1, __ATOMIC_RELAXED);
+		free(final);
+		return -1;
+	}
+	__atomic_add_fetch(&st->written, 1, __ATOMIC_RELAXED);
+	*path_out = final;
+	return c;
+}

@@ -1,0 +1,44 @@
+/* A cache of uncompressed copies of separate debug files.
+ *
+ * Distributions ship debug files with compressed DWARF sections
+ * (SHF_COMPRESSED, zlib), and libdw inflates every one of them each time a
+ * file is opened: for glibc's debug file that is ~40 ms of CPU, more than
+ * unwinding and symbolising a 30k-sample profile.  The cache keeps one
+ * inflated copy per build-id, DIR/<build-id>.debug, written once (to a
+ * temporary name, then renamed, so concurrent runs never see half a file)
+ * and mapped directly by libdw afterwards.  A copy whose build-id or layout
+ * does not check out is replaced, never used.
+ */
+#ifndef MT_UNWIND_DEBUG_CACHE_H
+#define MT_UNWIND_DEBUG_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mt_unwind_debug_cache_stats {
+	unsigned hits;		/* copies found and used */
+	unsigned written;	/* copies made in this run */
+	unsigned bad;		/* copies found unsound (replaced, if possible) */
+	unsigned failed;	/* could not be made (the original was used) */
+};
+
+/* The default directory: $XDG_CACHE_HOME/mt/debug, else
+ * $HOME/.cache/mt/debug.  @return : a malloc'ed path, or NULL when neither
+ * variable is set (no cache) or on ENOMEM. */
+char *mt_unwind_debug_cache_default_dir(void);
+
+/* The copy for build-id @id in @dir, if there is a sound one (one that is
+ * not is counted as bad, and replaced by the next mt_unwind_debug_cache_add).
+ * @path_out receives its malloc'ed path.  Thread-safe; @st is updated
+ * atomically.  @return : an fd on it, or -1. */
+int mt_unwind_debug_cache_lookup(const char *dir, const uint8_t *id, size_t id_len,
+				 char **path_out, struct mt_unwind_debug_cache_stats *st);
+
+/* Make the copy of the debug file open on @fd (not consumed), whose build-id
+ * must be @id.  @return : an fd on the copy (its path in @path_out); -1 when
+ * the file has no compressed section or another build-id (not counted), or
+ * when the copy cannot be made (counted as failed). */
+int mt_unwind_debug_cache_add(const char *dir, int fd, const uint8_t *id, size_t id_len,
+			      char **path_out, struct mt_unwind_debug_cache_stats *st);
+
+#endif
