@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,8 +37,11 @@ struct mt_perf_reader {
 	char *name;
 	enum mt_perf_format format;
 
-	uint8_t *buf;
+	uint8_t *buf;		/* own (BUF_CAP bytes), or into map */
 	size_t lo, hi;		/* unread bytes are buf[lo..hi) */
+	uint8_t *own;		/* malloc'ed: the buffer, or a record's aligned copy */
+	void *map;		/* a regular file mapped whole, else NULL */
+	size_t map_len;
 	uint64_t pos;		/* input offset of buf[lo] */
 	int eof;
 
@@ -107,6 +111,27 @@ static uint32_t get32(const void *p)
 static ssize_t fd_read(void *ctx, void *buf, size_t len)
 {
 	return read(*(int *)ctx, buf, len);
+}
+
+/* A regular file is read from a mapping of it, not copied through read(2):
+ * reading was a third of mt-unwind's main thread.  Like perf's own reader
+ * this trusts the file not to be truncated while it is read (that would be
+ * SIGBUS); a file that grows is read up to its size at open.  Without a
+ * mapping (mmap fails, an empty file) the reader reads as for a pipe. */
+static void map_file(struct mt_perf_reader *r, uint64_t size)
+{
+	if (size <= (uint64_t)r->base || size > SIZE_MAX)
+		return;
+	void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, r->fd, 0);
+	if (m == MAP_FAILED)
+		return;
+	madvise(m, (size_t)size, MADV_SEQUENTIAL);
+	r->map = m;
+	r->map_len = (size_t)size;
+	r->buf = (uint8_t *)m + r->base;
+	r->lo = 0;
+	r->hi = (size_t)(size - (uint64_t)r->base);
+	r->eof = 1;
 }
 
 /* Make at least need bytes (need <= BUF_CAP) available at buf[lo], fewer only
@@ -678,9 +703,9 @@ static int reader_init(struct mt_perf_reader **out, mt_perf_read_fn read, void *
 
 	*out = NULL;
 	r = calloc(1, sizeof(*r));
-	if (!r || !(r->buf = malloc(BUF_CAP)) || !(r->name = strdup(name ? name : ""))) {
+	if (!r || !(r->own = r->buf = malloc(BUF_CAP)) || !(r->name = strdup(name ? name : ""))) {
 		if (r)
-			free(r->buf);
+			free(r->own);
 		free(r);
 		if (own_fd)
 			close(fd);
@@ -696,6 +721,8 @@ static int reader_init(struct mt_perf_reader **out, mt_perf_read_fn read, void *
 		r->ctx = &r->fd;
 		r->base = lseek(fd, 0, SEEK_CUR);
 		r->seekable = r->base >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+		if (r->seekable)
+			map_file(r, (uint64_t)st.st_size);
 	} else {
 		r->read = read;
 		r->ctx = ctx;
@@ -757,9 +784,17 @@ void mt_perf_reader_free(struct mt_perf_reader *r)
 	if (r->own_fd)
 		close(r->fd);
 	free(r->predata);
-	free(r->buf);
+	if (r->map)
+		munmap(r->map, r->map_len);
+	free(r->own);
 	free(r->name);
 	free(r);
+}
+
+const void *mt_perf_reader_mapping(const struct mt_perf_reader *r, size_t *len)
+{
+	*len = r->map_len;
+	return r->map;
 }
 
 enum mt_perf_format mt_perf_reader_format(const struct mt_perf_reader *r)
@@ -868,7 +903,10 @@ static int next_record(struct mt_perf_reader *r, struct mt_perf_item *item)
 			     mt_perf_record_name(hb.type), avail(r), hb.size);
 	h = (const struct perf_event_header *)(r->buf + r->lo);
 	/* Records hold u64s: keep them 8-aligned in the buffer for callers. */
-	if ((uintptr_t)h % 8) {
+	if ((uintptr_t)h % 8 && r->map) {
+		memcpy(r->own, h, hb.size);	/* hb.size < BUF_CAP */
+		h = (const struct perf_event_header *)r->own;
+	} else if ((uintptr_t)h % 8) {
 		memmove(r->buf, r->buf + r->lo, avail(r));
 		r->hi -= r->lo;
 		r->lo = 0;

@@ -9,6 +9,7 @@ UNWIND_SRCS := \
 	symbolize/maps.c \
 	symbolize/module.c \
 	symbolize/order.c \
+	symbolize/prefault.c \
 	symbolize/out.c \
 	symbolize/sym.c \
 	symbolize/symtab.c \

@@ -19,6 +19,7 @@
 #include "symbolize/maps.h"
 #include "symbolize/module.h"
 #include "symbolize/order.h"
+#include "symbolize/prefault.h"
 #include "symbolize/out.h"
 #include "symbolize/sym.h"
 #include "symbolize/unwind.h"
@@ -1367,6 +1368,7 @@ struct sniff {
 	uint8_t head[8];
 	size_t n, pos;
 	uint64_t done;		/* bytes read from fd, for the progress line */
+	int at_offsets;		/* the reader has fd itself: progress from offsets */
 };
 
 static ssize_t sniff_read(void *ctx, void *buf, size_t len)
@@ -1603,6 +1605,10 @@ int main(int argc, char **argv)
 		}
 		mtz_reader_set_warn(s.mtz, mtz_warn, NULL);
 		rc = mt_perf_reader_new(&s.reader, mtz_reader_read, s.mtz, name);
+	} else if (fd != 0 && lseek(fd, 0, SEEK_SET) == 0) {
+		/* A regular file: the reader maps it (no copy through read). */
+		rc = mt_perf_reader_fdopen(&s.reader, fd, name);
+		sn.at_offsets = 1;
 	} else {
 		rc = mt_perf_reader_new(&s.reader, sniff_read, &sn, name);
 	}
@@ -1645,6 +1651,9 @@ int main(int argc, char **argv)
 		}
 	}
 
+	size_t map_len;
+	const void *map = mt_perf_reader_mapping(s.reader, &map_len);
+	struct mt_unwind_prefault *prefault = mt_unwind_prefault_start(map, map_len);
 	double t0 = now();
 	struct mt_progress progress;
 	mt_progress_init(&progress, prog, mt_progress_input_size(fd), o.quiet);
@@ -1662,12 +1671,14 @@ int main(int argc, char **argv)
 		if (s.fdout.error)
 			break;
 		if ((++nr_items & 1023) == 0)
-			mt_progress_update(&progress, __atomic_load_n(&sn.done, __ATOMIC_RELAXED));
+			mt_progress_update(&progress, sn.at_offsets ? it.offset
+					   : __atomic_load_n(&sn.done, __ATOMIC_RELAXED));
 	}
 	if (rc < 0) {
 		fprintf(stderr, "%s: '%s': %s\n", prog, name, mt_perf_reader_error(s.reader));
 		status = rc == MT_PERF_EIO || rc == MT_PERF_ENOMEM ? EXIT_ENV : EXIT_DATA;
 	}
+	mt_unwind_prefault_stop(prefault);
 	if (mt_unwind_order_flush(s.order, UINT64_MAX, process_cb, &s) != 0)
 		oom();
 	/* Trace entries whose return never came: the call was made. */

@@ -1,0 +1,59 @@
+/* Page-table population ahead of the reader; see prefault.h. */
+#include "symbolize/prefault.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+/* Small enough to stop soon, large enough that the calls cost nothing. */
+#define CHUNK ((size_t)4 << 20)
+
+struct mt_unwind_prefault {
+	pthread_t thread;
+	uintptr_t start;	/* page-aligned */
+	size_t len;
+	int stop;		/* atomic */
+};
+
+static void *prefault_main(void *arg)
+{
+	struct mt_unwind_prefault *pf = arg;
+	for (size_t off = 0; off < pf->len; off += CHUNK) {
+		if (__atomic_load_n(&pf->stop, __ATOMIC_RELAXED))
+			break;
+		size_t n = pf->len - off < CHUNK ? pf->len - off : CHUNK;
+		if (madvise((void *)(pf->start + off), n, MADV_POPULATE_READ) != 0)
+			break;	/* EINVAL before 5.14: the reader faults pages in itself */
+	}
+	return NULL;
+}
+
+struct mt_unwind_prefault *mt_unwind_prefault_start(const void *p, size_t len)
+{
+	struct mt_unwind_prefault *pf = calloc(1, sizeof(*pf));
+	if (!pf || !p || !len) {
+		free(pf);
+		return NULL;
+	}
+	pf->start = (uintptr_t)p & ~(uintptr_t)4095;
+	pf->len = len + ((uintptr_t)p - pf->start);
+	if (pthread_create(&pf->thread, NULL, prefault_main, pf) != 0) {
+		free(pf);
+		return NULL;
+	}
+	return pf;
+}
+
+void mt_unwind_prefault_stop(struct mt_unwind_prefault *pf)
+{
+	if (!pf)
+		return;
+	__atomic_store_n(&pf->stop, 1, __ATOMIC_RELAXED);
+	pthread_join(pf->thread, NULL);
+	free(pf);
+}

@@ -1,0 +1,23 @@
+/* Page-table population of the input's mapping on a second core.
+ *
+ * mt-unwind's main thread reads a regular file through a mapping (see
+ * mt_perf_reader_mapping); mapping each page of it on first touch was a fifth
+ * of that thread's time.  A prefault thread maps the pages ahead of it
+ * (madvise MADV_POPULATE_READ, Linux 5.14+; without it the thread just ends).
+ */
+#ifndef MT_UNWIND_PREFAULT_H
+#define MT_UNWIND_PREFAULT_H
+
+#include <stddef.h>
+
+struct mt_unwind_prefault;
+
+/* Start populating [p, p + len).  @return : the thread's handle, or NULL when
+ * it could not start (nothing is lost: pages then fault in as before). */
+struct mt_unwind_prefault *mt_unwind_prefault_start(const void *p, size_t len);
+
+/* Stop the thread (it finishes its current chunk) and join it; before the
+ * mapping goes away.  Accepts NULL. */
+void mt_unwind_prefault_stop(struct mt_unwind_prefault *pf);
+
+#endif
