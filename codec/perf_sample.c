@@ -260,6 +260,8 @@ int mt_perf__sample_parse(const struct mt_perf_reader *r, const struct perf_even
 				     "(size %u)", (unsigned long long)n, rec->size);
 			return MT_PERF_EFORMAT;
 		}
+		s->nr_callchain = n;
+		s->callchain = c.p;
 		c.p += 8 * n;
 	}
 	if (t & PERF_SAMPLE_RAW) {

@@ -150,6 +150,10 @@ struct mt_perf_sample {
 	uint64_t sample_type;
 	uint64_t id, ip, time, addr, stream_id, period;
 	uint32_t pid, tid, cpu;
+	/* CALLCHAIN: nr u64 entries (read them with memcpy), kernel and user
+	 * parts each after a PERF_CONTEXT_* marker; NULL when absent. */
+	uint64_t nr_callchain;
+	const void *callchain;
 	/* REGS_USER: abi 0 means no registers were taken (kernel thread). */
 	uint64_t regs_abi;
 	uint64_t regs_mask;		/* attr.sample_regs_user */

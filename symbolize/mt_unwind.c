@@ -222,6 +222,7 @@ struct state {
 	unsigned pre_n;
 	int pre_end;
 	uint64_t spec_rewalks;
+	uint64_t callchains;		/* samples whose frames came from a CALLCHAIN */
 	uint8_t *rebuf;
 	size_t rebuf_cap;
 };
@@ -425,26 +426,67 @@ static int defer_reserve(struct state *s, size_t nframes)
 	return 0;
 }
 
+/* The frames of the kernel's own frame-pointer walk (`perf record -g`: a
+ * CALLCHAIN and no stack dump) into s->frames, leaf first: the user part
+ * only, whose first entry is the pc and the others return addresses.
+ * @return : the end reason. */
+static int callchain_frames(struct state *s, const struct mt_perf_sample *smp, unsigned *nr)
+{
+	struct mt_unwind_space *sp = mt_unwind_maps_space(s->maps, smp->pid);
+	const uint8_t *p = smp->callchain;
+	int user = 0;
+	unsigned n = 0;
+	*nr = 0;
+	for (uint64_t i = 0; i < smp->nr_callchain; i++) {
+		uint64_t ip;
+		memcpy(&ip, p + 8 * i, 8);
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {	/* a context marker */
+			user = ip == (uint64_t)PERF_CONTEXT_USER;
+			continue;
+		}
+		if (!user)
+			continue;
+		if (n == s->o->max_depth) {
+			*nr = n;
+			return MT_UNWIND_END_DEPTH;
+		}
+		struct mt_unwind_frame *f = &s->frames[n++];
+		f->pc = ip;
+		f->lookup = n > 1 ? ip - 1 : ip;
+		f->map = sp ? mt_unwind_maps_find(s->maps, sp, f->lookup) : NULL;
+		f->memo = NULL;
+	}
+	*nr = n;
+	if (n == 0)
+		return MT_UNWIND_END_NONE;
+	/* A chain that runs into no mapping was cut by a frame without a
+	 * frame pointer, as perf shows it ([unknown] frames). */
+	return s->frames[n - 1].map ? MT_UNWIND_END_COMPLETE : MT_UNWIND_END_UNKNOWN_MODULE;
+}
+
 /* Unwind the sample and write "\tSTACK end=R\n" (deferred when out is the
  * main buffer). */
 static void put_stack(struct mt_unwind_out *out, struct state *s,
 		      const struct mt_perf_sample *smp, int drop_sampler)
 {
-	struct mt_unwind_regs regs;
-	if (smp->regs_abi == 0 ||
-	    mt_unwind_arch_regs_from_perf(&regs, smp->regs_mask, smp->regs, smp->nr_regs) != 0) {
-		s->no_regs++;
-		put_nostack(out, s);
-		return;
-	}
 	unsigned n = 0;
 	int end;
 	const struct mt_unwind_frame *fr = s->frames;
+	struct mt_unwind_regs regs;
 	if (s->pre) {	/* walked on arrival, in the same mappings */
 		fr = s->pre;
 		n = s->pre_n;
 		end = s->pre_end;
 		s->pre = NULL;
+	} else if (!(smp->sample_type & PERF_SAMPLE_STACK_USER) && smp->callchain) {
+		end = callchain_frames(s, smp, &n);
+		s->callchains++;
+	} else if (smp->regs_abi == 0 ||
+		   mt_unwind_arch_regs_from_perf(&regs, smp->regs_mask, smp->regs,
+						 smp->nr_regs) != 0) {
+		s->no_regs++;
+		put_nostack(out, s);
+		return;
 	} else {
 		struct mt_unwind_memory mem = {
 			.base = regs.r[MT_UNWIND_REG_SP],
@@ -1083,6 +1125,7 @@ static void process_cb(int kind, void *data, size_t size, void *ctx)
 	q->smp.evsel = mt_perf_reader_evsel(s->reader, q->evsel_index);
 	if (q->spec) {
 		struct mt_unwind_space *sp = mt_unwind_maps_space(s->maps, q->smp.pid);
+		q->smp.callchain = NULL;	/* not kept: the walk is */
 		if (sp == q->sp && (!sp || sp->gen == q->gen)) {
 			/* The walk depends on the mappings only: still right. */
 			s->pre = (const struct mt_unwind_frame *)(q + 1);
@@ -1103,6 +1146,8 @@ static void process_cb(int kind, void *data, size_t size, void *ctx)
 		return;
 	}
 	q->smp.stack = q->smp.stack_dyn_size ? (const uint8_t *)(q + 1) : NULL;
+	if (q->smp.callchain)	/* queued in the stack's place when there is none */
+		q->smp.callchain = q->smp.stack ? NULL : (const void *)(q + 1);
 	handle_sample(s, &q->smp);
 }
 
@@ -1226,6 +1271,10 @@ static void on_record(struct state *s, const struct mt_perf_item *it)
 			q.smp.stack = NULL;
 			rc = mt_unwind_order_push(s->order, Q_SAMPLE, &q, sizeof(q), s->frames,
 						  q.nframes * sizeof(*s->frames), t);
+		} else if (n == 0 && q.smp.callchain) {
+			/* The callchain waits in the queue instead of the stack. */
+			rc = mt_unwind_order_push(s->order, Q_SAMPLE, &q, sizeof(q),
+						  q.smp.callchain, 8 * q.smp.nr_callchain, t);
 		} else {
 			rc = mt_unwind_order_push(s->order, Q_SAMPLE, &q, sizeof(q), q.smp.stack,
 						  n, t);
@@ -1468,6 +1517,9 @@ static void summary(struct state *s, double secs)
 		fprintf(stderr, "%s: debug cache: %u inflated copies used, %u written, %u unsound"
 			" ones ignored, %u could not be written\n", prog, dc.hits, dc.written,
 			dc.bad, dc.failed);
+	if (s->callchains)
+		fprintf(stderr, "%s: %" PRIu64 " samples had no stack dump: their frames are the"
+			" kernel's frame-pointer callchains\n", prog, s->callchains);
 	if (s->spec_rewalks)
 		fprintf(stderr, "%s: %" PRIu64 " samples unwound again: their mappings changed"
 			" while they waited for earlier records\n", prog, s->spec_rewalks);
