@@ -15,8 +15,17 @@
 #define MT_CAPTURE_MAX_EVENTS 24
 
 /* x86_64 perf registers AX..R15 without DS ES FS GS: what perf itself asks
- * for with --call-graph dwarf, and what the unwinder needs. */
+ * for with --call-graph dwarf, and what the unwinder needs anywhere in a
+ * function (event and trace modes; mt:totals, which uses twelve of them). */
 #define MT_CAPTURE_REGS_MASK 0xff0fffULL
+/* The kernel writes a sample's registers one by one, about 30 ns apiece
+ * here, so sample mode's markers ask only for what is read there.  mt:alloc:
+ * the arguments DI SI DX CX R8 and what unwinding from a function's entry
+ * can use (BX BP SP IP R12..R15: the callee-saved registers and the stack
+ * ones; the caller-saved rest holds nothing a caller's frame rule refers to
+ * at a call).  mt:free: the arguments. */
+#define MT_CAPTURE_REGS_ENTRY 0xf101feULL
+#define MT_CAPTURE_REGS_ARGS 0x1003cULL
 
 enum mt_capture_mode { MT_CAPTURE_SAMPLE, MT_CAPTURE_TRACE, MT_CAPTURE_EVENT };
 

@@ -104,10 +104,10 @@ static int uprobe_add(struct mt_capture_events *evs, const char *name, const cha
 int mt_capture_events_sample(struct mt_capture_events *evs, const char *sampler,
 			     unsigned stack_size, char *err)
 {
-	static const struct { const char *name, *fn; int stack; } markers[] = {
-		{ "mt:alloc", "mt_sampler_mark_alloc", 1 },
-		{ "mt:free", "mt_sampler_mark_free", 0 },
-		{ "mt:totals", "mt_sampler_mark_totals", 0 },
+	static const struct { const char *name, *fn; int stack; uint64_t regs; } markers[] = {
+		{ "mt:alloc", "mt_sampler_mark_alloc", 1, MT_CAPTURE_REGS_ENTRY },
+		{ "mt:free", "mt_sampler_mark_free", 0, MT_CAPTURE_REGS_ARGS },
+		{ "mt:totals", "mt_sampler_mark_totals", 0, MT_CAPTURE_REGS_MASK },
 	};
 	for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]); i++) {
 		int rc = uprobe_add(evs, markers[i].name, sampler, markers[i].fn, 0, stack_size,
@@ -117,6 +117,7 @@ int mt_capture_events_sample(struct mt_capture_events *evs, const char *sampler,
 				 sampler, markers[i].fn);
 		if (rc)
 			return -1;
+		evs->ev[evs->nr - 1].attr.sample_regs_user = markers[i].regs;
 	}
 	return 0;
 }

@@ -37,7 +37,7 @@ done <"$T/out"
 
 # A return's AX is the pointer the next free of the same worker releases
 # (the fixture frees p, q, aligned, pm in order after realloc).
-awk '$2 == "probe_libc:malloc__return" && $7 == 0 { bad = 1 } END { exit bad }' "$T/regs" ||
+awk '$2 == "probe_libc:malloc__return" && $9 == 0 { bad = 1 } END { exit bad }' "$T/regs" ||
 	fail "a malloc returned NULL (AX 0)"
 
 # -c N: every Nth call of each function, no return probes.
