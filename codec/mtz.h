@@ -3,9 +3,11 @@
  * An .mtz file is a 16-byte header (magic, version, flags) followed by
  * independent frames, each a zstd frame of bounded size with its own header
  * (resync marker, sizes, FNV-1a 64 checksums), and an end marker.  Inside a
- * frame, each sample's user stack dump and user registers are XOR-coded
- * against the same thread's previous sample in that frame, aligned by
- * absolute address; everything else is kept as it is.  Decoding gives the
+ * frame, each sample's user stack dump is delta-coded against the most
+ * alike of the same thread's last eight samples in that frame, aligned by
+ * absolute address, and its registers against the thread's last sample;
+ * everything else is kept as it is.  Files of version 1 and 2 are read,
+ * version 2 is written.  Decoding gives the
  * original bytes back exactly.  The full layout is in docs/formats/mtz.md.
  *
  * A damaged or truncated frame loses that frame only: the reader reports it

@@ -9,8 +9,18 @@
 
 /* ---- per-thread references: open addressing on tid -------------------- */
 
+/* A thread's last samples, a ring: ref k (0: the last) is
+ * r[(newest - k) % MTZ_REFS], held when k < n. */
+struct thread {
+	uint32_t tid;
+	uint32_t gen;		/* live when equal to the table's generation */
+	unsigned n, newest;
+	unsigned churn;		/* encoder: changed share of its stacks, per mille */
+	struct mtz_delta_ref r[MTZ_REFS];
+};
+
 struct ref_table {
-	struct mtz_delta_ref *slots;
+	struct thread *slots;
 	size_t cap;		/* power of two, 0 before the first insert */
 	size_t live;		/* slots of the current generation */
 	uint32_t gen;		/* starts at 1: zeroed slots are never live */
@@ -21,12 +31,12 @@ static size_t slot_of(uint32_t tid, size_t cap)
 	return (size_t)((tid * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
 }
 
-static struct mtz_delta_ref *table_find(struct ref_table *t, uint32_t tid)
+static struct thread *table_find(struct ref_table *t, uint32_t tid)
 {
 	if (!t->cap)
 		return NULL;
 	for (size_t i = slot_of(tid, t->cap);; i = (i + 1) & (t->cap - 1)) {
-		struct mtz_delta_ref *r = &t->slots[i];
+		struct thread *r = &t->slots[i];
 		if (r->gen != t->gen)
 			return NULL;
 		if (r->tid == tid)
@@ -34,28 +44,37 @@ static struct mtz_delta_ref *table_find(struct ref_table *t, uint32_t tid)
 	}
 }
 
-static void ref_free(struct mtz_delta_ref *r)
+/* The k-th last sample of th, NULL when not held. */
+static struct mtz_delta_ref *thread_ref(struct thread *th, unsigned k)
 {
-	free(r->bytes);
-	free(r->head);
+	if (!th || k >= th->n)
+		return NULL;
+	return &th->r[(th->newest + MTZ_REFS - k) % MTZ_REFS];
 }
 
-/* Grows at half load; buffers of stale slots are freed. */
+/* Makes room for a new last sample and returns it (its fields to fill). */
+static struct mtz_delta_ref *thread_push(struct thread *th)
+{
+	th->newest = (th->newest + 1) % MTZ_REFS;
+	if (th->n < MTZ_REFS)
+		th->n++;
+	return &th->r[th->newest];
+}
+
+/* Grows at half load. */
 static int table_grow(struct ref_table *t)
 {
 	size_t cap = t->cap ? t->cap * 2 : 64;
-	struct mtz_delta_ref *slots = calloc(cap, sizeof(*slots));
+	struct thread *slots = calloc(cap, sizeof(*slots));
 	if (!slots)
 		return MTZ_ENOMEM;
 	for (size_t i = 0; i < t->cap; i++) {
-		struct mtz_delta_ref *r = &t->slots[i];
+		struct thread *r = &t->slots[i];
 		if (r->gen == t->gen) {
 			size_t j = slot_of(r->tid, cap);
 			while (slots[j].gen == t->gen)
 				j = (j + 1) & (cap - 1);
 			slots[j] = *r;
-		} else {
-			ref_free(r);
 		}
 	}
 	free(t->slots);
@@ -66,9 +85,9 @@ static int table_grow(struct ref_table *t)
 
 /* The live slot for tid, claimed (emptied) when absent.
  * @return : NULL on ENOMEM. */
-static struct mtz_delta_ref *table_claim(struct ref_table *t, uint32_t tid)
+static struct thread *table_claim(struct ref_table *t, uint32_t tid)
 {
-	struct mtz_delta_ref *r = table_find(t, tid);
+	struct thread *r = table_find(t, tid);
 	if (r)
 		return r;
 	if ((t->live + 1) * 2 > t->cap && table_grow(t))
@@ -79,8 +98,7 @@ static struct mtz_delta_ref *table_claim(struct ref_table *t, uint32_t tid)
 	r = &t->slots[i];
 	r->tid = tid;
 	r->gen = t->gen;
-	r->dyn_size = r->head_size = 0;
-	r->sp = r->hash = 0;
+	r->n = r->newest = r->churn = 0;
 	t->live++;
 	return r;
 }
@@ -98,8 +116,6 @@ static void table_reset(struct ref_table *t)
 
 static void table_release(struct ref_table *t)
 {
-	for (size_t i = 0; i < t->cap; i++)
-		ref_free(&t->slots[i]);
 	free(t->slots);
 	memset(t, 0, sizeof(*t));
 }
@@ -172,8 +188,11 @@ static uint64_t load_part(const uint8_t *p, size_t n)
 	return v;
 }
 
-/* Appends the code of cur ^ ref (n bytes each; ref NULL: zeros) to code. */
-static int xor_code(struct mtz_buf *code, const uint8_t *cur, const uint8_t *ref, size_t n)
+/* Appends the code of cur against ref (n bytes each; ref NULL: zeros) to
+ * code: the words that differ, each sent as cur ^ ref, cur, or cur - ref
+ * (op MTZ_OP_XOR, _COPY, _ADD; a last partial word always as cur ^ ref). */
+static int xor_code(struct mtz_buf *code, const uint8_t *cur, const uint8_t *ref, size_t n,
+		    unsigned op)
 {
 	size_t ngroups = (n + MTZ_GROUP_SIZE - 1) / MTZ_GROUP_SIZE;
 	size_t pbytes = (ngroups + 7) / 8;
@@ -196,8 +215,9 @@ static int xor_code(struct mtz_buf *code, const uint8_t *cur, const uint8_t *ref
 		/* branch-free: always store, advance only past nonzero words */
 		if (ref) {
 			for (; i + 8 <= end; i += 8) {
-				uint64_t x = mtz_ld64(cur + i) ^ mtz_ld64(ref + i);
-				mtz_st64(w, x);
+				uint64_t c = mtz_ld64(cur + i), r = mtz_ld64(ref + i);
+				uint64_t x = c ^ r;
+				mtz_st64(w, op == MTZ_OP_XOR ? x : op == MTZ_OP_COPY ? c : c - r);
 				w += (x != 0) * 8;
 				mask |= (uint64_t)(x != 0) << ((i - base) / 8);
 			}
@@ -210,9 +230,9 @@ static int xor_code(struct mtz_buf *code, const uint8_t *cur, const uint8_t *ref
 			}
 		}
 		if (i < end) {	/* a last partial word, zero-extended */
-			uint64_t x = load_part(cur + i, end - i) ^
-				     (ref ? load_part(ref + i, end - i) : 0);
-			mtz_st64(w, x);
+			uint64_t c = load_part(cur + i, end - i);
+			uint64_t x = c ^ (ref ? load_part(ref + i, end - i) : 0);
+			mtz_st64(w, op == MTZ_OP_COPY ? c : x);
 			w += (x != 0) * 8;
 			mask |= (uint64_t)(x != 0) << ((i - base) / 8);
 		}
@@ -226,9 +246,12 @@ static int xor_code(struct mtz_buf *code, const uint8_t *cur, const uint8_t *ref
 	return 0;
 }
 
-/* a ^= the code at *pos of sec (len bytes).  @return : 0, MTZ_ETRUNC or
- * MTZ_EFORMAT (a mask naming words past n, or an empty group). */
-static int xor_apply(const uint8_t *sec, size_t len, size_t *pos, uint8_t *a, size_t n)
+/* Applies the code at *pos of sec (len bytes) to a (n bytes): each word
+ * sent is XORed into, copied over or added to a's word (op).
+ * @return : 0, MTZ_ETRUNC or MTZ_EFORMAT (a mask naming words past n, or an
+ *           empty group). */
+static int xor_apply(const uint8_t *sec, size_t len, size_t *pos, uint8_t *a, size_t n,
+		     unsigned op)
 {
 	size_t ngroups = (n + MTZ_GROUP_SIZE - 1) / MTZ_GROUP_SIZE;
 	size_t pbytes = (ngroups + 7) / 8;
@@ -259,12 +282,13 @@ static int xor_apply(const uint8_t *sec, size_t len, size_t *pos, uint8_t *a, si
 			uint64_t x = mtz_ld64(sec + at);
 			at += 8;
 			if (w + 8 <= n) {
-				mtz_st64(a + w, mtz_ld64(a + w) ^ x);
+				uint64_t o = mtz_ld64(a + w);
+				mtz_st64(a + w, op == MTZ_OP_XOR ? o ^ x : op == MTZ_OP_COPY ? x : o + x);
 			} else {	/* partial word: the bytes past n must be zero */
 				size_t k = n - w;
 				if (x >> (8 * k))
 					return MTZ_EFORMAT;
-				uint64_t v = load_part(a + w, k) ^ x;
+				uint64_t v = op == MTZ_OP_COPY ? x : load_part(a + w, k) ^ x;
 				memcpy(a + w, &v, k);
 			}
 		}
@@ -327,6 +351,7 @@ static int pad_source(const uint8_t *sec, size_t len, size_t *pos, const uint8_t
 
 struct mtz_delta_dec {
 	struct ref_table refs;
+	int pad_sec;			/* the section pad codes are read from */
 	struct mtz_delta_stats stats;
 };
 
@@ -336,7 +361,13 @@ int mtz_delta_dec_new(struct mtz_delta_dec **out)
 	if (!*out)
 		return MTZ_ENOMEM;
 	(*out)->refs.gen = 1;
+	(*out)->pad_sec = MTZ_SEC_PAD;
 	return 0;
+}
+
+void mtz_delta_dec_set_version(struct mtz_delta_dec *d, unsigned version)
+{
+	d->pad_sec = version < 2 ? MTZ_SEC_CODE : MTZ_SEC_PAD;
 }
 
 void mtz_delta_dec_free(struct mtz_delta_dec *d)
@@ -360,7 +391,7 @@ const struct mtz_delta_stats *mtz_delta_dec_stats(const struct mtz_delta_dec *d)
 /* The ops fields of a SAMPLE entry. */
 struct entry {
 	uint16_t rec_size, regs_offset, stack_offset, dyn_size, pad_size;
-	uint8_t nr_regs, sp_index, flags;
+	uint8_t nr_regs, sp_index, flags, ref;	/* ref: index among the last samples */
 	uint32_t tid;
 };
 
@@ -371,7 +402,7 @@ static void entry_put(uint8_t *p, const struct entry *e)
 	p[4] = e->nr_regs;
 	p[5] = e->sp_index;
 	p[6] = e->flags;
-	p[7] = 0;
+	p[7] = e->ref;
 	mtz_st16(p + 8, e->stack_offset);
 	mtz_st16(p + 10, e->dyn_size);
 	mtz_st16(p + 12, e->pad_size);
@@ -386,12 +417,13 @@ static int entry_get(const uint8_t *p, struct entry *e)
 	e->nr_regs = p[4];
 	e->sp_index = p[5];
 	e->flags = p[6];
+	e->ref = p[7];
 	e->stack_offset = mtz_ld16(p + 8);
 	e->dyn_size = mtz_ld16(p + 10);
 	e->pad_size = mtz_ld16(p + 12);
 	e->tid = mtz_ld32(p + 16);
-	if (p[7] || mtz_ld16(p + 14) || (e->flags & ~MTZ_SAMPLE_HEAD_XOR) ||
-	    e->nr_regs > MTZ_MAX_REGS)
+	if (mtz_ld16(p + 14) || (e->flags & ~MTZ_SAMPLE_FLAGS) ||
+	    e->nr_regs > MTZ_MAX_REGS || e->ref >= MTZ_REFS)
 		return MTZ_EFORMAT;
 	if (e->sp_index != 0xff && e->sp_index >= e->nr_regs)
 		return MTZ_EFORMAT;
@@ -427,19 +459,30 @@ static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, const ui
 	size_t so = e.stack_offset, dyn = e.dyn_size, pad = e.pad_size;
 	size_t tail = (size_t)e.rec_size - so - dyn - pad;
 
+	struct thread *th = table_find(&d->refs, e.tid);
 	struct mtz_delta_ref *ref = NULL;
 	if (ref_hash) {
-		ref = table_find(&d->refs, e.tid);
+		ref = thread_ref(th, e.ref);
 		if (!ref || ref->hash != ref_hash)
 			return MTZ_EREF;
+	} else if (e.ref) {
+		return MTZ_EFORMAT;	/* a keyframe names no reference */
 	}
-	if ((e.flags & MTZ_SAMPLE_HEAD_XOR) && (!ref || ref->head_size != so))
+	/* the head's reference: the stack's, or the thread's last sample */
+	struct mtz_delta_ref *href = e.flags & MTZ_SAMPLE_HEAD_LAST ? thread_ref(th, 0) : ref;
+	if ((e.flags & MTZ_SAMPLE_HEAD_XOR) && (!ref || !href || href->head_size != so))
+		return MTZ_EFORMAT;
+	unsigned head_op = MTZ_SAMPLE_HEAD_OP(e.flags), stack_op = MTZ_SAMPLE_STACK_OP(e.flags);
+	if ((head_op || (e.flags & MTZ_SAMPLE_HEAD_LAST)) && !(e.flags & MTZ_SAMPLE_HEAD_XOR))
+		return MTZ_EFORMAT;
+	if (head_op > MTZ_OP_ADD || stack_op > MTZ_OP_ADD || (stack_op && !ref))
 		return MTZ_EFORMAT;
 
 	if (room < e.rec_size)
 		return MTZ_ENOMEM;
-	/* the reference is the thread's previous record, still in the history */
+	/* the reference is an earlier record of the frame, in the history */
 	const uint8_t *rhead = ref ? hist + ref->at : NULL;
+	const uint8_t *hhead = href ? hist + href->at : NULL;
 	if (!ref) {	/* keyframe: the head as it is */
 		if (c.len[MTZ_SEC_HEAD] - c.pos[MTZ_SEC_HEAD] < so)
 			return MTZ_ETRUNC;
@@ -447,10 +490,11 @@ static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, const ui
 		c.pos[MTZ_SEC_HEAD] += so;
 	} else {
 		if (e.flags & MTZ_SAMPLE_HEAD_XOR)
-			memcpy(rec, rhead, so);
+			memcpy(rec, hhead, so);
 		else
 			memset(rec, 0, so);
-		rc = xor_apply(c.p[MTZ_SEC_HEAD], c.len[MTZ_SEC_HEAD], &c.pos[MTZ_SEC_HEAD], rec, so);
+		rc = xor_apply(c.p[MTZ_SEC_HEAD], c.len[MTZ_SEC_HEAD], &c.pos[MTZ_SEC_HEAD], rec, so,
+			       head_op);
 		if (rc)
 			return rc;
 	}
@@ -470,7 +514,7 @@ static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, const ui
 		c.pos[MTZ_SEC_CODE] += dyn;
 	} else {
 		ref_align(ref, rhead + ref->head_size, sp, dyn, a);
-		if ((rc = xor_apply(code, clen, &c.pos[MTZ_SEC_CODE], a, dyn)))
+		if ((rc = xor_apply(code, clen, &c.pos[MTZ_SEC_CODE], a, dyn, stack_op)))
 			return rc;
 	}
 	uint64_t h;
@@ -486,16 +530,17 @@ static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, const ui
 
 	uint8_t *pp = rec + so + dyn;
 	uint64_t matched = 0;
-	if ((rc = pad_source(code, clen, &c.pos[MTZ_SEC_CODE], hist, hist_len, rec, so + dyn,
+	int ps = d->pad_sec;
+	if ((rc = pad_source(c.p[ps], c.len[ps], &c.pos[ps], hist, hist_len, rec, so + dyn,
 			     pp, pad, &matched)))
 		return rc;
-	if ((rc = xor_apply(code, clen, &c.pos[MTZ_SEC_CODE], pp, pad)))
+	if ((rc = xor_apply(c.p[ps], c.len[ps], &c.pos[ps], pp, pad, MTZ_OP_XOR)))
 		return rc;
 	memcpy(pp + pad, tailp, tail);
 
-	struct mtz_delta_ref *slot = ref ? ref : table_claim(&d->refs, e.tid);
-	if (!slot)
+	if (!th && !(th = table_claim(&d->refs, e.tid)))
 		return MTZ_ENOMEM;
+	struct mtz_delta_ref *slot = thread_push(th);
 	slot->at = hist_len;
 	slot->head_size = so;
 	slot->dyn_size = dyn;
@@ -534,6 +579,9 @@ int mtz_delta_dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, struc
 #ifndef MTZ_KEY_CHANGED
 #define MTZ_KEY_CHANGED 25	/* delta code over this % of the stack: keyframe */
 #endif
+#define MTZ_REF_BETTER 25	/* an older reference's score, % of the last's */
+#define MTZ_COPY_CHURN 30	/* changed share of a thread's stacks (per mille,
+				 * moving average) above which words go as they are */
 #define INDEX_STEP 64		/* output bytes per indexed word */
 #define RECENT 4		/* pad distances remembered */
 
@@ -549,6 +597,7 @@ struct mtz_delta_enc {
 	uint32_t *index;		/* word hash -> output offset + 1 */
 	size_t indexed;			/* output bytes indexed so far */
 	uint32_t recent[RECENT];	/* pad distances that worked lately */
+	unsigned nrefs;			/* references considered */
 	struct mtz_delta_stats stats;
 };
 
@@ -564,6 +613,7 @@ int mtz_delta_enc_new(struct mtz_delta_enc **out)
 		return MTZ_ENOMEM;
 	}
 	e->refs.gen = 1;
+	e->nrefs = MTZ_REFS;
 	*out = e;
 	return 0;
 }
@@ -590,14 +640,19 @@ void mtz_delta_enc_reset(struct mtz_delta_enc *e)
 	memset(e->recent, 0, sizeof(e->recent));
 }
 
+void mtz_delta_enc_set_refs(struct mtz_delta_enc *e, unsigned n)
+{
+	e->nrefs = n < 1 ? 1 : n > MTZ_REFS ? MTZ_REFS : n;
+}
+
 const struct mtz_delta_stats *mtz_delta_enc_stats(const struct mtz_delta_enc *e)
 {
 	return &e->stats;
 }
 
-struct mtz_delta_ref *mtz_delta_enc_ref(struct mtz_delta_enc *e, uint32_t tid)
+struct mtz_delta_ref *mtz_delta_enc_ref(struct mtz_delta_enc *e, uint32_t tid, unsigned k)
 {
-	return table_find(&e->refs, tid);
+	return thread_ref(table_find(&e->refs, tid), k);
 }
 
 static int view_check(const struct mtz_sample_view *s)
@@ -764,15 +819,20 @@ static size_t pad_plan(struct mtz_delta_enc *e, const struct before *b, const ui
 	return matched;
 }
 
-/* Appends the entry for s: against ref (NULL: keyframe), the pad against
- * the planned segments (plan 0: zeros). */
+/* Appends the entry for s: against ref, the thread's ref_k-th last sample
+ * (NULL: keyframe), its stack words sent by stack_op, the pad against the
+ * planned segments (plan 0: zeros).  The head goes against the thread's
+ * last sample (last), whose time and counters are nearest. */
 static int emit(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
-		const struct mtz_delta_ref *ref, uint64_t sp, uint64_t hash, int plan,
+		const struct mtz_delta_ref *ref, unsigned ref_k, const struct mtz_delta_ref *last,
+		unsigned stack_op, uint64_t sp, uint64_t hash, int plan,
 		const struct before *b, struct mtz_sections *sec, size_t *stack_code)
 {
 	size_t so = s->stack_offset, dyn = s->dyn_size, pad = s->stack_size - dyn;
 	size_t tail = s->rec_size - so - s->stack_size;
-	int head_xor = ref && ref->head_size == so;
+	int hlast = ref && ref_k;
+	const struct mtz_delta_ref *href = hlast ? last : ref;
+	int head_xor = ref && href->head_size == so;
 	struct mtz_buf *ops = &sec->s[MTZ_SEC_OPS], *hs = &sec->s[MTZ_SEC_HASH];
 	struct mtz_buf *head = &sec->s[MTZ_SEC_HEAD], *code = &sec->s[MTZ_SEC_CODE];
 	if (mtz_buf_reserve(ops, 1 + MTZ_SAMPLE_OPS) || mtz_buf_reserve(hs, 16) ||
@@ -787,7 +847,10 @@ static int emit(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 		.pad_size = (uint16_t)pad,
 		.nr_regs = (uint8_t)s->nr_regs,
 		.sp_index = s->sp_index < 0 ? 0xff : (uint8_t)s->sp_index,
-		.flags = head_xor ? MTZ_SAMPLE_HEAD_XOR : 0,
+		.flags = (uint8_t)((head_xor ? MTZ_SAMPLE_HEAD_XOR | MTZ_OP_ADD << 4 : 0) |
+				   (ref ? stack_op << 1 : 0) |
+				   (head_xor && hlast ? MTZ_SAMPLE_HEAD_LAST : 0)),
+		.ref = ref ? (uint8_t)ref_k : 0,
 		.tid = s->tid,
 	};
 	ops->data[ops->len++] = MTZ_TAG_SAMPLE;
@@ -802,13 +865,15 @@ static int emit(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 	int rc = 0;
 	if (ref) {
 		size_t before = head->len;
-		rc = xor_code(head, s->rec, head_xor ? ref->head : NULL, so);
+		rc = xor_code(head, s->rec, head_xor ? b->hist + href->at : NULL, so,
+			      head_xor ? MTZ_OP_ADD : MTZ_OP_XOR);
 		if (!rc && head_xor && (head->len - before) * 100 > so * MTZ_HEAD_CHANGED) {
 			/* registers far from the previous sample's (a CPU
 			 * profile): as they are, they match older samples */
 			head->len = before;
-			ops->data[ops->len - MTZ_SAMPLE_OPS + 6] &= (uint8_t)~MTZ_SAMPLE_HEAD_XOR;
-			rc = xor_code(head, s->rec, NULL, so);
+			ops->data[ops->len - MTZ_SAMPLE_OPS + 6] &=
+				(uint8_t)~(MTZ_SAMPLE_HEAD_XOR | 3u << 4 | MTZ_SAMPLE_HEAD_LAST);
+			rc = xor_code(head, s->rec, NULL, so, MTZ_OP_XOR);
 		}
 	}
 	if (rc || mtz_buf_reserve(head, so + tail))
@@ -821,12 +886,13 @@ static int emit(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 	size_t before = code->len;
 	if (ref) {
 		const uint8_t *a = e->aligned.p;
+		const uint8_t *rstk = b->hist + ref->at + ref->head_size;
 		if (ref->sp <= sp && sp - ref->sp <= ref->dyn_size &&
 		    dyn <= ref->dyn_size - (sp - ref->sp))
-			a = ref->bytes + (sp - ref->sp);	/* covered: no copy */
+			a = rstk + (sp - ref->sp);	/* covered: no copy */
 		else
-			ref_align(ref, ref->bytes, sp, dyn, e->aligned.p);
-		if ((rc = xor_code(code, stk, a, dyn)))
+			ref_align(ref, rstk, sp, dyn, e->aligned.p);
+		if ((rc = xor_code(code, stk, a, dyn, stack_op)))
 			return rc;
 	} else {
 		if (mtz_buf_reserve(code, dyn))
@@ -834,22 +900,24 @@ static int emit(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 		mtz_buf_put(code, stk, dyn);
 	}
 	*stack_code = code->len - before;
-	/* the pad's source, as segments, then its XOR against that */
+	/* the pad's source, as segments, then its XOR against that, in a
+	 * section of their own (their statistics are not the stack's) */
+	struct mtz_buf *padc = &sec->s[MTZ_SEC_PAD];
 	plan = plan && e->nsegs;
 	unsigned nsegs = plan ? e->nsegs : (pad ? 1 : 0);
-	if (mtz_buf_reserve(code, 2 + 6 * (size_t)nsegs) || scratch_fit(&e->padsrc, pad))
+	if (mtz_buf_reserve(padc, 2 + 6 * (size_t)nsegs) || scratch_fit(&e->padsrc, pad))
 		return MTZ_ENOMEM;
-	mtz_st16(code->data + code->len, (uint16_t)nsegs);
-	code->len += 2;
+	mtz_st16(padc->data + padc->len, (uint16_t)nsegs);
+	padc->len += 2;
 	uint32_t prev = 0;
 	int any = 0;
 	size_t off = 0;
 	for (unsigned i = 0; i < nsegs; i++) {
 		uint32_t dist = plan ? e->segs[i].dist : 0;
 		size_t len = plan ? e->segs[i].len : pad;
-		mtz_st16(code->data + code->len, (uint16_t)len);
-		mtz_st32(code->data + code->len + 2, dist ^ prev);
-		code->len += 6;
+		mtz_st16(padc->data + padc->len, (uint16_t)len);
+		mtz_st32(padc->data + padc->len + 2, dist ^ prev);
+		padc->len += 6;
 		prev = dist;
 		if (dist) {
 			any = 1;
@@ -859,7 +927,7 @@ static int emit(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 		}
 		off += len;
 	}
-	return xor_code(code, stk + dyn, any ? e->padsrc.p : NULL, pad);
+	return xor_code(padc, stk + dyn, any ? e->padsrc.p : NULL, pad, MTZ_OP_XOR);
 }
 
 /* Runs the mirror decoder on the entry that starts at lens in sec, and
@@ -894,6 +962,61 @@ static void rewind_to(struct mtz_sections *sec, const size_t *lens)
 		sec->s[i].len = lens[i];
 }
 
+#ifndef MTZ_SCORE_STEP
+#define MTZ_SCORE_STEP 64	/* stack bytes between the words a score samples */
+#endif
+
+/* How unlike the reference r (its stack at rstk) a stack at sp is: of the
+ * words every MTZ_SCORE_STEP bytes, those that differ from the reference's
+ * word at the same address (zero where it has none). */
+static size_t ref_score(const uint8_t *stk, size_t dyn, uint64_t sp,
+			const struct mtz_delta_ref *r, const uint8_t *rstk)
+{
+	uint64_t d = sp - r->sp;	/* offset i here is offset i + d there */
+	size_t miss = 0;
+	for (size_t i = 0; i + 8 <= dyn; i += MTZ_SCORE_STEP) {
+		uint64_t o = i + d, v = 0;	/* wraps when below the reference */
+		if (r->dyn_size >= 8 && o <= r->dyn_size - 8)
+			v = mtz_ld64(rstk + o);
+		miss += mtz_ld64(stk + i) != v;
+	}
+	return miss;
+}
+
+/* The reference for a stack at sp: the thread's last sample, unless an
+ * older one of its last samples scores at most MTZ_REF_BETTER % of its
+ * score (the lowest such, the most recent among equals); *k its index.  An
+ * older reference pays only when it is much closer: deltas against the
+ * last sample repeat from one sample to the next, and zstd finds them.
+ * @return : NULL when the thread has none. */
+static struct mtz_delta_ref *choose_ref(struct thread *th, unsigned nrefs, const uint8_t *stk,
+					size_t dyn, uint64_t sp, const uint8_t *hist, unsigned *k)
+{
+	struct mtz_delta_ref *best = NULL;
+	size_t best_score = SIZE_MAX, last_score = SIZE_MAX;
+	if (th && nrefs == 1) {		/* no choice: no need to score */
+		best = thread_ref(th, 0);
+		*k = 0;
+		return best && best->hash ? best : NULL;
+	}
+	for (unsigned i = 0; th && i < th->n && i < nrefs && best_score; i++) {
+		struct mtz_delta_ref *r = thread_ref(th, i);
+		if (!r->hash)	/* 0 means keyframe on the wire */
+			continue;
+		size_t sc = ref_score(stk, dyn, sp, r, hist + r->at + r->head_size);
+		if (i == 0)
+			last_score = sc;
+		else if (sc * 100 > last_score * MTZ_REF_BETTER)
+			continue;
+		if (sc < best_score) {
+			best_score = sc;
+			best = r;
+			*k = i;
+		}
+	}
+	return best;
+}
+
 int mtz_delta_enc_sample(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 			 struct mtz_sections *sec, const uint8_t *hist, size_t hist_len)
 {
@@ -912,28 +1035,38 @@ int mtz_delta_enc_sample(struct mtz_delta_enc *e, const struct mtz_sample_view *
 	uint64_t hash = mtz_hash(stk, s->dyn_size);
 	size_t pad = s->stack_size - s->dyn_size;
 
-	struct mtz_delta_ref *ref = table_find(&e->refs, s->tid);
-	if (ref && !ref->hash)	/* 0 means keyframe on the wire */
-		ref = NULL;
+	struct thread *th = table_find(&e->refs, s->tid);
+	unsigned ref_k = 0;
+	struct mtz_delta_ref *ref = choose_ref(th, e->nrefs, stk, s->dyn_size, sp, hist, &ref_k);
 	const struct before b = { hist, hist_len, s->rec, s->stack_offset + s->dyn_size };
 	size_t matched = 0;
 	e->nsegs = 0;
 	if (hist_len <= UINT32_MAX / 2)	/* distances are u32 */
 		matched = pad_plan(e, &b, stk + s->dyn_size, pad);
 	size_t code_size;
-	rc = emit(e, s, ref, sp, hash, 1, &b, sec, &code_size);
+	/* A thread whose stacks change much (a CPU profile) has its changed
+	 * words sent as they are: return addresses and pointers that zstd
+	 * finds in earlier samples.  Otherwise as differences: counters and
+	 * nearby pointers give small, repeating numbers. */
+	unsigned op = th && th->churn > MTZ_COPY_CHURN ? MTZ_OP_COPY : MTZ_OP_ADD;
+	rc = emit(e, s, ref, ref_k, thread_ref(th, 0), op, sp, hash, 1, &b, sec, &code_size);
+	if (ref && s->dyn_size) {
+		size_t f = code_size * 1000 / s->dyn_size;
+		th->churn = (th->churn * 7 + (unsigned)(f > 1000 ? 1000 : f)) / 8;
+	}
 	if (!rc && ref && code_size > s->dyn_size * MTZ_KEY_CHANGED / 100) {
 		/* most words changed (a CPU profile's samples, far apart):
 		 * the XOR is noise, the plain stack matches earlier ones */
 		rewind_to(sec, lens);
 		ref = NULL;
-		rc = emit(e, s, ref, sp, hash, 1, &b, sec, &code_size);
+		rc = emit(e, s, ref, 0, NULL, op, sp, hash, 1, &b, sec, &code_size);
 	}
 	if (!rc)
 		rc = verify(e, s, hash, sec, lens, out);
 	if (rc == MTZ_EHASH && (ref || matched)) {
 		rewind_to(sec, lens);
-		if (!(rc = emit(e, s, NULL, sp, hash, 0, &b, sec, &code_size)))
+		if (!(rc = emit(e, s, NULL, 0, NULL, MTZ_OP_XOR, sp, hash, 0, &b, sec,
+				&code_size)))
 			rc = verify(e, s, hash, sec, lens, out);
 		e->stats.fallbacks++;
 		ref = NULL;
@@ -944,15 +1077,13 @@ int mtz_delta_enc_sample(struct mtz_delta_enc *e, const struct mtz_sample_view *
 		return rc;
 	}
 
-	struct mtz_delta_ref *slot = table_claim(&e->refs, s->tid);
-	if (!slot || grow(&slot->bytes, &slot->cap, s->dyn_size ? s->dyn_size : 1) ||
-	    grow(&slot->head, &slot->head_cap, s->stack_offset ? s->stack_offset : 1)) {
+	if (!th && !(th = table_claim(&e->refs, s->tid))) {
 		rewind_to(sec, lens);
 		return MTZ_ENOMEM;
 	}
-	memcpy(slot->bytes, stk, s->dyn_size);
+	struct mtz_delta_ref *slot = thread_push(th);
+	slot->at = hist_len;
 	slot->dyn_size = s->dyn_size;
-	memcpy(slot->head, s->rec, s->stack_offset);
 	slot->head_size = s->stack_offset;
 	slot->sp = sp;
 	slot->hash = hash;

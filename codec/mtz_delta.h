@@ -1,6 +1,10 @@
 /* The .mtz sample coder: a sample's user stack dump, registers and the rest
- * of its record coded against the same thread's previous sample (codec
+ * of its record coded against one of the same thread's last samples (codec
  * internal; docs/formats/mtz.md has the byte layout).
+ *
+ * The reference is one of the same thread's last MTZ_REFS samples in the
+ * frame, the one whose stack is most alike (a CPU profile's thread moves
+ * between a few call paths); the entry names it by its index.
  *
  * The coder knows nothing of perf's formats: a sample is described by a
  * struct mtz_sample_view.  Its record is cut into
@@ -10,9 +14,9 @@
  *   pad     stack_size - dyn_size bytes what the kernel left in the ring
  *                                        buffer there (kept bit for bit)
  *   tail    the rest (dyn_size and later fields)
- * The head is XORed with the thread's previous head when both have the same
- * length; the stack is XORed with the thread's previous stack aligned by
- * absolute address (bytes the previous copy does not cover count as zero);
+ * The head is XORed with the reference's head when both have the same
+ * length; the stack is XORed with the reference's stack aligned by
+ * absolute address (bytes the reference does not cover count as zero);
  * the pad, being stale ring bytes, is XORed with earlier output of the frame
  * (segments at distances the encoder looks for, or zeros).  An XOR is sent as one
  * presence bit per 512-byte group, then for each present group a 64-bit mask
@@ -38,14 +42,24 @@
 /* Entry tags (first byte of each entry in the ops section). */
 enum { MTZ_TAG_PASS = 1, MTZ_TAG_SAMPLE = 2, MTZ_TAG_BLOB = 3 };
 
-/* Sections of a frame, in payload order. */
-enum { MTZ_SEC_OPS, MTZ_SEC_HASH, MTZ_SEC_HEAD, MTZ_SEC_CODE, MTZ_SEC_PASS, MTZ_NSEC };
+/* Sections of a frame, in payload order (version 1 frames have the first
+ * five: their pad codes are in the code section). */
+enum { MTZ_SEC_OPS, MTZ_SEC_HASH, MTZ_SEC_HEAD, MTZ_SEC_CODE, MTZ_SEC_PASS, MTZ_SEC_PAD,
+       MTZ_NSEC };
+#define MTZ_NSEC_V1 5
 
 /* Bytes of a SAMPLE entry in the ops section after its tag. */
 #define MTZ_SAMPLE_OPS 20
 
 /* SAMPLE flags. */
-#define MTZ_SAMPLE_HEAD_XOR 1u
+#define MTZ_SAMPLE_HEAD_XOR 1u		/* head against a reference's (else zeros) */
+#define MTZ_SAMPLE_STACK_OP(f) ((f) >> 1 & 3u)	/* how stack words are sent */
+#define MTZ_SAMPLE_HEAD_LAST 8u		/* head against the thread's last sample */
+#define MTZ_SAMPLE_HEAD_OP(f) ((f) >> 4 & 3u)	/* how head words are sent */
+#define MTZ_SAMPLE_FLAGS 0x3fu
+
+/* How a changed word is sent: new ^ old, new, or new - old (mod 2^64). */
+enum { MTZ_OP_XOR, MTZ_OP_COPY, MTZ_OP_ADD };
 
 struct mtz_sections {
 	struct mtz_buf s[MTZ_NSEC];
@@ -69,19 +83,17 @@ struct mtz_sample_view {
 	size_t dyn_size;
 };
 
-/* A thread's reference: its last coded sample (exposed for tests). */
+/* How many of a thread's last samples a delta may name (ref index 0..7). */
+#define MTZ_REFS 8
+
+/* One of a thread's last coded samples, a possible reference (exposed for
+ * tests).  Encoder and decoder both read its head and stack from the frame's
+ * output, where the record sits at offset at (head, then the stack). */
 struct mtz_delta_ref {
-	uint32_t tid;
-	uint32_t gen;		/* live when equal to the table's generation */
 	uint64_t sp;
-	uint64_t hash;		/* mtz_hash of bytes[0..dyn_size) */
+	uint64_t hash;		/* mtz_hash of its dyn_size stack bytes */
+	size_t at;		/* the record's offset in the frame's output */
 	size_t dyn_size, head_size;
-	/* encoder: its own copies of the stack and the head */
-	uint8_t *bytes, *head;
-	size_t cap, head_cap;
-	/* decoder: the record's offset in the frame's output, which holds the
-	 * head there and the stack right after it */
-	size_t at;
 };
 
 struct mtz_delta_stats {
@@ -116,11 +128,17 @@ void mtz_delta_enc_reset(struct mtz_delta_enc *e);
 int mtz_delta_enc_sample(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 			 struct mtz_sections *sec, const uint8_t *hist, size_t hist_len);
 
+/* How many of a thread's last samples the encoder considers as references,
+ * 1..MTZ_REFS (default MTZ_REFS; 1: always the last sample, as version 1
+ * did).  For tests and measurements. */
+void mtz_delta_enc_set_refs(struct mtz_delta_enc *e, unsigned n);
+
 const struct mtz_delta_stats *mtz_delta_enc_stats(const struct mtz_delta_enc *e);
 
-/* The encoder's own reference for tid, NULL when it holds none.  For tests,
- * which alter it to check that a stale reference is caught. */
-struct mtz_delta_ref *mtz_delta_enc_ref(struct mtz_delta_enc *e, uint32_t tid);
+/* The encoder's k-th last sample of tid (k = 0: the last), NULL when it
+ * holds none.  For tests, which alter it to check that an encoder whose
+ * references disagree with the decoder's falls back to a keyframe. */
+struct mtz_delta_ref *mtz_delta_enc_ref(struct mtz_delta_enc *e, uint32_t tid, unsigned k);
 
 /* ---- decoder ---------------------------------------------------------- */
 
@@ -129,6 +147,10 @@ struct mtz_delta_dec;
 int mtz_delta_dec_new(struct mtz_delta_dec **out);
 void mtz_delta_dec_free(struct mtz_delta_dec *d);
 void mtz_delta_dec_reset(struct mtz_delta_dec *d);
+
+/* The .mtz version of the entries to decode (default MTZ_VERSION): version
+ * 1 entries carry their pad codes in the code section. */
+void mtz_delta_dec_set_version(struct mtz_delta_dec *d, unsigned version);
 
 /* Decodes the SAMPLE entry whose tag was just read from c's ops section and
  * appends the record to out, the frame's output so far, which must hold

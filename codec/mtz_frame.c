@@ -16,12 +16,14 @@ void mtz_file_header_pack(uint8_t out[MTZ_FILE_HEADER_SIZE], unsigned flags)
 	mtz_st32(out + 12, 0);
 }
 
-int mtz_file_header_check(const uint8_t in[MTZ_FILE_HEADER_SIZE], unsigned *flags)
+int mtz_file_header_check(const uint8_t in[MTZ_FILE_HEADER_SIZE], unsigned *flags,
+			  unsigned *version)
 {
 	if (memcmp(in, MTZ_MAGIC, MTZ_MAGIC_SIZE))
 		return MTZ_EMAGIC;
 	*flags = mtz_ld16(in + 10);
-	if (mtz_ld16(in + 8) != MTZ_VERSION || (*flags & ~MTZ_FLAGS_KNOWN) ||
+	*version = mtz_ld16(in + 8);
+	if (*version < MTZ_VERSION_MIN || *version > MTZ_VERSION || (*flags & ~MTZ_FLAGS_KNOWN) ||
 	    mtz_ld32(in + 12) != 0)
 		return MTZ_EVERSION;
 	return 0;

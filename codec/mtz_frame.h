@@ -6,7 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MTZ_VERSION 1
+/* Version 2 lets a delta name one of the thread's last MTZ_REFS samples;
+ * version 1 files are version 2 files whose deltas all name the last one,
+ * so a reader takes both. */
+#define MTZ_VERSION 2
+#define MTZ_VERSION_MIN 1
 #define MTZ_FLAG_RAW 1u			/* written with --raw: no SAMPLE entries */
 #define MTZ_FLAGS_KNOWN MTZ_FLAG_RAW
 #define MTZ_FILE_HEADER_SIZE 16
@@ -36,8 +40,10 @@ struct mtz_frame_header {
 
 void mtz_file_header_pack(uint8_t out[MTZ_FILE_HEADER_SIZE], unsigned flags);
 
-/* @return : 0, MTZ_EMAGIC or MTZ_EVERSION; *flags receives the flags. */
-int mtz_file_header_check(const uint8_t in[MTZ_FILE_HEADER_SIZE], unsigned *flags);
+/* @return : 0, MTZ_EMAGIC or MTZ_EVERSION; *flags and *version receive the
+ *           flags and the version (MTZ_VERSION_MIN..MTZ_VERSION). */
+int mtz_file_header_check(const uint8_t in[MTZ_FILE_HEADER_SIZE], unsigned *flags,
+			  unsigned *version);
 
 void mtz_frame_header_pack(uint8_t out[MTZ_FRAME_HEADER_SIZE],
 			   const struct mtz_frame_header *h);

@@ -31,6 +31,7 @@ struct fjob {
 	struct mtz_buf raw, out;
 	ZSTD_DCtx *dctx;
 	struct mtz_delta_dec *dec;
+	int nsec;			/* sections per frame: 5 in version 1 */
 	const char *cause;		/* NULL: decoded */
 	char why[160];
 	int fatal;			/* MTZ_ENOMEM, MTZ_EIO */
@@ -183,9 +184,13 @@ int mtz_reader_new(struct mtz_reader **out, mt_perf_read_fn read, void *ctx,
 		rc = MTZ_ETRUNC;
 		goto fail;
 	}
-	unsigned flags;
-	if ((rc = mtz_file_header_check(r->buf, &flags)))
+	unsigned flags, version;
+	if ((rc = mtz_file_header_check(r->buf, &flags, &version)))
 		goto fail;
+	for (unsigned i = 0; i < MAX_JOBS; i++) {
+		r->jobs[i].nsec = version < 2 ? MTZ_NSEC_V1 : MTZ_NSEC;
+		mtz_delta_dec_set_version(r->jobs[i].dec, version);
+	}
 	skip(r, MTZ_FILE_HEADER_SIZE);
 	*out = r;
 	return 0;
@@ -302,7 +307,7 @@ static int decode_entries(struct fjob *r, const struct mtz_frame_header *h,
 	int rc;
 
 	*where = 0;
-	for (int i = 0; i < MTZ_NSEC; i++) {
+	for (int i = 0; i < MTZ_NSEC; i++) {	/* lens[i] 0 past nsec */
 		c.len[i] = lens[i];
 		c.pos[i] = 0;
 		c.p[i] = r->raw.data + at;
@@ -356,11 +361,13 @@ static int decode_entries(struct fjob *r, const struct mtz_frame_header *h,
 static const char *unpack(struct fjob *r, const struct mtz_frame_header *h,
 			  const uint8_t *payload, uint32_t *lens, char *why, size_t whysize)
 {
-	size_t table = 8 * MTZ_NSEC;
+	size_t table = 8 * (size_t)r->nsec;
 	if (h->comp_size < table)
 		return "payload shorter than its section table";
 	uint64_t raw = 0, comp = table;
-	for (int i = 0; i < MTZ_NSEC; i++) {
+	for (int i = r->nsec; i < MTZ_NSEC; i++)
+		lens[i] = 0;
+	for (int i = 0; i < r->nsec; i++) {
 		lens[i] = mtz_ld32(payload + 8 * i);
 		uint32_t z = mtz_ld32(payload + 8 * i + 4);
 		if (!lens[i] != !z)
@@ -371,7 +378,7 @@ static const char *unpack(struct fjob *r, const struct mtz_frame_header *h,
 	if (raw != h->raw_size || comp != h->comp_size)
 		return "section sizes differ from the frame header";
 	size_t in = table, outp = 0;
-	for (int i = 0; i < MTZ_NSEC; i++) {
+	for (int i = 0; i < r->nsec; i++) {
 		uint32_t z = mtz_ld32(payload + 8 * i + 4);
 		if (!z)
 			continue;

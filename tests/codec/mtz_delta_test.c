@@ -344,10 +344,12 @@ Test(mtz_delta, stale_reference_falls_back_to_keyframe)
 	mem_fill(&mem, 9);
 	sample_make(&s, &mem, 5, MEM_BASE + 8192, 4096, 4096, 0, 1);
 	rig_encode(&r, &s);
-	/* the encoder's copy no longer matches what a decoder holds */
-	struct mtz_delta_ref *ref = mtz_delta_enc_ref(r.enc, 5);
+	/* the encoder's reference no longer matches what a decoder holds: it
+	 * believes the reference covers half the stack it does */
+	struct mtz_delta_ref *ref = mtz_delta_enc_ref(r.enc, 5, 0);
 	cr_assert_not_null(ref);
-	ref->bytes[100] ^= 0xff;
+	cr_assert_eq(ref->dyn_size, 4096);
+	ref->dyn_size = 2048;
 	mem.b[8192 + 8] ^= 1;
 	sample_make(&s, &mem, 5, MEM_BASE + 8192, 4096, 4096, 0, 2);
 	rig_encode(&r, &s);
@@ -369,7 +371,7 @@ Test(mtz_delta, reference_hash_mismatch_falls_back_to_keyframe)
 	mem_fill(&mem, 10);
 	sample_make(&s, &mem, 5, MEM_BASE + 8192, 4096, 4096, 0, 1);
 	rig_encode(&r, &s);
-	mtz_delta_enc_ref(r.enc, 5)->hash ^= 1;
+	mtz_delta_enc_ref(r.enc, 5, 0)->hash ^= 1;
 	sample_make(&s, &mem, 5, MEM_BASE + 8192, 4096, 4096, 0, 2);
 	rig_encode(&r, &s);
 	cr_assert_eq(mtz_delta_enc_stats(r.enc)->fallbacks, 1);
@@ -426,7 +428,10 @@ Test(mtz_delta, decoder_refuses_bad_hashes)
 	rig_fini(&r);
 }
 
-Test(mtz_delta, registers_are_xored_against_the_previous_sample)
+/* Registers and other head words go as differences from the previous
+ * sample's (new - old, mod 2^64): a time step is the same small number
+ * every sample. */
+Test(mtz_delta, registers_are_coded_against_the_previous_sample)
 {
 	struct rig r;
 	rig_init(&r);
@@ -439,7 +444,7 @@ Test(mtz_delta, registers_are_xored_against_the_previous_sample)
 	sample_make(&s, &mem, 5, MEM_BASE + 8192 - 32, 1024, 1024, 0, 0x13);
 	rig_encode(&r, &s);
 	/* the head code: one group (the head is under 512 bytes), its word
-	 * mask, then the nonzero words of head XOR previous head */
+	 * mask, then for the words that changed, head - previous head */
 	const uint8_t *code = r.sec.s[MTZ_SEC_HEAD].data + r.last_start[MTZ_SEC_HEAD];
 	cr_assert_lt(s.v.stack_offset, MTZ_GROUP_SIZE);
 	cr_assert_eq(code[0], 1);
@@ -451,7 +456,8 @@ Test(mtz_delta, registers_are_xored_against_the_previous_sample)
 			w += 8;
 		}
 	for (unsigned i = 0; i < NR_REGS; i++)
-		cr_assert_eq(x[s.v.regs_offset / 8 + i], old[i] ^ s.regs[i], "reg %u", i);
+		cr_assert_eq(x[s.v.regs_offset / 8 + i], s.regs[i] - old[i], "reg %u", i);
+	cr_assert_eq(x[2], 3);	/* the time: 0x13 - 0x10 */
 	/* unchanged fields before them (header, pid/tid) are left out */
 	cr_assert_eq(mask & 3, 0);
 	rig_check(&r);
@@ -470,7 +476,8 @@ Test(mtz_delta, distant_registers_are_coded_plain)
 	sample_make(&s, &mem, 5, MEM_BASE + 8192, 1024, 1024, 0, 2);
 	rig_encode(&r, &s);
 	const uint8_t *ops = r.sec.s[MTZ_SEC_OPS].data + r.last_start[MTZ_SEC_OPS] + 1;
-	cr_assert_eq(ops[6], MTZ_SAMPLE_HEAD_XOR);
+	cr_assert(ops[6] & MTZ_SAMPLE_HEAD_XOR);
+	cr_assert_eq(MTZ_SAMPLE_HEAD_OP(ops[6]), MTZ_OP_ADD);
 	srand(5);
 	for (unsigned i = 0; i < NR_REGS; i++)
 		if (i != SP_INDEX) {
@@ -479,7 +486,8 @@ Test(mtz_delta, distant_registers_are_coded_plain)
 		}
 	rig_encode(&r, &s);
 	ops = r.sec.s[MTZ_SEC_OPS].data + r.last_start[MTZ_SEC_OPS] + 1;
-	cr_assert_eq(ops[6], 0);
+	cr_assert_eq(ops[6] & (MTZ_SAMPLE_HEAD_XOR | MTZ_SAMPLE_HEAD_LAST), 0);
+	cr_assert_eq(MTZ_SAMPLE_HEAD_OP(ops[6]), 0);
 	cr_assert_eq(mtz_delta_enc_stats(r.enc)->keyframes, 1);	/* the stack still a delta */
 	rig_check(&r);
 	rig_fini(&r);
@@ -574,5 +582,174 @@ Test(mtz_delta, inconsistent_views_are_refused)
 	cr_assert_eq(mtz_delta_enc_sample(r.enc, &v, &r.sec, r.out.data, r.out.len), MTZ_EFORMAT);
 	cr_assert_eq(sec_total(&r), 0);
 	cr_assert_eq(r.out.len, 0);
+	rig_fini(&r);
+}
+
+/* A thread taking two call paths in turn (a CPU profile's thread): path A
+ * (in mem) and path B (in mem2, sp 256 bytes lower) differ in every frame.
+ * Step i feeds sample i of A, B, A, B, ...; a local of the path's frame
+ * moves on each time. */
+static void alternate_step(struct rig *r, int i)
+{
+	struct stack_mem *m = i % 2 ? &mem2 : &mem;
+	uint64_t sp = MEM_BASE + (i % 2 ? 8192 - 256 : 8192);
+	uint64_t counter;
+	if (i == 0) {
+		mem_fill(&mem, 21);
+		mem_fill(&mem2, 22);
+	}
+	memcpy(&counter, m->b + 8192 + 64, 8);
+	counter++;
+	memcpy(m->b + 8192 + 64, &counter, 8);
+	sample_make(&s, m, 5, sp, 4096, 4096, 0, 100 + (uint64_t)i);
+	rig_encode(r, &s);
+}
+
+/* n steps with the encoder considering nrefs references; returns the bytes
+ * the entries after the first two took. */
+static size_t alternate(struct rig *r, unsigned nrefs, int n)
+{
+	size_t bytes = 0;
+	mtz_delta_enc_set_refs(r->enc, nrefs);
+	for (int i = 0; i < n; i++) {
+		alternate_step(r, i);
+		if (i >= 2)
+			bytes += r->last_entry;
+	}
+	return bytes;
+}
+
+/* The ops fields of the last entry (after its tag). */
+static uint8_t *last_ops(const struct rig *r)
+{
+	return r->sec.s[MTZ_SEC_OPS].data + r->last_start[MTZ_SEC_OPS] + 1;
+}
+
+Test(mtz_delta, alternating_paths_code_against_the_matching_sample)
+{
+	struct rig r, prev;
+	rig_init(&r);
+	rig_init(&prev);
+	size_t chosen = 0;
+	uint64_t hashes[12];
+	/* each sample after the first two names the sample two back (index
+	 * 1), whose hash it carries */
+	for (int i = 0; i < 12; i++) {
+		alternate_step(&r, i);
+		hashes[i] = last_hash(&r);
+		if (i >= 2) {
+			cr_assert_eq(last_ops(&r)[7], 1, "sample %d: reference %u", i, last_ops(&r)[7]);
+			cr_assert_eq(last_ref_hash(&r), hashes[i - 2]);
+			chosen += r.last_entry;
+		}
+	}
+	cr_assert_eq(mtz_delta_enc_stats(r.enc)->keyframes, 2);
+	rig_check(&r);
+	/* the same samples against the previous sample (the other path):
+	 * keyframes, several times larger */
+	size_t last = alternate(&prev, 1, 12);
+	cr_assert_gt(mtz_delta_enc_stats(prev.enc)->keyframes, 2);
+	rig_check(&prev);
+	cr_assert_lt(chosen * 4, last, "chosen %zu bytes, previous-sample %zu", chosen, last);
+	rig_fini(&prev);
+	rig_fini(&r);
+}
+
+/* A reference index naming a sample the decoder does not hold, out of
+ * range, or given to a keyframe is damage, reported, not followed. */
+Test(mtz_delta, hostile_reference_index_is_damage)
+{
+	struct rig r;
+	rig_init(&r);
+	alternate(&r, MTZ_REFS, 4);	/* key A, key B, A (ref 1), B (ref 1) */
+	struct mtz_buf out = { 0 };
+	struct mtz_cursors c;
+	cursors_of(&r, &c);
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(c.p[MTZ_SEC_OPS][c.pos[MTZ_SEC_OPS]++], MTZ_TAG_SAMPLE);
+		cr_assert_eq(mtz_delta_dec_sample(r.dec, &c, &out), 0);
+	}
+	c.pos[MTZ_SEC_OPS]++;	/* the last entry's tag */
+	struct mtz_cursors c0 = c;
+	size_t len = out.len;
+	uint8_t *ops = last_ops(&r);
+	cr_assert_eq(ops[7], 1);
+	static const struct { uint8_t index; int rc; } cases[] = {
+		{ 0, MTZ_EREF },	/* held, but not the sample hashed */
+		{ 2, MTZ_EREF },
+		{ 3, MTZ_EREF },	/* three samples held: 3..7 name none */
+		{ 7, MTZ_EREF },
+		{ 8, MTZ_EFORMAT },	/* beyond what any decoder keeps */
+		{ 0x80, MTZ_EFORMAT },
+		{ 0xff, MTZ_EFORMAT },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ops[7] = cases[i].index;
+		cr_assert_eq(mtz_delta_dec_sample(r.dec, &c, &out), cases[i].rc,
+			     "index %u", cases[i].index);
+		cr_assert(memcmp(&c, &c0, sizeof(c)) == 0);
+		cr_assert_eq(out.len, len);
+	}
+	/* an unknown way of sending words */
+	ops[7] = 1;
+	uint8_t flags = ops[6];
+	ops[6] = (uint8_t)(flags | 3u << 1);
+	cr_assert_eq(mtz_delta_dec_sample(r.dec, &c, &out), MTZ_EFORMAT);
+	ops[6] = flags;
+	cr_assert_eq(mtz_delta_dec_sample(r.dec, &c, &out), 0);
+	cr_assert(memcmp(out.data + len, s.v.rec, s.v.rec_size) == 0);
+	/* a keyframe that names a reference */
+	struct mtz_delta_dec *fresh;
+	cr_assert_eq(mtz_delta_dec_new(&fresh), 0);
+	struct mtz_buf out2 = { 0 };
+	cursors_of(&r, &c);
+	c.pos[MTZ_SEC_OPS] = 1;
+	r.sec.s[MTZ_SEC_OPS].data[1 + 7] = 1;
+	cr_assert_eq(mtz_delta_dec_sample(fresh, &c, &out2), MTZ_EFORMAT);
+	r.sec.s[MTZ_SEC_OPS].data[1 + 7] = 0;
+	cr_assert_eq(mtz_delta_dec_sample(fresh, &c, &out2), 0);
+	mtz_delta_dec_free(fresh);
+	mtz_buf_release(&out2);
+	mtz_buf_release(&out);
+	rig_fini(&r);
+}
+
+/* Changed words go as differences (new - old) while a thread's stacks
+ * change little, and as they are once they change much. */
+Test(mtz_delta, changed_words_go_as_differences_or_as_they_are)
+{
+	struct rig r;
+	rig_init(&r);
+	mem_fill(&mem, 31);
+	mem_fill(&mem2, 32);
+	/* thread 5: one counter moves by 1 */
+	for (int i = 0; i < 6; i++) {
+		uint64_t counter;
+		memcpy(&counter, mem.b + 8192 + 256, 8);
+		counter++;
+		memcpy(mem.b + 8192 + 256, &counter, 8);
+		sample_make(&s, &mem, 5, MEM_BASE + 8192, 4096, 4096, 0, 1 + (uint64_t)i);
+		rig_encode(&r, &s);
+	}
+	cr_assert_eq(MTZ_SAMPLE_STACK_OP(last_ops(&r)[6]), MTZ_OP_ADD);
+	/* its code: presence bits (one byte), the group's mask, one word */
+	const uint8_t *code = r.sec.s[MTZ_SEC_CODE].data + r.last_start[MTZ_SEC_CODE];
+	cr_assert_eq(r.sec.s[MTZ_SEC_CODE].len - r.last_start[MTZ_SEC_CODE], 1 + 8 + 8);
+	cr_assert_eq(code[0], 1);
+	cr_assert_eq(mtz_ld64(code + 1), 1ull << (256 / 8));
+	cr_assert_eq(mtz_ld64(code + 9), 1);
+	/* thread 6: 40 of 512 words take new values every sample */
+	srand(33);
+	for (int i = 0; i < 12; i++) {
+		for (int k = 0; k < 40; k++) {
+			uint64_t v = (uint64_t)rand() << 32 | (unsigned)rand();
+			memcpy(mem2.b + 8192 + 8 * (size_t)(rand() % 512), &v, 8);
+		}
+		sample_make(&s, &mem2, 6, MEM_BASE + 8192, 4096, 4096, 0, 1 + (uint64_t)i);
+		rig_encode(&r, &s);
+	}
+	cr_assert_eq(MTZ_SAMPLE_STACK_OP(last_ops(&r)[6]), MTZ_OP_COPY);
+	cr_assert_eq(mtz_delta_enc_stats(r.enc)->keyframes, 2);
+	rig_check(&r);
 	rig_fini(&r);
 }
