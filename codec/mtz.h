@@ -94,6 +94,8 @@ int mtz_writer_new(struct mtz_writer **out, int fd, const char *name,
 
 /* Encodes one item of r (as returned by mt_perf_reader_next).  Samples are
  * parsed with r's attrs; a sample that does not parse is kept as it is.
+ * Items that lie in r's mapping of a file (mt_perf_reader_mapping) are read
+ * from there, not copied: r must outlive mtz_writer_finish (or _free).
  * @return : 0, or a negative code (message in mtz_writer_error). */
 int mtz_writer_item(struct mtz_writer *w, const struct mt_perf_reader *r,
 		    const struct mt_perf_item *item);

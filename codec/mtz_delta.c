@@ -728,7 +728,12 @@ static size_t run_at(const struct before *b, const uint8_t *pad, size_t n, size_
 	}
 	const uint8_t *src = before_at(b, from, most);
 	size_t k = 0;
-	while (src && k + 8 <= most && mtz_ld64(pad + p + k) == mtz_ld64(src + k))
+	if (!src)
+		return 0;
+	/* runs are long (whole stale records): compare 64 bytes at a time */
+	while (k + 64 <= most && !memcmp(pad + p + k, src + k, 64))
+		k += 64;
+	while (k + 8 <= most && mtz_ld64(pad + p + k) == mtz_ld64(src + k))
 		k += 8;
 	return k;
 }
@@ -768,29 +773,37 @@ static size_t pad_plan(struct mtz_delta_enc *e, const struct before *b, const ui
 	while (p < n) {
 		size_t run = dist ? run_at(b, pad, n, p, dist) : 0;
 		if (!run && p >= quiet && n - p >= 16) {
-			uint32_t cand[RECENT + INDEX_STEP + 1];
-			unsigned nc = 0;
+			uint32_t cand[RECENT + INDEX_STEP + 1], best = 0;
+			unsigned nc = 0, tried = 0;
 			for (unsigned i = 0; i < RECENT; i++)
 				if (e->recent[i])
 					cand[nc++] = e->recent[i];
-			for (size_t j = 0; j + 8 <= n - p && j < INDEX_STEP; j++) {
-				uint64_t w = mtz_ld64(pad + p + j);
-				uint32_t hit = w ? e->index[index_slot(w)] : 0;
-				if (hit && pad_at + p + j > hit - 1)
-					cand[nc++] = (uint32_t)(pad_at + p + j - (hit - 1));
-			}
-			/* the record's own stack, once per pad: memmem is slow */
-			uint64_t w = p ? 0 : mtz_ld64(pad);
-			const uint8_t *q = w ? memmem(b->rec, b->rec_len, pad, 8) : NULL;
-			if (q)
-				cand[nc++] = (uint32_t)(b->rec_len + p - (size_t)(q - b->rec));
-			uint32_t best = 0;
-			for (unsigned i = 0; i < nc; i++) {
-				size_t r = run_at(b, pad, n, p, cand[i]);
-				if (r > run) {
-					run = r;
-					best = cand[i];
+			/* the recent distances first: a run to the pad's end
+			 * (the usual case) spares the lookups */
+			for (int more = 1;; more = 0) {
+				for (; tried < nc && run + 8 <= n - p; tried++) {
+					int seen = 0;	/* index hits repeat a distance */
+					for (unsigned k = 0; k < tried && !seen; k++)
+						seen = cand[k] == cand[tried];
+					size_t r = seen ? 0 : run_at(b, pad, n, p, cand[tried]);
+					if (r > run) {
+						run = r;
+						best = cand[tried];
+					}
 				}
+				if (!more || run + 8 > n - p)
+					break;
+				for (size_t j = 0; j + 8 <= n - p && j < INDEX_STEP; j++) {
+					uint64_t w = mtz_ld64(pad + p + j);
+					uint32_t hit = w ? e->index[index_slot(w)] : 0;
+					if (hit && pad_at + p + j > hit - 1)
+						cand[nc++] = (uint32_t)(pad_at + p + j - (hit - 1));
+				}
+				/* the record's own stack, once per pad: memmem is slow */
+				uint64_t w = p ? 0 : mtz_ld64(pad);
+				const uint8_t *q = w ? memmem(b->rec, b->rec_len, pad, 8) : NULL;
+				if (q)
+					cand[nc++] = (uint32_t)(b->rec_len + p - (size_t)(q - b->rec));
 			}
 			if (run >= 16) {
 				dist = best;

@@ -33,7 +33,9 @@ struct item {
 /* A frame: its input, then its encoded form.  The coder state lives with
  * the slot and serves every frame the slot encodes. */
 struct job {
-	struct mtz_buf in;
+	struct mtz_buf in;		/* the input, copied ... */
+	const uint8_t *view;		/* ... or, when not NULL, in the reader's
+					 * mapping of the file: in.len bytes there */
 	struct item *items;
 	size_t nitems, cap;
 	size_t estimate;		/* bound on the sections' size */
@@ -232,7 +234,7 @@ static int compress_frame(struct job *j)
 		.frame_no = j->frame_no,
 		.comp_size = (uint32_t)n,
 		.raw_size = (uint32_t)raw,
-		.out_size = (uint32_t)j->in.len,
+		.out_size = (uint32_t)j->in.len,	/* also in view mode */
 		.out_offset = j->offset,
 		.payload_hash = mtz_hash(payload, n),
 	};
@@ -249,14 +251,15 @@ static void *job_run(void *arg)
 	mtz_delta_enc_reset(j->enc);
 	for (int i = 0; i < MTZ_NSEC; i++)
 		j->sec.s[i].len = 0;
+	const uint8_t *in = j->view ? j->view : j->in.data;
 	for (size_t k = 0; k < j->nitems; k++) {
 		struct item *it = &j->items[k];
-		const uint8_t *data = j->in.data + it->off;
+		const uint8_t *data = in + it->off;
 		int rc = MTZ_EFORMAT;
 		if (it->tag == MTZ_TAG_SAMPLE) {
 			it->v.rec = data;
 			/* the frame's input before the sample is its output too */
-			rc = mtz_delta_enc_sample(j->enc, &it->v, &j->sec, j->in.data, it->off);
+			rc = mtz_delta_enc_sample(j->enc, &it->v, &j->sec, in, it->off);
 			if (rc == MTZ_EHASH) {
 				job_fail(j, rc, "sample at offset %llu: keyframe does not decode "
 					 "back (encoder bug)", (unsigned long long)(j->offset + it->off));
@@ -311,6 +314,7 @@ static int submit(struct mtz_writer *w)
 	struct job *next = &w->slots[w->cur];
 	int rc = collect(w, next);
 	next->in.len = 0;
+	next->view = NULL;
 	next->nitems = 0;
 	next->estimate = 0;
 	return rc;
@@ -361,13 +365,32 @@ int mtz_writer_item(struct mtz_writer *w, const struct mt_perf_reader *r,
 		j->items = p;
 		j->cap = cap;
 	}
-	if (mtz_buf_reserve(&j->in, item->size))
+	/* An item that lies in the reader's mapping right after the job's
+	 * input so far is not copied: the job reads the mapping. */
+	size_t maplen;
+	const uint8_t *map = mt_perf_reader_mapping(r, &maplen);
+	int mapped = map && item->data == map + item->offset;
+	if (mapped && !j->nitems)
+		j->view = item->data;
+	if (j->view && !(mapped && item->data == j->view + j->in.len)) {
+		/* not contiguous: copy what the job has and go on copying */
+		size_t len = j->in.len;
+		j->in.len = 0;
+		if (mtz_buf_reserve(&j->in, len + item->size))
+			return fail(w, MTZ_ENOMEM, "out of memory");
+		mtz_buf_put(&j->in, j->view, len);
+		j->view = NULL;
+	}
+	if (!j->view && mtz_buf_reserve(&j->in, item->size))
 		return fail(w, MTZ_ENOMEM, "out of memory");
 	struct item *it = &j->items[j->nitems++];
 	it->off = j->in.len;
 	it->size = item->size;
 	it->tag = MTZ_TAG_BLOB;
-	mtz_buf_put(&j->in, item->data, item->size);
+	if (j->view)
+		j->in.len += item->size;
+	else
+		mtz_buf_put(&j->in, item->data, item->size);
 	w->st.bytes_in += item->size;
 	if (item->kind == MT_PERF_ITEM_RECORD) {
 		w->st.records++;
