@@ -142,6 +142,16 @@ void mtz_reader_set_warn(struct mtz_reader *r, mtz_warn_fn fn, void *ctx);
  * output and the messages are the same whatever the count. */
 void mtz_reader_set_threads(struct mtz_reader *r, int threads);
 
+/* Random access, before the first read: position r at the frame holding
+ * original byte @orig (frame headers are read with pread, payloads
+ * skipped), so that reading resumes at original offset *start <= orig.
+ * Needs a reader on a seekable fd (mtz_reader_open, mtz_reader_fdopen).
+ * @return : 0; MTZ_EFORMAT when the fd cannot seek, reading has begun, or no
+ *           sound frame holds orig (a damaged header stops the search: random
+ *           access gives up where sequential reading would resynchronise);
+ *           MTZ_EIO. */
+int mtz_reader_seek(struct mtz_reader *r, uint64_t orig, uint64_t *start);
+
 /* Reads decoded perf stream bytes: an mt_perf_read_fn, so a perf reader can
  * sit on it:  mt_perf_reader_new(&pr, mtz_reader_read, mtz, name).
  * ctx is the struct mtz_reader *.  Damaged frames are skipped (see above).

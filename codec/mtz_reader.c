@@ -258,6 +258,38 @@ void mtz_reader_free(struct mtz_reader *r)
 	free(r);
 }
 
+int mtz_reader_seek(struct mtz_reader *r, uint64_t orig, uint64_t *start)
+{
+	if (r->fd < 0 || r->cur || r->njobs || r->read_end || r->done)
+		return MTZ_EFORMAT;
+	off_t now = lseek(r->fd, 0, SEEK_CUR);
+	if (now < 0 || (uint64_t)now < r->base + r->len)
+		return MTZ_EFORMAT;
+	uint64_t origin = (uint64_t)now - (r->base + r->len);	/* fd offset of byte 0 */
+	uint64_t off = MTZ_FILE_HEADER_SIZE;
+	struct mtz_frame_header h;
+	for (;;) {
+		uint8_t hb[MTZ_FRAME_HEADER_SIZE];
+		ssize_t k = pread(r->fd, hb, sizeof(hb), (off_t)(origin + off));
+		if (k < 0)
+			return MTZ_EIO;
+		if (k != (ssize_t)sizeof(hb) || !mtz_frame_header_parse(hb, &h) || h.end)
+			return MTZ_EFORMAT;
+		if (orig - h.out_offset < h.out_size && orig >= h.out_offset)
+			break;
+		off += MTZ_FRAME_HEADER_SIZE + (uint64_t)h.comp_size;
+	}
+	if (lseek(r->fd, (off_t)(origin + off), SEEK_SET) < 0)
+		return MTZ_EIO;
+	r->pos = r->len = 0;
+	r->base = off;
+	r->eof = 0;
+	r->next_frame = h.frame_no;
+	r->next_orig = h.out_offset;
+	*start = h.out_offset;
+	return 0;
+}
+
 void mtz_reader_set_threads(struct mtz_reader *r, int threads)
 {
 	if (threads < 0)

@@ -1350,10 +1350,29 @@ static void read_event_desc(struct state *s, const uint8_t *p, uint64_t n)
 	}
 }
 
+/* Where the bytes of a perf.data file come from: the file itself, or (an
+ * .mtz of one) its decoded tail, from the feature sections on. */
+struct feat_src {
+	int fd;			/* >= 0: pread it */
+	const uint8_t *tail;	/* else these original bytes... */
+	uint64_t tail_off, tail_len;	/* ...from this offset on */
+};
+
+static int src_pread(const struct feat_src *f, void *buf, uint64_t n, uint64_t off)
+{
+	if (f->fd >= 0)
+		return pread(f->fd, buf, n, (off_t)off) == (ssize_t)n ? 0 : -1;
+	if (off < f->tail_off || off - f->tail_off > f->tail_len ||
+	    n > f->tail_len - (off - f->tail_off))
+		return -1;
+	memcpy(buf, f->tail + (off - f->tail_off), n);
+	return 0;
+}
+
 /* Read one feature section of a perf.data file.  @return : malloc'd bytes
  * (*n set) or NULL when absent or unreadable. */
-static uint8_t *read_feature(int fd, const uint64_t feat[4], uint64_t doff, uint64_t dsize,
-			     int bit, uint64_t *n)
+static uint8_t *read_feature(const struct feat_src *src, const uint64_t feat[4], uint64_t doff,
+			     uint64_t dsize, int bit, uint64_t *n)
 {
 	if (!(feat[bit / 64] & (1ULL << (bit % 64))))
 		return NULL;
@@ -1361,14 +1380,14 @@ static uint8_t *read_feature(int fd, const uint64_t feat[4], uint64_t doff, uint
 	for (int b = 0; b < bit; b++)
 		idx += (feat[b / 64] >> (b % 64)) & 1;
 	uint64_t sec[2];
-	if (pread(fd, sec, sizeof(sec), (off_t)(doff + dsize + (uint64_t)idx * 16)) != 16)
+	if (src_pread(src, sec, sizeof(sec), doff + dsize + (uint64_t)idx * 16) != 0)
 		return NULL;
 	if (sec[1] > (64u << 20))
 		return NULL;
 	uint8_t *buf = malloc(sec[1] ? sec[1] : 1);
 	if (!buf)
 		oom();
-	if (pread(fd, buf, sec[1], (off_t)sec[0]) != (ssize_t)sec[1]) {
+	if (src_pread(src, buf, sec[1], sec[0]) != 0) {
 		free(buf);
 		return NULL;
 	}
@@ -1376,26 +1395,35 @@ static uint8_t *read_feature(int fd, const uint64_t feat[4], uint64_t doff, uint
 	return buf;
 }
 
+/* The header fields of a perf.data file (its first 104 bytes) that locate
+ * the feature sections.  @return : 0, or -1 when hdr is not one. */
+static int file_header(const uint8_t hdr[104], uint64_t *doff, uint64_t *dsize, uint64_t feat[4])
+{
+	uint64_t hsize;
+	if (memcmp(hdr, "PERFILE2", 8))
+		return -1;
+	memcpy(&hsize, hdr + 8, 8);
+	if (hsize < 104)
+		return -1;	/* a pipe header */
+	memcpy(doff, hdr + 40, 8);
+	memcpy(dsize, hdr + 48, 8);
+	memcpy(feat, hdr + 72, 32);
+	return 0;
+}
+
 /* perf.data keeps its build-id table and event names after the data: read
  * them first. */
-static void read_file_features(struct state *s, int fd)
+static void read_file_features(struct state *s, const uint8_t hdr[104], const struct feat_src *src)
 {
-	uint8_t hdr[104];
-	if (pread(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr) || memcmp(hdr, "PERFILE2", 8))
+	uint64_t doff, dsize, feat[4];
+	if (file_header(hdr, &doff, &dsize, feat) != 0)
 		return;
-	uint64_t hsize, doff, dsize, feat[4];
-	memcpy(&hsize, hdr + 8, 8);
-	if (hsize < sizeof(hdr))
-		return;
-	memcpy(&doff, hdr + 40, 8);
-	memcpy(&dsize, hdr + 48, 8);
-	memcpy(feat, hdr + 72, 32);
 	uint64_t n;
-	uint8_t *buf = read_feature(fd, feat, doff, dsize, 12 /* EVENT_DESC */, &n);
+	uint8_t *buf = read_feature(src, feat, doff, dsize, 12 /* EVENT_DESC */, &n);
 	if (buf)
 		read_event_desc(s, buf, n);
 	free(buf);
-	buf = read_feature(fd, feat, doff, dsize, 2 /* BUILD_ID */, &n);
+	buf = read_feature(src, feat, doff, dsize, 2 /* BUILD_ID */, &n);
 	if (!buf)
 		return;
 	for (uint64_t off = 0; off + 8 <= n;) {
@@ -1407,6 +1435,68 @@ static void read_file_features(struct state *s, int fd)
 		off += h.size;
 	}
 	free(buf);
+}
+
+/* The same for an .mtz of a perf.data file, whose first 104 decoded bytes
+ * are hdr: the frames from the feature sections on are decoded on their own
+ * (a second reader on the file, positioned by mtz_reader_seek).  Without
+ * this the events of such a file have no names.  @return : 0, or -1 (the
+ * caller warns). */
+static int read_mtz_features(struct state *s, const char *path, const uint8_t hdr[104])
+{
+	uint64_t doff, dsize, feat[4], start;
+	if (file_header(hdr, &doff, &dsize, feat) != 0 || doff + dsize < doff)
+		return 0;	/* a pipe stream: names come with it */
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct mtz_reader *m = NULL;
+	uint8_t *tail = NULL;
+	size_t len = 0, cap = 0;
+	int rc = -1;
+	if (fd < 0 || mtz_reader_fdopen(&m, fd, path) != 0)
+		goto out;
+	mtz_reader_set_threads(m, 0);
+	if (mtz_reader_seek(m, doff + dsize, &start) != 0)
+		goto out;
+	uint64_t want = doff + dsize, pos = start;
+	for (;;) {	/* from the frame's start to the end: at most 64 MiB kept */
+		const void *p;
+		ssize_t k = mtz_reader_chunk(m, &p);
+		if (k < 0)
+			goto out;
+		if (k == 0)
+			break;
+		const uint8_t *q = p;
+		uint64_t n = (uint64_t)k;
+		if (pos < want) {	/* before the feature sections */
+			uint64_t sk = want - pos < n ? want - pos : n;
+			q += sk;
+			n -= sk;
+			pos += sk;
+		}
+		if (n > ((uint64_t)64 << 20) - len)
+			goto out;
+		if (len + n > cap) {
+			cap = 2 * (len + (size_t)n);
+			uint8_t *t = realloc(tail, cap);
+			if (!t)
+				oom();
+			tail = t;
+		}
+		memcpy(tail + len, q, (size_t)n);
+		len += (size_t)n;
+		pos += n;
+	}
+	if (len == 0 || mtz_reader_damage(m))
+		goto out;
+	struct feat_src src = { .fd = -1, .tail = tail, .tail_off = want, .tail_len = len };
+	read_file_features(s, hdr, &src);
+	rc = 0;
+out:
+	mtz_reader_free(m);
+	if (fd >= 0)
+		close(fd);
+	free(tail);
+	return rc;
 }
 
 /* ---- input -------------------------------------------------------------- */
@@ -1440,6 +1530,26 @@ static ssize_t sniff_read(void *ctx, void *buf, size_t len)
 			__atomic_fetch_add(&sn->done, (uint64_t)r, __ATOMIC_RELAXED);
 		return r;
 	}
+}
+
+/* The decoded stream of an .mtz, its first bytes kept (a perf.data file's
+ * header tells where its feature sections are). */
+struct head {
+	struct mtz_reader *mtz;
+	uint8_t bytes[104];
+	size_t n;
+};
+
+static ssize_t head_read(void *ctx, void *buf, size_t len)
+{
+	struct head *h = ctx;
+	ssize_t k = mtz_reader_read(h->mtz, buf, len);
+	if (k > 0 && h->n < sizeof(h->bytes)) {
+		size_t c = sizeof(h->bytes) - h->n < (size_t)k ? sizeof(h->bytes) - h->n : (size_t)k;
+		memcpy(h->bytes + h->n, buf, c);
+		h->n += c;
+	}
+	return k;
 }
 
 static void mtz_warn(void *ctx, const char *msg)
@@ -1629,6 +1739,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	struct sniff sn = { .fd = fd };
+	struct head head = { 0 };
 	while (sn.n < sizeof(sn.head)) {
 		ssize_t r = read(fd, sn.head + sn.n, sizeof(sn.head) - sn.n);
 		if (r < 0 && errno == EINTR)
@@ -1656,7 +1767,8 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		mtz_reader_set_warn(s.mtz, mtz_warn, NULL);
-		rc = mt_perf_reader_new(&s.reader, mtz_reader_read, s.mtz, name);
+		head.mtz = s.mtz;
+		rc = mt_perf_reader_new(&s.reader, head_read, &head, name);
 	} else if (fd != 0 && lseek(fd, 0, SEEK_SET) == 0) {
 		/* A regular file: the reader maps it (no copy through read). */
 		rc = mt_perf_reader_fdopen(&s.reader, fd, name);
@@ -1695,12 +1807,22 @@ int main(int argc, char **argv)
 		mt_unwind_modules_prefetch(s.modules, !o.sym.no_inline || o.sym.srcline);
 	if (!s.mtz) {
 		struct stat st;
+		uint8_t hdr[104];
+		struct feat_src src = { .fd = fd };
 		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-			read_file_features(&s, fd);
+			if (src_pread(&src, hdr, sizeof(hdr), 0) == 0)
+				read_file_features(&s, hdr, &src);
 			/* records can be read again at their offsets */
 			if (fd != 0 && !o.decode_only)
 				s.spec_fd = fd;
 		}
+	} else if (fd != 0 && head.n == sizeof(head.bytes) && !o.decode_only &&
+		   read_mtz_features(&s, o.input, head.bytes) != 0) {
+		/* An .mtz of a perf.data file: its names and build-ids are in the
+		 * feature sections at the end of the original. */
+		fprintf(stderr, "%s: warning: '%s': the event names and build-ids of the perf.data"
+			" file inside could not be read (damaged end?): events are named by their"
+			" attrs only\n", prog, name);
 	}
 
 	size_t map_len;

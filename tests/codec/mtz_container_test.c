@@ -430,3 +430,67 @@ Test(mtz_container, hostile_sections_are_refused)
 		free(d.out.p);
 	}
 }
+
+/* mtz_reader_seek: from any original offset, reading resumes at the start of
+ * the frame holding it and gives the original bytes from there to the end,
+ * without damage; reading first, a pipe, or an offset past the end refuse. */
+Test(mtz_container, seek_resumes_at_the_frame_holding_an_offset)
+{
+	struct mem in = make_stream(400);
+	struct mtz_stats st;
+	struct mem z = encode(&in, 0, 65536, &st);
+	size_t offs[64];
+	struct mtz_frame_header hs[64];
+	size_t nf = frames_of(&z, offs, hs, 64);
+	cr_assert_geq(nf, 4);
+	uint64_t wants[] = { 0, 1, hs[2].out_offset, hs[2].out_offset - 1, in.n - 1 };
+	for (size_t i = 0; i < sizeof(wants) / sizeof(wants[0]); i++) {
+		int fd = memfd_with(&z);
+		struct mtz_reader *r;
+		struct decoded d = { 0 };
+		cr_assert_eq(mtz_reader_fdopen(&r, fd, "t.mtz"), 0);
+		mtz_reader_set_warn(r, on_warn, &d);
+		uint64_t start = UINT64_MAX;
+		cr_assert_eq(mtz_reader_seek(r, wants[i], &start), 0);
+		cr_assert_leq(start, wants[i]);
+		size_t k = 0;
+		while (k < nf && !(hs[k].out_offset <= wants[i] && wants[i] < hs[k].out_offset + hs[k].out_size))
+			k++;
+		cr_assert_lt(k, nf);
+		cr_assert_eq(start, hs[k].out_offset, "offset %llu", (unsigned long long)wants[i]);
+		struct mtz_buf b = { 0 };
+		for (;;) {
+			cr_assert_eq(mtz_buf_reserve(&b, 4096), 0);
+			ssize_t n = mtz_reader_read(r, b.data + b.len, 4096);
+			cr_assert_geq(n, 0);
+			if (!n)
+				break;
+			b.len += (size_t)n;
+		}
+		cr_assert_eq(mtz_reader_damage(r), 0, "%s", d.last);
+		cr_assert_eq(b.len, in.n - start);
+		cr_assert(memcmp(b.data, in.p + start, b.len) == 0);
+		uint64_t again;
+		cr_assert_eq(mtz_reader_seek(r, 0, &again), MTZ_EFORMAT, "seek after reading");
+		free(b.data);
+		mtz_reader_free(r);
+		close(fd);
+	}
+	int fd = memfd_with(&z);
+	struct mtz_reader *r;
+	uint64_t start;
+	cr_assert_eq(mtz_reader_fdopen(&r, fd, "t.mtz"), 0);
+	cr_assert_eq(mtz_reader_seek(r, in.n, &start), MTZ_EFORMAT, "past the end");
+	mtz_reader_free(r);
+	close(fd);
+	int p[2];
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(write(p[1], z.p, 4096), 4096);
+	cr_assert_eq(mtz_reader_fdopen(&r, p[0], "pipe"), 0);
+	cr_assert_eq(mtz_reader_seek(r, 0, &start), MTZ_EFORMAT, "a pipe");
+	mtz_reader_free(r);
+	close(p[0]);
+	close(p[1]);
+	free(in.p);
+	free(z.p);
+}
