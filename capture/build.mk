@@ -48,7 +48,7 @@ $(B)/bin/mt-capture: $(CAPTURE_OBJS) $(B)/libmtcodec.a $(LIBPERF_DEP)
 BINS += $(B)/bin/mt-capture
 
 # ---- tests
-FIXTURE_NAMES += capture_alloc capture_forkexec capture_bench capture_rate capture_signal
+FIXTURE_NAMES += capture_alloc capture_forkexec capture_bench capture_rate capture_signal capture_semantics
 E2E_TESTS += \
 	tests/e2e/capture-sample-totals.sh \
 	tests/e2e/capture-sample-rate.sh \
@@ -58,7 +58,8 @@ E2E_TESTS += \
 	tests/e2e/capture-pid.sh \
 	tests/e2e/capture-forkexec.sh \
 	tests/e2e/capture-cli.sh \
-	tests/e2e/capture-signal.sh
+	tests/e2e/capture-signal.sh \
+	tests/e2e/capture-sampler-semantics.sh
 
 CAPTURE_TEST_OBJS := \
 	$(B)/obj/tests/capture/sampler_rand_test.o \
