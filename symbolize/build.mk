@@ -35,6 +35,7 @@ FIXTURE_NAMES += unwind_dlopen
 FIXTURE_NAMES += unwind_threads
 FIXTURE_NAMES += unwind_cxx
 FIXTURE_NAMES += unwind_signal
+FIXTURE_NAMES += unwind_realloc
 
 # The library unwind_dlopen loads at run time (not linked to it).
 build/fixtures/unwind_dlopen_lib.so: tests/fixtures/unwind_dlopen_lib.c | deps-ok
@@ -71,3 +72,4 @@ E2E_TESTS += tests/e2e/unwind-options.sh
 E2E_TESTS += tests/e2e/unwind-debuginfo.sh
 E2E_TESTS += tests/e2e/unwind-progress.sh
 E2E_TESTS += tests/e2e/unwind-callchain.sh
+E2E_TESTS += tests/e2e/unwind-trace-realloc.sh

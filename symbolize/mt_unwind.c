@@ -149,6 +149,7 @@ struct pending {
 	char *line_tail;	/* " fn=... every=N\tSTACK end=R\n" */
 	uint64_t old_ptr;	/* realloc, reallocarray */
 	uint64_t size;
+	uint64_t time;		/* of the entry: the lines' time */
 	struct pending *next;
 };
 
@@ -695,6 +696,7 @@ static void trace_entry(struct state *s, const struct mt_perf_sample *smp,
 	p->internal = internal;
 	p->old_ptr = old;
 	p->size = size;
+	p->time = smp->time;
 	if (!internal && ei->fn != FN_FREE) {
 		struct mt_unwind_out tmp;
 		mt_unwind_out_init_mem(&tmp);
@@ -743,9 +745,12 @@ static void trace_return(struct state *s, const struct mt_perf_sample *smp,
 	}
 	if (p->fn == 4)
 		ret = 0;	/* posix_memalign returns an int; the pointer is not known */
-	/* realloc that moved or freed: the old block is gone. */
+	/* realloc that moved or freed: the old block is gone.  Both lines carry
+	 * the entry's time, the free first: stamped with the return's time, the
+	 * free of a block resized in place sorted after its new allocation in
+	 * mt-fold and "freed" it. */
 	if ((p->fn == FN_REALLOC || p->fn == 3) && p->old_ptr && (ret || p->size == 0)) {
-		put_head(&s->out, s, K_FREE, smp->pid, smp->tid, smp->time);
+		put_head(&s->out, s, K_FREE, smp->pid, smp->tid, p->time);
 		mt_unwind_out_str(&s->out, "ptr=0x");
 		mt_unwind_out_x64(&s->out, p->old_ptr);
 		mt_unwind_out_str(&s->out, " every=1");
