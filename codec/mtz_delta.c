@@ -584,6 +584,8 @@ int mtz_delta_dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, struc
 				 * moving average) above which words go as they are */
 #define INDEX_STEP 64		/* output bytes per indexed word */
 #define RECENT 4		/* pad distances remembered */
+#define SHIFTS 4		/* words a distance is shifted by, each way */
+#define PUSH_MIN 128		/* run after which a distance is remembered */
 
 struct mtz_delta_enc {
 	struct ref_table refs;
@@ -596,7 +598,7 @@ struct mtz_delta_enc {
 	/* where words of the frame's output sit, to find stale pad bytes */
 	uint32_t *index;		/* word hash -> output offset + 1 */
 	size_t indexed;			/* output bytes indexed so far */
-	uint32_t recent[RECENT];	/* pad distances that worked lately */
+	uint32_t recent[RECENT];	/* pad distances that gave long runs lately */
 	unsigned nrefs;			/* references considered */
 	struct mtz_delta_stats stats;
 };
@@ -773,11 +775,19 @@ static size_t pad_plan(struct mtz_delta_enc *e, const struct before *b, const ui
 	while (p < n) {
 		size_t run = dist ? run_at(b, pad, n, p, dist) : 0;
 		if (!run && p >= quiet && n - p >= 16) {
-			uint32_t cand[RECENT + INDEX_STEP + 1], best = 0;
+			uint32_t cand[RECENT + 2 * SHIFTS + INDEX_STEP + 1], best = 0;
 			unsigned nc = 0, tried = 0;
 			for (unsigned i = 0; i < RECENT; i++)
 				if (e->recent[i])
 					cand[nc++] = e->recent[i];
+			/* the source a word or a few off: the records one ring
+			 * wrap earlier were not all the size of today's */
+			uint32_t anchor = dist ? dist : e->recent[0];
+			for (uint32_t k = 8; anchor && k <= 8 * SHIFTS; k += 8) {
+				cand[nc++] = anchor + k;
+				if (anchor > k)
+					cand[nc++] = anchor - k;
+			}
 			/* the recent distances first: a run to the pad's end
 			 * (the usual case) spares the lookups */
 			for (int more = 1;; more = 0) {
@@ -807,7 +817,8 @@ static size_t pad_plan(struct mtz_delta_enc *e, const struct before *b, const ui
 			}
 			if (run >= 16) {
 				dist = best;
-				recent_push(e, dist);
+				if (run >= PUSH_MIN)
+					recent_push(e, dist);
 			} else {
 				run = 0;
 				quiet = p + INDEX_STEP;	/* nothing here: look again later */

@@ -753,3 +753,39 @@ Test(mtz_delta, changed_words_go_as_differences_or_as_they_are)
 	rig_check(&r);
 	rig_fini(&r);
 }
+
+/* Stale bytes whose source moves by a word partway (the records one ring
+ * wrap earlier were not all the size of today's): two segments, the second
+ * at the first's distance less 8, and nothing left to send. */
+Test(mtz_delta, pad_source_moving_by_a_word_is_followed)
+{
+	struct rig r;
+	rig_init(&r);
+	/* distinct nonzero words: every one the output index holds is found */
+	for (size_t i = 0; i < MEM_SIZE; i += 8) {
+		uint64_t v = (i + 8) * 0x9e3779b97f4a7c15ull;
+		memcpy(mem.b + i, &v, 8);
+	}
+	sample_make(&s, &mem, 5, MEM_BASE + 8192, 8192, 8192, 0, 1);
+	rig_encode(&r, &s);
+	sample_make(&s, &mem, 6, MEM_BASE + 30000, 8192, 2000, 0, 2);
+	uint8_t *pad = (uint8_t *)s.v.rec + s.v.stack_offset + 2000;
+	memcpy(pad, r.out.data + 200, 3000);
+	memcpy(pad + 3000, r.out.data + 200 + 3000 + 8, 8192 - 2000 - 3000);
+	rig_encode(&r, &s);
+	const struct mtz_delta_stats *st = mtz_delta_enc_stats(r.enc);
+	const uint8_t *code = r.sec.s[MTZ_SEC_PAD].data + r.last_start[MTZ_SEC_PAD];
+	cr_assert_eq(st->pad_matched, 6192, "matched %llu, %u segments: %u:%u %u:%u", (unsigned long long)st->pad_matched, mtz_ld16(code), mtz_ld16(code + 2), mtz_ld32(code + 4), mtz_ld16(code + 8), mtz_ld32(code + 10));
+	size_t len = r.sec.s[MTZ_SEC_PAD].len - r.last_start[MTZ_SEC_PAD];
+	uint32_t d0 = (uint32_t)(r.out.len - s.v.rec_size + s.v.stack_offset + 2000 - 200);
+	cr_assert_eq(mtz_ld16(code), 2);
+	cr_assert_eq(mtz_ld16(code + 2), 3000);
+	cr_assert_eq(mtz_ld32(code + 4), d0);
+	cr_assert_eq(mtz_ld16(code + 8), 3192);
+	cr_assert_eq(mtz_ld32(code + 10) ^ d0, d0 - 8);
+	/* then the XOR code: a presence bitmap of 13 groups, all absent */
+	cr_assert_eq(len, 14 + 2);
+	cr_assert_eq(mtz_ld16(code + 14), 0);
+	rig_check(&r);
+	rig_fini(&r);
+}
