@@ -59,7 +59,8 @@ E2E_TESTS += \
 	tests/e2e/capture-forkexec.sh \
 	tests/e2e/capture-cli.sh \
 	tests/e2e/capture-signal.sh \
-	tests/e2e/capture-sampler-semantics.sh
+	tests/e2e/capture-sampler-semantics.sh \
+	tests/e2e/capture-ring.sh
 
 CAPTURE_TEST_OBJS := \
 	$(B)/obj/tests/capture/sampler_rand_test.o \
