@@ -15,7 +15,7 @@ struct thread {
 	uint32_t tid;
 	uint32_t gen;		/* live when equal to the table's generation */
 	unsigned n, newest;
-	unsigned churn;		/* encoder: changed share of its stacks, per mille */
+	unsigned churn;		/* encoder: its stack code bytes per delta, averaged */
 	struct mtz_delta_ref r[MTZ_REFS];
 };
 
@@ -580,8 +580,8 @@ int mtz_delta_dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, struc
 #define MTZ_KEY_CHANGED 25	/* delta code over this % of the stack: keyframe */
 #endif
 #define MTZ_REF_BETTER 25	/* an older reference's score, % of the last's */
-#define MTZ_COPY_CHURN 30	/* changed share of a thread's stacks (per mille,
-				 * moving average) above which words go as they are */
+#define MTZ_COPY_CHURN 256	/* stack code bytes per delta (a thread's moving
+				 * average) above which words go as they are */
 #define INDEX_STEP 64		/* output bytes per indexed word */
 #define RECENT 4		/* pad distances remembered */
 #define SHIFTS 4		/* words a distance is shifted by, each way */
@@ -1074,10 +1074,8 @@ int mtz_delta_enc_sample(struct mtz_delta_enc *e, const struct mtz_sample_view *
 	 * nearby pointers give small, repeating numbers. */
 	unsigned op = th && th->churn > MTZ_COPY_CHURN ? MTZ_OP_COPY : MTZ_OP_ADD;
 	rc = emit(e, s, ref, ref_k, thread_ref(th, 0), op, sp, hash, 1, &b, sec, &code_size);
-	if (ref && s->dyn_size) {
-		size_t f = code_size * 1000 / s->dyn_size;
-		th->churn = (th->churn * 7 + (unsigned)(f > 1000 ? 1000 : f)) / 8;
-	}
+	if (ref)
+		th->churn = (th->churn * 7 + (unsigned)(code_size > 4096 ? 4096 : code_size)) / 8;
 	if (!rc && ref && code_size > s->dyn_size * MTZ_KEY_CHANGED / 100) {
 		/* most words changed (a CPU profile's samples, far apart):
 		 * the XOR is noise, the plain stack matches earlier ones */

@@ -738,9 +738,10 @@ Test(mtz_delta, changed_words_go_as_differences_or_as_they_are)
 	cr_assert_eq(code[0], 1);
 	cr_assert_eq(mtz_ld64(code + 1), 1ull << (256 / 8));
 	cr_assert_eq(mtz_ld64(code + 9), 1);
-	/* thread 6: 40 of 512 words take new values every sample */
+	/* thread 6: 40 of 512 words take new values every sample (deltas of
+	 * about 380 bytes: the average passes 256 after nine) */
 	srand(33);
-	for (int i = 0; i < 12; i++) {
+	for (int i = 0; i < 16; i++) {
 		for (int k = 0; k < 40; k++) {
 			uint64_t v = (uint64_t)rand() << 32 | (unsigned)rand();
 			memcpy(mem2.b + 8192 + 8 * (size_t)(rand() % 512), &v, 8);
@@ -788,4 +789,122 @@ Test(mtz_delta, pad_source_moving_by_a_word_is_followed)
 	cr_assert_eq(mtz_ld16(code + 14), 0);
 	rig_check(&r);
 	rig_fini(&r);
+}
+
+/* A version 1 XOR code of cur against ref (NULL: zeros), n bytes, as that
+ * version's writer sent it: presence bits, then per group a word mask and
+ * the nonzero words of cur ^ ref. */
+static void v1_xor(struct mtz_buf *out, const uint8_t *cur, const uint8_t *ref, size_t n)
+{
+	size_t ngroups = (n + 511) / 512, pbytes = (ngroups + 7) / 8;
+	cr_assert_eq(mtz_buf_reserve(out, pbytes + ngroups * 8 + n + 8), 0);
+	uint8_t *present = out->data + out->len;
+	memset(present, 0, pbytes);
+	out->len += pbytes;
+	for (size_t g = 0; g < ngroups; g++) {
+		uint64_t mask = 0, words[64];
+		unsigned nw = 0;
+		for (size_t i = g * 512; i < n && i < g * 512 + 512; i += 8) {
+			uint64_t c = 0, r = 0;
+			memcpy(&c, cur + i, n - i < 8 ? n - i : 8);
+			if (ref)
+				memcpy(&r, ref + i, n - i < 8 ? n - i : 8);
+			if (c ^ r) {
+				mask |= 1ull << ((i - g * 512) / 8);
+				words[nw++] = c ^ r;
+			}
+		}
+		if (!mask)
+			continue;
+		present[g / 8] |= (uint8_t)(1u << (g % 8));
+		mtz_buf_put(out, &mask, 8);
+		mtz_buf_put(out, words, 8 * nw);
+	}
+}
+
+/* Version 1 entries (every delta against the thread's last sample, words by
+ * XOR, pad codes in the code section) decode with a decoder set to version
+ * 1; a version 2 decoder looks for the pad codes in their own section. */
+Test(mtz_delta, version_1_entries_decode)
+{
+	struct mtz_sections sec = { 0 };
+	struct mtz_buf expect = { 0 };
+	static struct sample s1, s2;
+	mem_fill(&mem, 51);
+	sample_make(&s1, &mem, 5, MEM_BASE + 8192, 2048, 2048, 0, 1);
+	mem.b[8192 + 40] ^= 0x5a;
+	sample_make(&s2, &mem, 5, MEM_BASE + 8192 - 24, 2048, 2048, 0, 2);
+	const struct sample *v[2] = { &s1, &s2 };
+	for (int k = 0; k < 2; k++) {
+		const struct mtz_sample_view *sv = &v[k]->v;
+		size_t so = sv->stack_offset, dyn = sv->dyn_size;
+		uint64_t hash = mtz_hash(sv->rec + so, dyn);
+		uint64_t ref_hash = k ? mtz_hash(s1.v.rec + so, s1.v.dyn_size) : 0;
+		uint8_t ops[1 + MTZ_SAMPLE_OPS] = { MTZ_TAG_SAMPLE };
+		mtz_st16(ops + 1, (uint16_t)sv->rec_size);
+		mtz_st16(ops + 3, (uint16_t)sv->regs_offset);
+		ops[5] = (uint8_t)sv->nr_regs;
+		ops[6] = (uint8_t)sv->sp_index;
+		ops[7] = k ? MTZ_SAMPLE_HEAD_XOR : 0;
+		mtz_st16(ops + 9, (uint16_t)so);
+		mtz_st16(ops + 11, (uint16_t)dyn);
+		mtz_st32(ops + 17, sv->tid);
+		cr_assert_eq(mtz_buf_reserve(&sec.s[MTZ_SEC_OPS], sizeof(ops)), 0);
+		mtz_buf_put(&sec.s[MTZ_SEC_OPS], ops, sizeof(ops));
+		cr_assert_eq(mtz_buf_reserve(&sec.s[MTZ_SEC_HASH], 16), 0);
+		mtz_buf_put(&sec.s[MTZ_SEC_HASH], &ref_hash, 8);
+		mtz_buf_put(&sec.s[MTZ_SEC_HASH], &hash, 8);
+		struct mtz_buf *head = &sec.s[MTZ_SEC_HEAD], *code = &sec.s[MTZ_SEC_CODE];
+		size_t tail = sv->rec_size - so - dyn;
+		if (!k) {
+			cr_assert_eq(mtz_buf_reserve(head, so + tail), 0);
+			mtz_buf_put(head, sv->rec, so);
+			cr_assert_eq(mtz_buf_reserve(code, dyn), 0);
+			mtz_buf_put(code, sv->rec + so, dyn);
+		} else {
+			v1_xor(head, sv->rec, s1.v.rec, so);
+			cr_assert_eq(mtz_buf_reserve(head, tail), 0);
+			/* the reference at sp - 24: its stack 24 bytes on */
+			uint8_t aligned[2048] = { 0 };
+			memcpy(aligned + 24, s1.v.rec + so, 2048 - 24);
+			v1_xor(code, sv->rec + so, aligned, dyn);
+		}
+		mtz_buf_put(head, sv->rec + so + dyn, tail);
+		uint16_t nseg = 0;	/* no pad */
+		cr_assert_eq(mtz_buf_reserve(code, 2), 0);
+		mtz_buf_put(code, &nseg, 2);
+		cr_assert_eq(mtz_buf_reserve(&expect, sv->rec_size), 0);
+		mtz_buf_put(&expect, sv->rec, sv->rec_size);
+	}
+	for (unsigned version = 1; version <= 2; version++) {
+		struct mtz_delta_dec *d;
+		cr_assert_eq(mtz_delta_dec_new(&d), 0);
+		mtz_delta_dec_set_version(d, version);
+		struct mtz_buf out = { 0 };
+		struct mtz_cursors c;
+		for (int i = 0; i < MTZ_NSEC; i++) {
+			c.p[i] = sec.s[i].data;
+			c.pos[i] = 0;
+			c.len[i] = sec.s[i].len;
+		}
+		int rc = 0;
+		for (int k = 0; k < 2 && !rc; k++) {
+			cr_assert_eq(c.p[MTZ_SEC_OPS][c.pos[MTZ_SEC_OPS]++], MTZ_TAG_SAMPLE);
+			rc = mtz_delta_dec_sample(d, &c, &out);
+		}
+		if (version == 1) {
+			cr_assert_eq(rc, 0, "%s", mtz_strerror(rc));
+			for (int i = 0; i < MTZ_NSEC; i++)
+				cr_assert_eq(c.pos[i], c.len[i], "section %d", i);
+			cr_assert_eq(out.len, expect.len);
+			cr_assert(memcmp(out.data, expect.data, out.len) == 0);
+		} else {
+			cr_assert_eq(rc, MTZ_ETRUNC);
+		}
+		mtz_buf_release(&out);
+		mtz_delta_dec_free(d);
+	}
+	for (int i = 0; i < MTZ_NSEC; i++)
+		mtz_buf_release(&sec.s[i]);
+	mtz_buf_release(&expect);
 }
