@@ -4,7 +4,7 @@
  * independent frames, each a zstd frame of bounded size with its own header
  * (resync marker, sizes, FNV-1a 64 checksums), and an end marker.  Inside a
  * frame, each sample's user stack dump is delta-coded against the most
- * alike of the same thread's last eight samples in that frame, aligned by
+ * alike of the same thread's last 16 samples in that frame, aligned by
  * absolute address, and its registers against the thread's last sample;
  * everything else is kept as it is.  Files of version 1 and 2 are read,
  * version 2 is written.  Decoding gives the

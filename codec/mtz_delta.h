@@ -83,8 +83,8 @@ struct mtz_sample_view {
 	size_t dyn_size;
 };
 
-/* How many of a thread's last samples a delta may name (ref index 0..7). */
-#define MTZ_REFS 8
+/* How many of a thread's last samples a delta may name (ref index 0..15). */
+#define MTZ_REFS 16
 
 /* One of a thread's last coded samples, a possible reference (exposed for
  * tests).  Encoder and decoder both read its head and stack from the frame's

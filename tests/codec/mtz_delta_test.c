@@ -677,9 +677,9 @@ Test(mtz_delta, hostile_reference_index_is_damage)
 	static const struct { uint8_t index; int rc; } cases[] = {
 		{ 0, MTZ_EREF },	/* held, but not the sample hashed */
 		{ 2, MTZ_EREF },
-		{ 3, MTZ_EREF },	/* three samples held: 3..7 name none */
-		{ 7, MTZ_EREF },
-		{ 8, MTZ_EFORMAT },	/* beyond what any decoder keeps */
+		{ 3, MTZ_EREF },	/* three samples held: 3..15 name none */
+		{ 15, MTZ_EREF },
+		{ 16, MTZ_EFORMAT },	/* beyond what any decoder keeps */
 		{ 0x80, MTZ_EFORMAT },
 		{ 0xff, MTZ_EFORMAT },
 	};
