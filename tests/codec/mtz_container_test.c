@@ -400,8 +400,8 @@ Test(mtz_container, hostile_sections_are_refused)
 			mtz_st16(o + 3, (uint16_t)(rand() % 64));	/* regs_offset */
 			o[5] = (uint8_t)(rand() % 4);			/* nr_regs */
 			o[6] = (uint8_t)(rand() % 2 ? 0xff : 0);	/* sp_index */
-			o[7] = (uint8_t)(rand() % 2);			/* flags */
-			o[8] = 0;
+			o[7] = (uint8_t)(rand() % 64);			/* flags */
+			o[8] = (uint8_t)(rand() % 4 ? 0 : rand() % 20);	/* ref */
 			mtz_st16(o + 9, (uint16_t)(rand() % 100));	/* stack_offset */
 			mtz_st16(o + 11, (uint16_t)(rand() % 300));	/* dyn_size */
 			mtz_st16(o + 13, (uint16_t)(rand() % 300));	/* pad_size */
