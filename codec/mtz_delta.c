@@ -574,7 +574,7 @@ int mtz_delta_dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, struc
 
 #define INDEX_BITS 18
 #ifndef MTZ_HEAD_CHANGED
-#define MTZ_HEAD_CHANGED 40	/* head XOR code over this % of the head: plain */
+#define MTZ_HEAD_CHANGED 40	/* head code over this % of the head: plain */
 #endif
 #ifndef MTZ_KEY_CHANGED
 #define MTZ_KEY_CHANGED 25	/* delta code over this % of the stack: keyframe */
@@ -892,7 +892,7 @@ static int emit(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 		rc = xor_code(head, s->rec, head_xor ? b->hist + href->at : NULL, so,
 			      head_xor ? MTZ_OP_ADD : MTZ_OP_XOR);
 		if (!rc && head_xor && (head->len - before) * 100 > so * MTZ_HEAD_CHANGED) {
-			/* registers far from the previous sample's (a CPU
+			/* registers far from the last sample's (a CPU
 			 * profile): as they are, they match older samples */
 			head->len = before;
 			ops->data[ops->len - MTZ_SAMPLE_OPS + 6] &=
@@ -1078,7 +1078,7 @@ int mtz_delta_enc_sample(struct mtz_delta_enc *e, const struct mtz_sample_view *
 		th->churn = (th->churn * 7 + (unsigned)(code_size > 4096 ? 4096 : code_size)) / 8;
 	if (!rc && ref && code_size > s->dyn_size * MTZ_KEY_CHANGED / 100) {
 		/* most words changed (a CPU profile's samples, far apart):
-		 * the XOR is noise, the plain stack matches earlier ones */
+		 * the delta is noise, the plain stack matches earlier ones */
 		rewind_to(sec, lens);
 		ref = NULL;
 		rc = emit(e, s, ref, 0, NULL, op, sp, hash, 1, &b, sec, &code_size);
