@@ -818,7 +818,7 @@ static void marks_exec(struct state *s, uint32_t pid)
 /* A thread-scope report: the sampler made want[0] mt:alloc and want[1]
  * mt:free marker calls in thread tid.  Events the stream lacks, not yet
  * reported, become `lost` lines: reason=dropped when no LOST record came so
- * far (the kernel dropped the hit silently), else reason=unseen (the count
+ * far (dropped silently on the way), else reason=unseen (the count
  * may include events the LOST records counted: they name no thread). */
 static void marks_check(struct state *s, uint32_t pid, uint32_t tid, uint64_t time,
 			const uint64_t want[2])
@@ -1642,7 +1642,7 @@ static void summary(struct state *s, double secs)
 		fprintf(stderr, "%s: the recording lost %" PRIu64 " events (%" PRIu64
 			" LOST records)\n", prog, s->lost_count, s->lost_records);
 	if (s->marks_dropped)
-		fprintf(stderr, "%s: the kernel dropped %" PRIu64 " marker events without a LOST"
+		fprintf(stderr, "%s: %" PRIu64 " marker events are missing without a LOST"
 			" record\n", prog, s->marks_dropped);
 	if (s->marks_unseen)
 		fprintf(stderr, "%s: %" PRIu64 " marker events the sampler made are missing"
