@@ -25,10 +25,15 @@ rc=0; MT_SAMPLER=/nonexistent/libmt-sampler.so "$CAP" -o "$T/x.data" -- true 2>"
 [ "$rc" = 3 ] || fail "missing sampler: status $rc"
 # Without CAP_PERFMON uprobes are refused: one clear line, exit 3.
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	# Copies the unprivileged user can reach wherever the tree is (a clone
+	# in a mode 0700 directory hides build/ from it).
 	chmod 777 "$T"
+	cp "$CAP" "$MT_BUILD/libmt-sampler.so" "$T/"
+	chmod 755 "$T/mt-capture" "$T/libmt-sampler.so"
 	rc=0
 	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-		"$CAP" -o "$T/np.data" -- true 2>"$T/err" || rc=$?
+		env MT_SAMPLER="$T/libmt-sampler.so" "$T/mt-capture" -o "$T/np.data" -- true \
+		2>"$T/err" || rc=$?
 	[ "$rc" = 3 ] || fail "unprivileged uprobes: status $rc: $(cat "$T/err")"
 	grep -q "perf_event_paranoid.*CAP_PERFMON" "$T/err" || fail "denied message: $(cat "$T/err")"
 fi
