@@ -120,6 +120,14 @@ static void table_release(struct ref_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* memcpy that takes an empty section's NULL when there is nothing to copy
+ * (the code section is empty when every stack is: dyn_size 0). */
+static inline void copy_n(void *dst, const void *src, size_t n)
+{
+	if (n)
+		memcpy(dst, src, n);
+}
+
 static int grow(uint8_t **p, size_t *cap, size_t n)
 {
 	if (n <= *cap)
@@ -175,7 +183,7 @@ static void ref_align(const struct mtz_delta_ref *r, const uint8_t *bytes, uint6
 		hi = r->dyn_size - d < n ? r->dyn_size - d : n;
 	}
 	memset(a, 0, lo);
-	memcpy(a + lo, bytes + src, hi - lo);
+	copy_n(a + lo, bytes + src, hi - lo);
 	memset(a + hi, 0, n - hi);
 }
 
@@ -256,6 +264,8 @@ static int xor_apply(const uint8_t *sec, size_t len, size_t *pos, uint8_t *a, si
 	size_t ngroups = (n + MTZ_GROUP_SIZE - 1) / MTZ_GROUP_SIZE;
 	size_t pbytes = (ngroups + 7) / 8;
 	size_t at = *pos;
+	if (!n)		/* nothing sent (and sec may be an empty section's NULL) */
+		return 0;
 	if (len - at < pbytes)
 		return MTZ_ETRUNC;
 	const uint8_t *present = sec + at;
@@ -486,7 +496,7 @@ static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, const ui
 	if (!ref) {	/* keyframe: the head as it is */
 		if (c.len[MTZ_SEC_HEAD] - c.pos[MTZ_SEC_HEAD] < so)
 			return MTZ_ETRUNC;
-		memcpy(rec, c.p[MTZ_SEC_HEAD] + c.pos[MTZ_SEC_HEAD], so);
+		copy_n(rec, c.p[MTZ_SEC_HEAD] + c.pos[MTZ_SEC_HEAD], so);
 		c.pos[MTZ_SEC_HEAD] += so;
 	} else {
 		if (e.flags & MTZ_SAMPLE_HEAD_XOR)
@@ -510,7 +520,7 @@ static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, const ui
 	if (!ref) {	/* keyframe: the stack as it is */
 		if (clen - c.pos[MTZ_SEC_CODE] < dyn)
 			return MTZ_ETRUNC;
-		memcpy(a, code + c.pos[MTZ_SEC_CODE], dyn);
+		copy_n(a, code + c.pos[MTZ_SEC_CODE], dyn);
 		c.pos[MTZ_SEC_CODE] += dyn;
 	} else {
 		ref_align(ref, rhead + ref->head_size, sp, dyn, a);
@@ -536,7 +546,7 @@ static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, const ui
 		return rc;
 	if ((rc = xor_apply(c.p[ps], c.len[ps], &c.pos[ps], pp, pad, MTZ_OP_XOR)))
 		return rc;
-	memcpy(pp + pad, tailp, tail);
+	copy_n(pp + pad, tailp, tail);
 
 	if (!th && !(th = table_claim(&d->refs, e.tid)))
 		return MTZ_ENOMEM;

@@ -908,3 +908,21 @@ Test(mtz_delta, version_1_entries_decode)
 		mtz_buf_release(&sec.s[i]);
 	mtz_buf_release(&expect);
 }
+
+/* Only empty stacks (dyn_size 0): the code section stays empty, and
+ * decoding copies nothing from it (ASan and UBSan builds check). */
+Test(mtz_delta, empty_stacks_leave_the_code_section_empty)
+{
+	struct rig r;
+	rig_init(&r);
+	mem_fill(&mem, 61);
+	for (int i = 0; i < 3; i++) {
+		sample_make(&s, &mem, 5, MEM_BASE + 8192, 1024, 0, 0, 1 + (uint64_t)i);
+		rig_encode(&r, &s);
+	}
+	cr_assert_eq(r.sec.s[MTZ_SEC_CODE].len, 0);
+	/* as a reader has it: a section of no bytes at NULL */
+	mtz_buf_release(&r.sec.s[MTZ_SEC_CODE]);
+	rig_check(&r);
+	rig_fini(&r);
+}
