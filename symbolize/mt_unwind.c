@@ -1810,24 +1810,27 @@ int main(int argc, char **argv)
 	mt_unwind_out_init_mem(&s.unk);
 	if (!o.decode_only && !o.sym.addrs)
 		mt_unwind_modules_prefetch(s.modules, !o.sym.no_inline || o.sym.srcline);
-	if (!s.mtz) {
-		struct stat st;
+	struct stat st;
+	int regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	if (!s.mtz && regular) {
 		uint8_t hdr[104];
 		struct feat_src src = { .fd = fd };
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-			if (src_pread(&src, hdr, sizeof(hdr), 0) == 0)
-				read_file_features(&s, hdr, &src);
-			/* records can be read again at their offsets */
-			if (fd != 0 && !o.decode_only)
-				s.spec_fd = fd;
-		}
-	} else if (fd != 0 && head.n == sizeof(head.bytes) && !o.decode_only &&
-		   read_mtz_features(&s, o.input, head.bytes) != 0) {
+		if (src_pread(&src, hdr, sizeof(hdr), 0) == 0)
+			read_file_features(&s, hdr, &src);
+		/* records can be read again at their offsets */
+		if (fd != 0 && !o.decode_only)
+			s.spec_fd = fd;
+	} else if (s.mtz && regular && head.n == sizeof(head.bytes) && !o.decode_only &&
+		   read_mtz_features(&s, fd == 0 ? "/proc/self/fd/0" : o.input, head.bytes) != 0) {
 		/* An .mtz of a perf.data file: its names and build-ids are in the
 		 * feature sections at the end of the original. */
 		fprintf(stderr, "%s: warning: '%s': the event names and build-ids of the perf.data"
 			" file inside could not be read (damaged end?): events are named by their"
 			" attrs only\n", prog, name);
+	} else if (!regular && !o.decode_only && mt_perf_reader_format(s.reader) == MT_PERF_FILE) {
+		fprintf(stderr, "%s: warning: '%s': a perf.data file read from a pipe: its event"
+			" names and build-ids come after the data and cannot be read first: events"
+			" are named by their attrs only (give the file by name)\n", prog, name);
 	}
 
 	size_t map_len;

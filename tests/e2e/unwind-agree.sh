@@ -68,6 +68,13 @@ if [ -x "$MT_BUILD/bin/mt-encode" ]; then
 	else
 		echo "FAIL .mtz output differs from the perf.data output"; diff "$tmp/a.txt" "$tmp/b.txt" | head -n 5; fail=1
 	fi
+	# The same from stdin when it is the file; from a pipe the end comes last:
+	# said so.
+	mt-unwind -q - <"$tmp/gcc.mtz" | grep -v '^# input' >"$tmp/s.txt"
+	cmp -s "$tmp/a.txt" "$tmp/s.txt" || { echo "FAIL .mtz on stdin: other output"; fail=1; }
+	cat "$tmp/gcc.mtz" | mt-unwind -q - 2>"$tmp/p.err" >/dev/null
+	grep -q "read from a pipe: its event names and build-ids come after the data" "$tmp/p.err" ||
+		{ echo "FAIL .mtz through a pipe: no warning about the names"; cat "$tmp/p.err"; fail=1; }
 	# Without its end (the feature sections), the names cannot be had: said so.
 	# (Small frames: the cut loses the last one only.)
 	mt-encode --frame-size 65536 <"$tmp/gcc.data" >"$tmp/small.mtz" 2>"$tmp/enc.log"
