@@ -99,11 +99,44 @@ static int alt_dirs_init(struct mt_unwind_modules *ms, const char *user)
 	return 0;
 }
 
+/* The separate debug file of build-id @id under the build-id tree of one
+ * of the debug directories (those libdwfl searches: the user's, then
+ * /usr/lib/debug), opened.  @return : an fd, or -1. */
+static int open_by_build_id(const struct mt_unwind_modules *ms, const unsigned char *id, int n)
+{
+	const char *list = ms->debuginfo_path ? ms->debuginfo_path : ":.debug:/usr/lib/debug";
+	char hex[2 * 64 + 1];
+	if (n < 2 || n > 64)
+		return -1;
+	for (int i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	for (const char *p = list; *p;) {
+		const char *e = strchr(p, ':');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		const char *dir = p;
+		while (len && (*dir == '+' || *dir == '-')) {	/* libdwfl's flags */
+			dir++;
+			len--;
+		}
+		p = e ? e + 1 : p + strlen(p);
+		if (!len || *dir != '/')
+			continue;	/* relative entries are not searched by build-id */
+		char path[4096];
+		if (snprintf(path, sizeof(path), "%.*s/.build-id/%.2s/%s.debug", (int)len, dir, hex,
+			     hex + 2) >= (int)sizeof(path))
+			continue;
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd >= 0)
+			return fd;
+	}
+	return -1;
+}
+
 /* With a debug cache: the inflated copy of the module's debug file (see
- * debug_cache.h), made on first need.  libdwfl's standard search keeps the
- * file it finds open in the module it searches for (and the module then
- * reads that one), so on a miss the search runs for a scratch module on the
- * same file and the copy stands in for what it found. */
+ * debug_cache.h), made on first need from the file in a build-id tree;
+ * anything else goes to libdwfl's standard search.  (That search keeps the
+ * file it finds open in the module, which then reads that one: the copy
+ * must be given before it runs.) */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
@@ -112,51 +145,23 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	const unsigned char *id;
 	GElf_Addr idaddr;
 	int n;
-	if (!ms || !ms->debug_cache || !file_name || (n = dwfl_module_build_id(mod, &id, &idaddr)) <= 0)
-		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-						    debuglink_file, debuglink_crc,
-						    debuginfo_file_name);
-	char *path;
-	int c = mt_unwind_debug_cache_lookup(ms->debug_cache, id, (size_t)n, &path,
-					     &ms->cache_stats);
-	if (c >= 0) {
-		*debuginfo_file_name = path;
-		return c;
+	if (ms && ms->debug_cache && (n = dwfl_module_build_id(mod, &id, &idaddr)) > 0) {
+		char *path;
+		int c = mt_unwind_debug_cache_lookup(ms->debug_cache, id, (size_t)n, &path,
+						     &ms->cache_stats);
+		int fd = c < 0 ? open_by_build_id(ms, id, n) : -1;
+		if (fd >= 0) {
+			c = mt_unwind_debug_cache_add(ms->debug_cache, fd, id, (size_t)n, &path,
+						      &ms->cache_stats);
+			close(fd);
+		}
+		if (c >= 0) {
+			*debuginfo_file_name = path;
+			return c;
+		}
 	}
-	static const Dwfl_Callbacks plain = {
-		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
-		.section_address = dwfl_offline_section_address,
-	};
-	Dwfl_Callbacks cb = plain;
-	cb.debuginfo_path = ms->callbacks.debuginfo_path;
-	Dwfl *scratch = dwfl_begin(&cb);
-	Dwfl_Module *sm = NULL;
-	if (scratch) {
-		dwfl_report_begin(scratch);
-		sm = dwfl_report_elf(scratch, modname, file_name, -1, 0, true);
-		dwfl_report_end(scratch, NULL, NULL);
-	}
-	int fd = -1;
-	if (sm) {
-		void *ud = NULL;
-		fd = dwfl_standard_find_debuginfo(sm, &ud, modname, base, file_name, debuglink_file,
-						  debuglink_crc, debuginfo_file_name);
-	}
-	if (scratch)
-		dwfl_end(scratch);
-	if (fd < 0)
-		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-						    debuglink_file, debuglink_crc,
-						    debuginfo_file_name);
-	c = mt_unwind_debug_cache_add(ms->debug_cache, fd, id, (size_t)n, &path,
-				      &ms->cache_stats);
-	if (c < 0)
-		return fd;	/* not compressed, or no copy: the file found */
-	close(fd);
-	free(*debuginfo_file_name);
-	*debuginfo_file_name = path;
-	return c;
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					    debuglink_file, debuglink_crc, debuginfo_file_name);
 }
 
 void mt_unwind_modules_set_debug_cache(struct mt_unwind_modules *ms, const char *dir)
