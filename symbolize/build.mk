@@ -2,6 +2,7 @@
 
 UNWIND_SRCS := \
 	symbolize/arch_x86_64.c \
+	symbolize/batch.c \
 	symbolize/cfi.c \
 	symbolize/debug_cache.c \
 	symbolize/demangle.c \

@@ -186,6 +186,7 @@ const struct mt_unwind_rule *mt_unwind_rule_get(struct mt_unwind_module *m, uint
 		return (const void *)(uintptr_t)v;
 	struct mt_unwind_rule *rule = NULL;
 	int found = 0;
+	pthread_mutex_lock(&m->lock);	/* libdw: see struct mt_unwind_module */
 	if (m->state == MT_UNWIND_MOD_OK) {
 		mt_unwind_module_load_cfi(m);
 		rule = lookup(m->eh_cfi, vaddr - m->eh_bias, &found);
@@ -202,6 +203,7 @@ const struct mt_unwind_rule *mt_unwind_rule_get(struct mt_unwind_module *m, uint
 			}
 		}
 	}
+	pthread_mutex_unlock(&m->lock);
 	if (!found) {
 		rule = calloc(1, sizeof(*rule));
 		if (rule)

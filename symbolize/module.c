@@ -235,6 +235,7 @@ static void module_free(struct mt_unwind_module *m)
 	mt_unwind_symtab_release(&m->symtab);
 	mt_unwind_hashmap_release(&m->rules);
 	mt_unwind_hashmap_release(&m->frames);
+	pthread_mutex_destroy(&m->lock);
 	free(m->loads);
 	free(m->path);
 	free(m);
@@ -478,12 +479,12 @@ int mt_unwind_modules_loading(struct mt_unwind_modules *ms)
 
 static void loader_start(struct mt_unwind_modules *ms, struct mt_unwind_module *m)
 {
-	if (ms->loaders >= MAX_LOADERS)
+	if (__atomic_load_n(&ms->loaders, __ATOMIC_RELAXED) >= MAX_LOADERS)
 		return;		/* this one loads when first needed */
 	__atomic_add_fetch(&ms->running, 1, __ATOMIC_RELAXED);
 	if (pthread_create(&m->loader, NULL, loader_thread, m) == 0) {
 		m->loader_running = 1;
-		ms->loaders++;
+		__atomic_add_fetch(&ms->loaders, 1, __ATOMIC_RELAXED);
 	} else {
 		__atomic_sub_fetch(&ms->running, 1, __ATOMIC_RELAXED);
 	}
@@ -494,7 +495,8 @@ void mt_unwind_module_symbols_ready(struct mt_unwind_module *m)
 	if (m->loader_running) {
 		pthread_join(m->loader, NULL);
 		m->loader_running = 0;
-		((struct mt_unwind_modules *)m->owner)->loaders--;
+		__atomic_sub_fetch(&((struct mt_unwind_modules *)m->owner)->loaders, 1,
+				   __ATOMIC_RELAXED);
 	}
 	if (!m->sym_mod)
 		m->sym_mod = m->mod;	/* no loader, or it failed: same session */
@@ -521,6 +523,7 @@ struct mt_unwind_module *mt_unwind_modules_get(struct mt_unwind_modules *ms, con
 		free(m);
 		return NULL;
 	}
+	pthread_mutex_init(&m->lock, NULL);
 	const char *slash = strrchr(m->path, '/');
 	m->name = slash ? slash + 1 : m->path;
 	if (id_len)

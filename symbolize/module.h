@@ -69,6 +69,10 @@ struct mt_unwind_module {
 	struct mt_unwind_hashmap rules;	/* vaddr -> struct mt_unwind_rule * */
 	struct mt_unwind_hashmap frames;/* vaddr -> struct mt_unwind_sym * */
 	void *owner;			/* the mt_unwind_modules it belongs to */
+	/* Held around symbolising (mt_unwind_sym_get) and compiling CFI rules
+	 * (mt_unwind_rule_get's misses), which may run on two threads: without
+	 * a loader, both use the module's one libdwfl session. */
+	pthread_mutex_t lock;
 	struct mt_unwind_module *next;	/* in the cache's list */
 };
 

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "codec/perf_stream.h"
 #include "codec/progress.h"
 #include "symbolize/arch.h"
+#include "symbolize/batch.h"
 #include "symbolize/maps.h"
 #include "symbolize/module.h"
 #include "symbolize/order.h"
@@ -155,34 +157,19 @@ struct pending {
 
 /* ---- state -------------------------------------------------------------- */
 
-/* Deferred output: the lines are text in state.out, cut by segments after
- * which a stack's frames go. */
-struct seg {
-	size_t text_end;
-	size_t fr_begin;
-	uint32_t fr_count;
-};
-
-struct dframe {
-	struct mt_unwind_module *mod;	/* NULL: text in state.unk at vaddr */
-	uint64_t vaddr;
-	uint32_t len;
-	uint8_t trim;			/* sampler entry: physical frame only */
-};
+struct state;
+static void writer_end(struct state *s);
 
 struct state {
 	struct opts *o;
 	struct mt_unwind_out fdout;	/* the real output */
-	struct mt_unwind_out unk;	/* texts of frames without a module */
-	struct seg *segs;
-	size_t nr_segs, cap_segs;
-	struct dframe *dframes;
-	size_t nr_dframes, cap_dframes;
+	struct mt_unwind_batch b;	/* the output waiting for a flush */
+	struct mt_unwind_writer *wr;	/* NULL: flushes write it here */
+	int out_error;			/* the output's errno, as of the last flush */
 	struct mt_perf_reader *reader;
 	struct mtz_reader *mtz;
 	struct mt_unwind_modules *modules;
 	struct mt_unwind_maps *maps;
-	struct mt_unwind_out out;
 	struct evinfo *ev;
 	size_t nr_ev;
 	struct mt_unwind_frame *frames;
@@ -385,46 +372,9 @@ static int is_sampler(const struct mt_unwind_frame *f)
 	return strncmp(p, "libmt-sampler.so", 16) == 0;
 }
 
-/* A frame's text (the physical frame and its inline frames). */
-static void put_frame(struct mt_unwind_out *out, struct state *s, const struct dframe *d)
-{
-	const struct mt_unwind_sym *y = mt_unwind_sym_get(d->mod, d->vaddr, &s->o->sym);
-	if (!y)
-		oom();
-	if (d->trim) {
-		/* The allocator entry point only, not the sampler code inlined
-		 * into it. */
-		const char *semi = memchr(y->text, ';', y->len);
-		mt_unwind_out_add(out, y->text, semi ? (size_t)(semi - y->text) : y->len);
-		s->frames_out++;
-	} else {
-		mt_unwind_out_add(out, y->text, y->len);
-		s->frames_out += y->nframes;
-		s->inline_out += y->nframes - 1u;
-	}
-}
-
 static int defer_reserve(struct state *s, size_t nframes)
 {
-	if (s->nr_segs == s->cap_segs) {
-		size_t c = s->cap_segs ? s->cap_segs * 2 : 1024;
-		struct seg *g = realloc(s->segs, c * sizeof(*g));
-		if (!g)
-			return -1;
-		s->segs = g;
-		s->cap_segs = c;
-	}
-	if (s->cap_dframes - s->nr_dframes < nframes) {
-		size_t c = s->cap_dframes ? s->cap_dframes : 16384;
-		while (c - s->nr_dframes < nframes)
-			c *= 2;
-		struct dframe *d = realloc(s->dframes, c * sizeof(*d));
-		if (!d)
-			return -1;
-		s->dframes = d;
-		s->cap_dframes = c;
-	}
-	return 0;
+	return mt_unwind_batch_reserve(&s->b, nframes);
 }
 
 /* The frames of the kernel's own frame-pointer walk (`perf record -g`: a
@@ -517,18 +467,18 @@ static void put_stack(struct mt_unwind_out *out, struct state *s,
 		       is_sampler(&fr[first + 1]))
 			first++;
 	mt_unwind_out_char(out, '\t');
-	if (out == &s->out) {
+	if (out == &s->b.out) {
 		/* Deferred: remember the frames; their text is made at the next
 		 * flush, when the modules' loaders have had time to finish. */
 		if (defer_reserve(s, n - first) != 0)
 			oom();
-		struct seg *g = &s->segs[s->nr_segs++];
+		struct mt_unwind_seg *g = &s->b.segs[s->b.nr_segs++];
 		g->text_end = out->len;
-		g->fr_begin = s->nr_dframes;
+		g->fr_begin = s->b.nr_dframes;
 		g->fr_count = n - first;
 		for (unsigned i = n; i-- > first;) {
 			const struct mt_unwind_frame *f = &fr[i];
-			struct dframe *d = &s->dframes[s->nr_dframes++];
+			struct mt_unwind_dframe *d = &s->b.dframes[s->b.nr_dframes++];
 			struct mt_unwind_module *m = f->map ? f->map->mod : NULL;
 			d->trim = drop_sampler && i == first && is_sampler(f);
 			if (m && m->state == MT_UNWIND_MOD_OK && f->map->delta_ok) {
@@ -538,20 +488,25 @@ static void put_stack(struct mt_unwind_out *out, struct state *s,
 				char tmp[300];
 				size_t k = mt_unwind_sym_unknown(tmp, sizeof(tmp), f->map, f->pc);
 				d->mod = NULL;
-				d->vaddr = s->unk.len;
+				d->vaddr = s->b.unk.len;
 				d->len = (uint32_t)k;
-				mt_unwind_out_add(&s->unk, tmp, k);
+				mt_unwind_out_add(&s->b.unk, tmp, k);
 			}
 		}
 	} else {
 		for (unsigned i = n; i-- > first;) {
 			const struct mt_unwind_frame *f = &fr[i];
 			struct mt_unwind_module *m = f->map ? f->map->mod : NULL;
-			struct dframe d = { .trim = drop_sampler && i == first && is_sampler(f) };
+			struct mt_unwind_dframe d = { .trim = drop_sampler && i == first && is_sampler(f) };
 			if (m && m->state == MT_UNWIND_MOD_OK && f->map->delta_ok) {
 				d.mod = m;
 				d.vaddr = f->lookup + (uint64_t)f->map->delta;
-				put_frame(out, s, &d);
+				struct mt_unwind_frame_counts c = { 0 };
+				if (s->wr)	/* one thread symbolises at a time */
+					writer_end(s);
+				mt_unwind_put_frame(out, &s->o->sym, &d, &c);
+				s->frames_out += c.frames;
+				s->inline_out += c.inl;
 			} else {
 				char tmp[300];
 				size_t k = mt_unwind_sym_unknown(tmp, sizeof(tmp), f->map, f->pc);
@@ -568,31 +523,31 @@ static void put_stack(struct mt_unwind_out *out, struct state *s,
 	s->ends[end]++;
 }
 
-/* Write the deferred lines: text, frames, text, ... and start afresh. */
+/* From now on the main thread symbolises: trace mode formats each entry's
+ * line when it comes (its mappings may be gone at the return). */
+static void writer_end(struct state *s)
+{
+	struct mt_unwind_frame_counts c = { 0 };
+	mt_unwind_writer_stop(s->wr, &c);
+	s->wr = NULL;
+	s->frames_out += c.frames;
+	s->inline_out += c.inl;
+}
+
+/* Write the deferred lines (through the writer when there is one). */
 static void defer_flush(struct state *s)
 {
-	size_t at = 0;
-	for (size_t i = 0; i < s->nr_segs; i++) {
-		const struct seg *g = &s->segs[i];
-		mt_unwind_out_add(&s->fdout, s->out.buf + at, g->text_end - at);
-		at = g->text_end;
-		for (uint32_t k = 0; k < g->fr_count; k++) {
-			const struct dframe *d = &s->dframes[g->fr_begin + k];
-			if (d->mod) {
-				put_frame(&s->fdout, s, d);
-			} else {
-				mt_unwind_out_add(&s->fdout, s->unk.buf + d->vaddr, d->len);
-				s->frames_out++;
-			}
-			if (k + 1 < g->fr_count)
-				mt_unwind_out_char(&s->fdout, ';');
-		}
+	if (s->b.out.error || s->b.unk.error)
+		oom();
+	if (s->wr) {
+		s->out_error = mt_unwind_writer_give(s->wr, &s->b);
+		return;
 	}
-	mt_unwind_out_add(&s->fdout, s->out.buf + at, s->out.len - at);
-	s->out.len = 0;
-	s->unk.len = 0;
-	s->nr_segs = 0;
-	s->nr_dframes = 0;
+	struct mt_unwind_frame_counts c = { 0 };
+	mt_unwind_batch_write(&s->fdout, &s->b, &s->o->sym, &c);
+	s->frames_out += c.frames;
+	s->inline_out += c.inl;
+	s->out_error = s->fdout.error;
 }
 
 /* Flush once enough is buffered.  A flush waits for the loaders still at
@@ -601,10 +556,10 @@ static void defer_flush(struct state *s)
  * megabytes cost page faults and memory traffic on every event). */
 static void defer_check(struct state *s)
 {
-	if (s->nr_segs >= 32768 || s->out.len >= ((size_t)16 << 20) ||
-	    (s->nr_segs >= 256 && !mt_unwind_modules_loading(s->modules)))
+	if (s->b.nr_segs >= 32768 || s->b.out.len >= ((size_t)16 << 20) ||
+	    (s->b.nr_segs >= 4096 && !mt_unwind_modules_loading(s->modules)))
 		defer_flush(s);
-	if (s->out.error)
+	if (s->b.out.error)
 		oom();
 }
 
@@ -665,12 +620,12 @@ static void trace_entry(struct state *s, const struct mt_perf_sample *smp,
 	uint64_t every = period_of(smp);
 	if (ei->fn == FN_FREE) {
 		if (!internal) {
-			put_head(&s->out, s, K_FREE, smp->pid, smp->tid, smp->time);
-			mt_unwind_out_str(&s->out, "ptr=0x");
-			mt_unwind_out_x64(&s->out, old);
-			mt_unwind_out_str(&s->out, " every=");
-			mt_unwind_out_u64(&s->out, every);
-			put_nostack(&s->out, s);
+			put_head(&s->b.out, s, K_FREE, smp->pid, smp->tid, smp->time);
+			mt_unwind_out_str(&s->b.out, "ptr=0x");
+			mt_unwind_out_x64(&s->b.out, old);
+			mt_unwind_out_str(&s->b.out, " every=");
+			mt_unwind_out_u64(&s->b.out, every);
+			put_nostack(&s->b.out, s);
 		} else {
 			s->internal++;
 		}
@@ -678,13 +633,13 @@ static void trace_entry(struct state *s, const struct mt_perf_sample *smp,
 			return;
 	}
 	if (!ei->paired) {
-		put_head(&s->out, s, K_ALLOC, smp->pid, smp->tid, smp->time);
-		put_kv(&s->out, "size", size, 1);
-		put_kx(&s->out, "ptr", 0);
-		mt_unwind_out_str(&s->out, " fn=");
-		mt_unwind_out_str(&s->out, alloc_fns[ei->fn]);
-		put_kv(&s->out, "every", every, 0);
-		put_stack(&s->out, s, smp, 0);
+		put_head(&s->b.out, s, K_ALLOC, smp->pid, smp->tid, smp->time);
+		put_kv(&s->b.out, "size", size, 1);
+		put_kx(&s->b.out, "ptr", 0);
+		mt_unwind_out_str(&s->b.out, " fn=");
+		mt_unwind_out_str(&s->b.out, alloc_fns[ei->fn]);
+		put_kv(&s->b.out, "every", every, 0);
+		put_stack(&s->b.out, s, smp, 0);
 		return;
 	}
 	/* Paired: format now (the maps are those of now), write at the return. */
@@ -750,16 +705,16 @@ static void trace_return(struct state *s, const struct mt_perf_sample *smp,
 	 * free of a block resized in place sorted after its new allocation in
 	 * mt-fold and "freed" it. */
 	if ((p->fn == FN_REALLOC || p->fn == 3) && p->old_ptr && (ret || p->size == 0)) {
-		put_head(&s->out, s, K_FREE, smp->pid, smp->tid, p->time);
-		mt_unwind_out_str(&s->out, "ptr=0x");
-		mt_unwind_out_x64(&s->out, p->old_ptr);
-		mt_unwind_out_str(&s->out, " every=1");
-		put_nostack(&s->out, s);
+		put_head(&s->b.out, s, K_FREE, smp->pid, smp->tid, p->time);
+		mt_unwind_out_str(&s->b.out, "ptr=0x");
+		mt_unwind_out_x64(&s->b.out, p->old_ptr);
+		mt_unwind_out_str(&s->b.out, " every=1");
+		put_nostack(&s->b.out, s);
 	}
 	if (p->fn == 4 || ret || p->size == 0) {
-		mt_unwind_out_str(&s->out, p->line_head);
-		put_kx(&s->out, "ptr", ret);
-		mt_unwind_out_str(&s->out, p->line_tail);
+		mt_unwind_out_str(&s->b.out, p->line_head);
+		put_kx(&s->b.out, "ptr", ret);
+		mt_unwind_out_str(&s->b.out, p->line_tail);
 	}
 	pending_unlink(s, p);
 }
@@ -835,11 +790,11 @@ static void marks_check(struct state *s, uint32_t pid, uint32_t tid, uint64_t ti
 			s->marks_dropped += n;
 		else
 			s->marks_unseen += n;
-		put_head(&s->out, s, K_LOST, pid, tid, time);
-		put_kv(&s->out, "count", n, 1);
-		mt_unwind_out_str(&s->out, silent ? " reason=dropped marker=" : " reason=unseen marker=");
-		mt_unwind_out_str(&s->out, what[k]);
-		put_nostack(&s->out, s);
+		put_head(&s->b.out, s, K_LOST, pid, tid, time);
+		put_kv(&s->b.out, "count", n, 1);
+		mt_unwind_out_str(&s->b.out, silent ? " reason=dropped marker=" : " reason=unseen marker=");
+		mt_unwind_out_str(&s->b.out, what[k]);
+		put_nostack(&s->b.out, s);
 	}
 }
 
@@ -848,7 +803,7 @@ static void totals_flush(struct state *s, uint32_t pid, int all)
 	for (struct totals_pending **pp = &s->totals; *pp;) {
 		struct totals_pending *t = *pp;
 		if (all || t->pid == pid) {
-			mt_unwind_out_str(&s->out, t->line);
+			mt_unwind_out_str(&s->b.out, t->line);
 			*pp = t->next;
 			free(t->line);
 			free(t);
@@ -868,7 +823,7 @@ static void mt_totals(struct state *s, const struct mt_perf_sample *smp)
 		pid = tid = who ? who : smp->pid;
 	if (filtered(s, pid, tid))
 		return;
-	struct mt_unwind_out tmp, *out = &s->out;
+	struct mt_unwind_out tmp, *out = &s->b.out;
 	if (process) {
 		mt_unwind_out_init_mem(&tmp);
 		out = &tmp;
@@ -919,9 +874,9 @@ static void mt_totals(struct state *s, const struct mt_perf_sample *smp)
 static void on_undecodable(struct state *s)
 {
 	s->undecodable++;
-	put_head(&s->out, s, K_LOST, 0, 0, 0);
-	mt_unwind_out_str(&s->out, "count=1 reason=undecodable");
-	put_nostack(&s->out, s);
+	put_head(&s->b.out, s, K_LOST, 0, 0, 0);
+	mt_unwind_out_str(&s->b.out, "count=1 reason=undecodable");
+	put_nostack(&s->b.out, s);
 }
 
 static void handle_sample(struct state *s, struct mt_perf_sample *sp)
@@ -933,27 +888,27 @@ static void handle_sample(struct state *s, struct mt_perf_sample *sp)
 		if (filtered(s, smp.pid, smp.tid))
 			return;
 		marks_of(s, smp.pid, smp.tid)->seen[0]++;
-		put_head(&s->out, s, K_ALLOC, smp.pid, smp.tid, smp.time);
-		put_kv(&s->out, "size", preg(&smp, R_DI), 1);
-		put_kx(&s->out, "ptr", preg(&smp, R_SI));
+		put_head(&s->b.out, s, K_ALLOC, smp.pid, smp.tid, smp.time);
+		put_kv(&s->b.out, "size", preg(&smp, R_DI), 1);
+		put_kx(&s->b.out, "ptr", preg(&smp, R_SI));
 		{
 			uint64_t fn = preg(&smp, R_R8);
-			mt_unwind_out_str(&s->out, " fn=");
-			mt_unwind_out_str(&s->out, fn < NR_FNS ? alloc_fns[fn] : "unknown");
+			mt_unwind_out_str(&s->b.out, " fn=");
+			mt_unwind_out_str(&s->b.out, fn < NR_FNS ? alloc_fns[fn] : "unknown");
 		}
-		put_kv(&s->out, "points", preg(&smp, R_DX), 0);
-		put_kv(&s->out, "rate", preg(&smp, R_CX), 0);
-		put_stack(&s->out, s, &smp, 1);
+		put_kv(&s->b.out, "points", preg(&smp, R_DX), 0);
+		put_kv(&s->b.out, "rate", preg(&smp, R_CX), 0);
+		put_stack(&s->b.out, s, &smp, 1);
 		break;
 	case ROLE_MT_FREE:
 		if (filtered(s, smp.pid, smp.tid))
 			return;
 		marks_of(s, smp.pid, smp.tid)->seen[1]++;
-		put_head(&s->out, s, K_FREE, smp.pid, smp.tid, smp.time);
-		mt_unwind_out_str(&s->out, "ptr=0x");
-		mt_unwind_out_x64(&s->out, preg(&smp, R_DI));
-		put_kv(&s->out, "rate", preg(&smp, R_CX), 0);
-		put_nostack(&s->out, s);
+		put_head(&s->b.out, s, K_FREE, smp.pid, smp.tid, smp.time);
+		mt_unwind_out_str(&s->b.out, "ptr=0x");
+		mt_unwind_out_x64(&s->b.out, preg(&smp, R_DI));
+		put_kv(&s->b.out, "rate", preg(&smp, R_CX), 0);
+		put_nostack(&s->b.out, s);
 		break;
 	case ROLE_MT_TOTALS:
 		mt_totals(s, &smp);
@@ -967,21 +922,21 @@ static void handle_sample(struct state *s, struct mt_perf_sample *sp)
 	default:
 		if (filtered(s, smp.pid, smp.tid))
 			return;
-		put_head(&s->out, s, K_SAMPLE, smp.pid, smp.tid, smp.time);
-		mt_unwind_out_str(&s->out, "event=");
+		put_head(&s->b.out, s, K_SAMPLE, smp.pid, smp.tid, smp.time);
+		mt_unwind_out_str(&s->b.out, "event=");
 		{
 			const char *n = smp.evsel->name && *smp.evsel->name ? smp.evsel->name
 									   : file_event_name(s, smp.evsel);
 			if (!*n)
 				n = "unknown";
 			for (const char *c = n; *c; c++)
-				mt_unwind_out_char(&s->out, (*c == ' ' || *c == '\t' || *c == '\n')
+				mt_unwind_out_char(&s->b.out, (*c == ' ' || *c == '\t' || *c == '\n')
 								  ? '_' : *c);
 		}
-		put_kv(&s->out, "period", period_of(&smp), 0);
+		put_kv(&s->b.out, "period", period_of(&smp), 0);
 		if (smp.evsel->attr.freq)
-			mt_unwind_out_str(&s->out, " freq=1");
-		put_stack(&s->out, s, &smp, 0);
+			mt_unwind_out_str(&s->b.out, " freq=1");
+		put_stack(&s->b.out, s, &smp, 0);
 		break;
 	}
 }
@@ -1067,11 +1022,11 @@ static void process(struct state *s, const struct perf_event_header *h)
 		s->lost_count += l.lost;
 		if (s->o->decode_only)
 			return;
-		put_head(&s->out, s, K_LOST, l.sid.pid, l.sid.tid, l.sid.time);
-		put_kv(&s->out, "count", l.lost, 1);
-		mt_unwind_out_str(&s->out, h->type == PERF_RECORD_LOST ? " reason=kernel"
+		put_head(&s->b.out, s, K_LOST, l.sid.pid, l.sid.tid, l.sid.time);
+		put_kv(&s->b.out, "count", l.lost, 1);
+		mt_unwind_out_str(&s->b.out, h->type == PERF_RECORD_LOST ? " reason=kernel"
 								      : " reason=lost-samples");
-		put_nostack(&s->out, s);
+		put_nostack(&s->b.out, s);
 		return;
 	}
 	}
@@ -1806,8 +1761,10 @@ int main(int argc, char **argv)
 		free(dir);
 	}
 	mt_unwind_out_init_fd(&s.fdout, o.decode_only ? -1 : out_fd);
-	mt_unwind_out_init_mem(&s.out);
-	mt_unwind_out_init_mem(&s.unk);
+	if (!o.decode_only)
+		s.wr = mt_unwind_writer_start(&s.fdout, &o.sym);
+	mt_unwind_out_init_mem(&s.b.out);
+	mt_unwind_out_init_mem(&s.b.unk);
 	if (!o.decode_only && !o.sym.addrs)
 		mt_unwind_modules_prefetch(s.modules, !o.sym.no_inline || o.sym.srcline);
 	struct stat st;
@@ -1841,16 +1798,16 @@ int main(int argc, char **argv)
 	mt_progress_init(&progress, prog, mt_progress_input_size(fd), o.quiet);
 	unsigned long nr_items = 0;
 	if (!o.decode_only) {
-		mt_unwind_out_str(&s.out, "# mt-unwind 1\n# input: ");
-		mt_unwind_out_str(&s.out, name);
-		mt_unwind_out_str(&s.out, "\n");
+		mt_unwind_out_str(&s.b.out, "# mt-unwind 1\n# input: ");
+		mt_unwind_out_str(&s.b.out, name);
+		mt_unwind_out_str(&s.b.out, "\n");
 	}
 	struct mt_perf_item it;
 	while ((rc = mt_perf_reader_next(s.reader, &it)) == 1) {
 		if (it.kind == MT_PERF_ITEM_RECORD)
 			on_record(&s, &it);
 		defer_check(&s);
-		if (s.fdout.error)
+		if (s.out_error)
 			break;
 		if ((++nr_items & 1023) == 0)
 			mt_progress_update(&progress, sn.at_offsets ? it.offset
@@ -1867,19 +1824,21 @@ int main(int argc, char **argv)
 	while (s.pending) {
 		struct pending *p = s.pending;
 		if (!p->internal && p->line_head) {
-			mt_unwind_out_str(&s.out, p->line_head);
-			put_kx(&s.out, "ptr", 0);
-			mt_unwind_out_str(&s.out, p->line_tail);
+			mt_unwind_out_str(&s.b.out, p->line_head);
+			put_kx(&s.b.out, "ptr", 0);
+			mt_unwind_out_str(&s.b.out, p->line_tail);
 			s.unpaired++;
 		}
 		pending_unlink(&s, p);
 	}
 	totals_flush(&s, 0, 1);
 	defer_flush(&s);
+	if (s.wr)
+		writer_end(&s);
 	mt_unwind_out_flush(&s.fdout);
 	mt_progress_release(&progress);
 	double secs = now() - t0;
-	if (s.out.error || s.unk.error)
+	if (s.b.out.error || s.b.unk.error)
 		oom();
 	if (s.fdout.error) {
 		fprintf(stderr, "%s: cannot write '%s': %s\n", prog, o.output ? o.output : "<stdout>",
@@ -1905,6 +1864,10 @@ int main(int argc, char **argv)
 		}
 	}
 out:
+	if (s.wr) {
+		struct mt_unwind_frame_counts c;
+		mt_unwind_writer_stop(s.wr, &c);
+	}
 	if (out_fd > 1)
 		close(out_fd);
 	mt_unwind_order_free(s.order);
@@ -1912,11 +1875,8 @@ out:
 	mtz_reader_free(s.mtz);
 	mt_unwind_maps_free(s.maps);
 	mt_unwind_modules_free(s.modules);
-	mt_unwind_out_release(&s.out);
-	mt_unwind_out_release(&s.unk);
+	mt_unwind_batch_release(&s.b);
 	mt_unwind_out_release(&s.fdout);
-	free(s.segs);
-	free(s.dframes);
 	free(s.frames);
 	free(s.rebuf);
 	free(s.marks);

@@ -351,7 +351,9 @@ const struct mt_unwind_sym *mt_unwind_sym_get(struct mt_unwind_module *m, uint64
 	uint64_t v;
 	if (mt_unwind_hashmap_get(&m->frames, vaddr, &v))
 		return (const void *)(uintptr_t)v;
+	pthread_mutex_lock(&m->lock);	/* libdw: see struct mt_unwind_module */
 	struct mt_unwind_sym *s = format(m, vaddr, o);
+	pthread_mutex_unlock(&m->lock);
 	if (!s)
 		return NULL;
 	if (mt_unwind_hashmap_put(&m->frames, vaddr, (uintptr_t)s) != 0) {

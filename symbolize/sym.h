@@ -28,6 +28,8 @@ struct mt_unwind_sym {
 /* The text for ELF address vaddr (the pc, or pc-1 for a return address) in
  * module m, which must be in state MT_UNWIND_MOD_OK.  Cached on m with the
  * options of the first call: use one set of options per module cache.
+ * One thread at a time may symbolise (the cache is not locked); it may run
+ * beside the unwinder, as libdw is only used under m->lock.
  * @return : the text (owned by m), or NULL when out of memory. */
 const struct mt_unwind_sym *mt_unwind_sym_get(struct mt_unwind_module *m, uint64_t vaddr,
 					      const struct mt_unwind_symopts *o);

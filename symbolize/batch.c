@@ -1,0 +1,183 @@
+/* Output batches and the writer thread; see batch.h. */
+#include "symbolize/batch.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+int mt_unwind_batch_reserve(struct mt_unwind_batch *b, size_t nframes)
+{
+	if (b->nr_segs == b->cap_segs) {
+		size_t c = b->cap_segs ? b->cap_segs * 2 : 1024;
+		struct mt_unwind_seg *g = realloc(b->segs, c * sizeof(*g));
+		if (!g)
+			return -1;
+		b->segs = g;
+		b->cap_segs = c;
+	}
+	if (b->cap_dframes - b->nr_dframes < nframes) {
+		size_t c = b->cap_dframes ? b->cap_dframes : 16384;
+		while (c - b->nr_dframes < nframes)
+			c *= 2;
+		struct mt_unwind_dframe *d = realloc(b->dframes, c * sizeof(*d));
+		if (!d)
+			return -1;
+		b->dframes = d;
+		b->cap_dframes = c;
+	}
+	return 0;
+}
+
+void mt_unwind_batch_release(struct mt_unwind_batch *b)
+{
+	mt_unwind_out_release(&b->out);
+	mt_unwind_out_release(&b->unk);
+	free(b->segs);
+	free(b->dframes);
+}
+
+void mt_unwind_put_frame(struct mt_unwind_out *to, const struct mt_unwind_symopts *o,
+			 const struct mt_unwind_dframe *d, struct mt_unwind_frame_counts *c)
+{
+	const struct mt_unwind_sym *y = mt_unwind_sym_get(d->mod, d->vaddr, o);
+	if (!y) {
+		to->error = ENOMEM;	/* reported as the output's error */
+		return;
+	}
+	if (d->trim) {
+		/* The allocator entry point only, not the sampler code inlined
+		 * into it. */
+		const char *semi = memchr(y->text, ';', y->len);
+		mt_unwind_out_add(to, y->text, semi ? (size_t)(semi - y->text) : y->len);
+		c->frames++;
+	} else {
+		mt_unwind_out_add(to, y->text, y->len);
+		c->frames += y->nframes;
+		c->inl += y->nframes - 1u;
+	}
+}
+
+void mt_unwind_batch_write(struct mt_unwind_out *to, struct mt_unwind_batch *b,
+			   const struct mt_unwind_symopts *o, struct mt_unwind_frame_counts *c)
+{
+	size_t at = 0;
+	for (size_t i = 0; i < b->nr_segs; i++) {
+		const struct mt_unwind_seg *g = &b->segs[i];
+		mt_unwind_out_add(to, b->out.buf + at, g->text_end - at);
+		at = g->text_end;
+		for (uint32_t k = 0; k < g->fr_count; k++) {
+			const struct mt_unwind_dframe *d = &b->dframes[g->fr_begin + k];
+			if (d->mod) {
+				mt_unwind_put_frame(to, o, d, c);
+			} else {
+				mt_unwind_out_add(to, b->unk.buf + d->vaddr, d->len);
+				c->frames++;
+			}
+			if (k + 1 < g->fr_count)
+				mt_unwind_out_char(to, ';');
+		}
+	}
+	mt_unwind_out_add(to, b->out.buf + at, b->out.len - at);
+	b->out.len = 0;
+	b->unk.len = 0;
+	b->nr_segs = 0;
+	b->nr_dframes = 0;
+}
+
+/* ---- the writer thread ---------------------------------------------------
+ * Symbolising and formatting the frames of a batch was a sixth of the main
+ * thread's work; a writer does it on the second core while the main thread
+ * unwinds the next batch.  Batches are swapped, never copied: the main
+ * thread fills one while the writer empties the other. */
+
+struct mt_unwind_writer {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int full, stop;			/* job waits to be written; end */
+	struct mt_unwind_batch job;
+	struct mt_unwind_out *to;
+	const struct mt_unwind_symopts *o;
+	struct mt_unwind_frame_counts c;
+	int error;			/* to->error, once a batch is written */
+};
+
+static void *writer_main(void *arg)
+{
+	struct mt_unwind_writer *w = arg;
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->full && !w->stop)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (!w->full)
+			break;
+		pthread_mutex_unlock(&w->mu);
+		mt_unwind_batch_write(w->to, &w->job, w->o, &w->c);
+		pthread_mutex_lock(&w->mu);
+		w->error = w->to->error;
+		w->full = 0;
+		pthread_cond_broadcast(&w->cv);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+struct mt_unwind_writer *mt_unwind_writer_start(struct mt_unwind_out *to, const struct mt_unwind_symopts *o)
+{
+	struct mt_unwind_writer *w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->to = to;
+	w->o = o;
+	mt_unwind_out_init_mem(&w->job.out);
+	mt_unwind_out_init_mem(&w->job.unk);
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+		pthread_mutex_destroy(&w->mu);
+		pthread_cond_destroy(&w->cv);
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+static void batch_swap(struct mt_unwind_batch *a, struct mt_unwind_batch *b)
+{
+	struct mt_unwind_batch t = *a;
+	*a = *b;
+	*b = t;
+}
+
+int mt_unwind_writer_give(struct mt_unwind_writer *w, struct mt_unwind_batch *b)
+{
+	pthread_mutex_lock(&w->mu);
+	while (w->full)
+		pthread_cond_wait(&w->cv, &w->mu);
+	batch_swap(&w->job, b);
+	w->full = 1;
+	int error = w->error;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	return error;
+}
+
+void mt_unwind_writer_stop(struct mt_unwind_writer *w, struct mt_unwind_frame_counts *c)
+{
+	pthread_mutex_lock(&w->mu);
+	w->stop = 1;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->thread, NULL);
+	c->frames += w->c.frames;
+	c->inl += w->c.inl;
+	mt_unwind_out_release(&w->job.out);
+	mt_unwind_out_release(&w->job.unk);
+	free(w->job.segs);
+	free(w->job.dframes);
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+	free(w);
+}
+

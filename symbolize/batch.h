@@ -1,0 +1,77 @@
+/* mt-unwind's output waiting for its frames' text, and the writer thread
+ * that fills it in.
+ *
+ * Lines are made on the main thread with holes where a stack's frames go:
+ * the frames are kept as (module, ELF address) and symbolised when the batch
+ * is written, after the modules' loader threads have had time to load
+ * symbols and DWARF.  Symbolising and formatting was a sixth of the main
+ * thread's work; a writer thread does it on the second core while the main
+ * thread unwinds the next batch.  Batches are swapped, never copied.
+ */
+#ifndef MT_UNWIND_BATCH_H
+#define MT_UNWIND_BATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbolize/module.h"
+#include "symbolize/out.h"
+#include "symbolize/sym.h"
+
+/* After text_end bytes of the batch's text come fr_count frames. */
+struct mt_unwind_seg {
+	size_t text_end;
+	size_t fr_begin;
+	uint32_t fr_count;
+};
+
+struct mt_unwind_dframe {
+	struct mt_unwind_module *mod;	/* NULL: text in batch.unk at vaddr, len */
+	uint64_t vaddr;
+	uint32_t len;
+	uint8_t trim;			/* sampler entry: physical frame only */
+};
+
+struct mt_unwind_batch {
+	struct mt_unwind_out out;	/* the lines' text */
+	struct mt_unwind_out unk;	/* texts of frames without a module */
+	struct mt_unwind_seg *segs;
+	size_t nr_segs, cap_segs;
+	struct mt_unwind_dframe *dframes;
+	size_t nr_dframes, cap_dframes;
+};
+
+/* Frames written (inline ones included), and inline frames among them. */
+struct mt_unwind_frame_counts {
+	uint64_t frames, inl;
+};
+
+/* Room for one more segment of nframes frames.  @return : 0 or -1 (ENOMEM). */
+int mt_unwind_batch_reserve(struct mt_unwind_batch *b, size_t nframes);
+
+void mt_unwind_batch_release(struct mt_unwind_batch *b);
+
+/* Write one frame's text (the physical frame and its inline frames). */
+void mt_unwind_put_frame(struct mt_unwind_out *to, const struct mt_unwind_symopts *o,
+			 const struct mt_unwind_dframe *d, struct mt_unwind_frame_counts *c);
+
+/* Write b's lines to @to: text, frames, text, ... and empty b. */
+void mt_unwind_batch_write(struct mt_unwind_out *to, struct mt_unwind_batch *b,
+			   const struct mt_unwind_symopts *o, struct mt_unwind_frame_counts *c);
+
+struct mt_unwind_writer;
+
+/* A thread writing batches to @to (which it alone then uses) with options o.
+ * Only it symbolises from now on (see mt_unwind_sym_get).
+ * @return : the writer, or NULL (then write batches in the caller). */
+struct mt_unwind_writer *mt_unwind_writer_start(struct mt_unwind_out *to,
+						const struct mt_unwind_symopts *o);
+
+/* Hand b over once the writer is done with the last one; b comes back
+ * empty.  @return : the output's errno so far (0: none). */
+int mt_unwind_writer_give(struct mt_unwind_writer *w, struct mt_unwind_batch *b);
+
+/* Write what is left, join the thread, add its counts to c; frees w. */
+void mt_unwind_writer_stop(struct mt_unwind_writer *w, struct mt_unwind_frame_counts *c);
+
+#endif
