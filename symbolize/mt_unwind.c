@@ -553,11 +553,14 @@ static void defer_flush(struct state *s)
 /* Flush once enough is buffered.  A flush waits for the loaders still at
  * work, so while there are some the buffer is what overlaps their work;
  * afterwards small flushes keep the buffers in cache (growing them to
- * megabytes cost page faults and memory traffic on every event). */
+ * megabytes cost page faults and memory traffic on every event), a little
+ * larger with a writer so that handing over costs little (4096 events: 5%
+ * faster than 256 on the bench file). */
 static void defer_check(struct state *s)
 {
+	size_t batch = s->wr ? 4096 : 256;
 	if (s->b.nr_segs >= 32768 || s->b.out.len >= ((size_t)16 << 20) ||
-	    (s->b.nr_segs >= 4096 && !mt_unwind_modules_loading(s->modules)))
+	    (s->b.nr_segs >= batch && !mt_unwind_modules_loading(s->modules)))
 		defer_flush(s);
 	if (s->b.out.error)
 		oom();
