@@ -85,11 +85,7 @@ void mt_unwind_batch_write(struct mt_unwind_out *to, struct mt_unwind_batch *b,
 	b->nr_dframes = 0;
 }
 
-/* ---- the writer thread ---------------------------------------------------
- * Symbolising and formatting the frames of a batch was a sixth of the main
- * thread's work; a writer does it on the second core while the main thread
- * unwinds the next batch.  Batches are swapped, never copied: the main
- * thread fills one while the writer empties the other. */
+/* ---- the writer thread (see batch.h) ------------------------------------ */
 
 struct mt_unwind_writer {
 	pthread_t thread;
@@ -123,7 +119,8 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-struct mt_unwind_writer *mt_unwind_writer_start(struct mt_unwind_out *to, const struct mt_unwind_symopts *o)
+struct mt_unwind_writer *mt_unwind_writer_start(struct mt_unwind_out *to,
+						const struct mt_unwind_symopts *o)
 {
 	struct mt_unwind_writer *w = calloc(1, sizeof(*w));
 	if (!w)
@@ -172,10 +169,7 @@ void mt_unwind_writer_stop(struct mt_unwind_writer *w, struct mt_unwind_frame_co
 	pthread_join(w->thread, NULL);
 	c->frames += w->c.frames;
 	c->inl += w->c.inl;
-	mt_unwind_out_release(&w->job.out);
-	mt_unwind_out_release(&w->job.unk);
-	free(w->job.segs);
-	free(w->job.dframes);
+	mt_unwind_batch_release(&w->job);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
 	free(w);

@@ -170,7 +170,8 @@ void mt_unwind_modules_set_debug_cache(struct mt_unwind_modules *ms, const char 
 	ms->debug_cache = dir && *dir ? strdup(dir) : NULL;
 }
 
-struct mt_unwind_debug_cache_stats mt_unwind_modules_debug_cache_stats(struct mt_unwind_modules *ms)
+struct mt_unwind_debug_cache_stats
+mt_unwind_modules_debug_cache_stats(struct mt_unwind_modules *ms)
 {
 	struct mt_unwind_debug_cache_stats st;
 	__atomic_load(&ms->cache_stats.hits, &st.hits, __ATOMIC_RELAXED);

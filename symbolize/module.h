@@ -88,7 +88,8 @@ int mt_unwind_modules_new(struct mt_unwind_modules **out, const char *debuginfo_
 void mt_unwind_modules_set_debug_cache(struct mt_unwind_modules *ms, const char *dir);
 
 /* What the debug cache did so far. */
-struct mt_unwind_debug_cache_stats mt_unwind_modules_debug_cache_stats(struct mt_unwind_modules *ms);
+struct mt_unwind_debug_cache_stats
+mt_unwind_modules_debug_cache_stats(struct mt_unwind_modules *ms);
 
 /* From now on, each module opened starts a thread that loads its symbol
  * table and, when dwarf is set, its DWARF (separate debug info included),

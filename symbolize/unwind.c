@@ -32,9 +32,9 @@ int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 		   struct mt_unwind_stats *stats)
 {
 	struct mt_unwind_regs cur = *regs, next;
-	int activation = 1;
+	int activation = 1;	/* the pc is exact: first frame, or after a signal */
 	if (sp && !sp->pccache)	/* without it (no memory) every frame is looked up */
-		sp->pccache = calloc(MT_UNWIND_PCCACHE_SIZE, sizeof(*sp->pccache));	/* the pc is exact: first frame, or after a signal */
+		sp->pccache = calloc(MT_UNWIND_PCCACHE_SIZE, sizeof(*sp->pccache));
 	unsigned n = 0;
 	int end;
 
