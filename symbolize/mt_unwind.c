@@ -191,7 +191,8 @@ struct state {
 	uint64_t marks_dropped, marks_unseen;
 
 	/* counters for the summary */
-	uint64_t events, by_kind[5], frames_out, inline_out, records;
+	uint64_t events, by_kind[5], records;
+	struct mt_unwind_frame_counts counts;	/* the writer's added when it ends */
 	uint64_t ends[MT_UNWIND_END_COUNT];
 	uint64_t undecodable, lost_records, lost_count, superseded, internal, unpaired,
 		 filtered, no_regs;
@@ -372,11 +373,6 @@ static int is_sampler(const struct mt_unwind_frame *f)
 	return strncmp(p, "libmt-sampler.so", 16) == 0;
 }
 
-static int defer_reserve(struct state *s, size_t nframes)
-{
-	return mt_unwind_batch_reserve(&s->b, nframes);
-}
-
 /* The frames of the kernel's own frame-pointer walk (`perf record -g`: a
  * CALLCHAIN and no stack dump) into s->frames, leaf first: the user part
  * only, whose first entry is the pc and the others return addresses.
@@ -457,7 +453,7 @@ static void put_stack(struct mt_unwind_out *out, struct state *s,
 		mt_unwind_out_str(out, "\t[no user stack] end=");
 		mt_unwind_out_str(out, mt_unwind_end_str(end));
 		mt_unwind_out_char(out, '\n');
-		s->frames_out++;
+		s->counts.frames++;
 		s->ends[end]++;
 		return;
 	}
@@ -470,7 +466,7 @@ static void put_stack(struct mt_unwind_out *out, struct state *s,
 	if (out == &s->b.out) {
 		/* Deferred: remember the frames; their text is made at the next
 		 * flush, when the modules' loaders have had time to finish. */
-		if (defer_reserve(s, n - first) != 0)
+		if (mt_unwind_batch_reserve(&s->b, n - first) != 0)
 			oom();
 		struct mt_unwind_seg *g = &s->b.segs[s->b.nr_segs++];
 		g->text_end = out->len;
@@ -501,17 +497,14 @@ static void put_stack(struct mt_unwind_out *out, struct state *s,
 			if (m && m->state == MT_UNWIND_MOD_OK && f->map->delta_ok) {
 				d.mod = m;
 				d.vaddr = f->lookup + (uint64_t)f->map->delta;
-				struct mt_unwind_frame_counts c = { 0 };
 				if (s->wr)	/* one thread symbolises at a time */
 					writer_end(s);
-				mt_unwind_put_frame(out, &s->o->sym, &d, &c);
-				s->frames_out += c.frames;
-				s->inline_out += c.inl;
+				mt_unwind_put_frame(out, &s->o->sym, &d, &s->counts);
 			} else {
 				char tmp[300];
 				size_t k = mt_unwind_sym_unknown(tmp, sizeof(tmp), f->map, f->pc);
 				mt_unwind_out_add(out, tmp, k);
-				s->frames_out++;
+				s->counts.frames++;
 			}
 			if (i > first)
 				mt_unwind_out_char(out, ';');
@@ -527,11 +520,8 @@ static void put_stack(struct mt_unwind_out *out, struct state *s,
  * line when it comes (its mappings may be gone at the return). */
 static void writer_end(struct state *s)
 {
-	struct mt_unwind_frame_counts c = { 0 };
-	mt_unwind_writer_stop(s->wr, &c);
+	mt_unwind_writer_stop(s->wr, &s->counts);
 	s->wr = NULL;
-	s->frames_out += c.frames;
-	s->inline_out += c.inl;
 }
 
 /* Write the deferred lines (through the writer when there is one). */
@@ -543,10 +533,7 @@ static void defer_flush(struct state *s)
 		s->out_error = mt_unwind_writer_give(s->wr, &s->b);
 		return;
 	}
-	struct mt_unwind_frame_counts c = { 0 };
-	mt_unwind_batch_write(&s->fdout, &s->b, &s->o->sym, &c);
-	s->frames_out += c.frames;
-	s->inline_out += c.inl;
+	mt_unwind_batch_write(&s->fdout, &s->b, &s->o->sym, &s->counts);
 	s->out_error = s->fdout.error;
 }
 
@@ -1573,7 +1560,7 @@ static void summary(struct state *s, double secs)
 		s->by_kind[K_LOST], s->records, secs, secs > 0 ? s->events / secs : 0.0);
 	fprintf(stderr, "%s: %" PRIu64 " frames (%" PRIu64 " inline); steps: %" PRIu64
 		" CFI, %" PRIu64 " frame pointer, %" PRIu64 " CFI rows not compiled\n", prog,
-		s->frames_out, s->inline_out, s->st.steps_cfi, s->st.steps_fp, s->st.rules_failed);
+		s->counts.frames, s->counts.inl, s->st.steps_cfi, s->st.steps_fp, s->st.rules_failed);
 	fprintf(stderr, "%s: stack ends:", prog);
 	for (int e = 0; e < MT_UNWIND_END_COUNT; e++)
 		fprintf(stderr, " %s %" PRIu64, mt_unwind_end_str(e), s->ends[e]);
@@ -1867,10 +1854,8 @@ int main(int argc, char **argv)
 		}
 	}
 out:
-	if (s.wr) {
-		struct mt_unwind_frame_counts c;
-		mt_unwind_writer_stop(s.wr, &c);
-	}
+	if (s.wr)
+		writer_end(&s);
 	if (out_fd > 1)
 		close(out_fd);
 	mt_unwind_order_free(s.order);
