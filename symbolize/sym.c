@@ -183,6 +183,21 @@ static int scope_path(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *path)
 	return n;
 }
 
+/* Take one scope, innermost first: an inline instance joins the chain, the
+ * function ends it.  @return : 1 once the function is reached. */
+static int chain_take(struct chain *c, Dwarf_Die *scope)
+{
+	int tag = dwarf_tag(scope);
+	if (tag == DW_TAG_inlined_subroutine && c->n < MAX_INLINE) {
+		c->scopes[c->n++] = *scope;
+	} else if (tag == DW_TAG_subprogram) {
+		c->func = *scope;
+		c->have_func = 1;
+		return 1;
+	}
+	return 0;
+}
+
 static void get_chain(struct mt_unwind_module *m, uint64_t vaddr, struct chain *c)
 {
 	c->n = 0;
@@ -199,16 +214,8 @@ static void get_chain(struct mt_unwind_module *m, uint64_t vaddr, struct chain *
 	int n = scope_path(cu, vaddr - bias, path);
 	if (n >= 0) {
 		/* innermost first: inline instances up to their function */
-		for (int i = n - 1; i >= 0; i--) {
-			int tag = dwarf_tag(&path[i]);
-			if (tag == DW_TAG_inlined_subroutine && c->n < MAX_INLINE) {
-				c->scopes[c->n++] = path[i];
-			} else if (tag == DW_TAG_subprogram) {
-				c->func = path[i];
-				c->have_func = 1;
-				break;
-			}
-		}
+		for (int i = n - 1; i >= 0 && !chain_take(c, &path[i]); i--)
+			;
 	} else {
 		Dwarf_Die *scopes;
 		n = dwarf_getscopes(cu, vaddr - bias, &scopes);
@@ -222,16 +229,8 @@ static void get_chain(struct mt_unwind_module *m, uint64_t vaddr, struct chain *
 		n = dwarf_getscopes_die(&inner, &scopes);
 		if (n <= 0)
 			return;
-		for (int i = 0; i < n; i++) {
-			int tag = dwarf_tag(&scopes[i]);
-			if (tag == DW_TAG_inlined_subroutine && c->n < MAX_INLINE) {
-				c->scopes[c->n++] = scopes[i];
-			} else if (tag == DW_TAG_subprogram) {
-				c->func = scopes[i];
-				c->have_func = 1;
-				break;
-			}
-		}
+		for (int i = 0; i < n && !chain_take(c, &scopes[i]); i++)
+			;
 		free(scopes);
 	}
 	size_t nfiles;
