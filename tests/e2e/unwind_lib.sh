@@ -45,15 +45,7 @@ unwind_record_mark() {
 	bin=$1 out=$2
 	shift 2
 	perf probe -q -d "$probe_group:*" >/dev/null 2>&1
-	# tracefs is shared: another test editing probes at the same moment
-	# makes perf probe fail now and then, so try a few times.
-	tries=0
-	until perf probe -q -x "$bin" -a "$probe_group:mark=unwind_mark" >"$tmp/probe.log" 2>&1; do
-		tries=$((tries + 1))
-		[ "$tries" -lt 4 ] ||
-			skip "cannot place a uprobe (perf probe needs root and tracefs): $(head -n 1 "$tmp/probe.log")"
-		sleep 1
-	done
+	unwind_probe "$bin" mark
 	perf record -q -e "$probe_group:mark" --call-graph dwarf -o "$out" -- "$bin" "$@" \
 		>"$tmp/record.log" 2>&1 || { cat "$tmp/record.log"; return 1; }
 	perf probe -q -d "$probe_group:*" >/dev/null 2>&1
