@@ -11,6 +11,7 @@ UNWIND_SRCS := \
 	symbolize/module.c \
 	symbolize/order.c \
 	symbolize/prefault.c \
+	symbolize/scopes.c \
 	symbolize/out.c \
 	symbolize/sym.c \
 	symbolize/symtab.c \
@@ -52,6 +53,7 @@ E2E_TESTS += tests/e2e/unwind-agree.sh
 UNWIND_TEST_OBJS := \
 	$(B)/obj/tests/symbolize/cfi_test.o \
 	$(B)/obj/tests/symbolize/maps_test.o \
+	$(B)/obj/tests/symbolize/scopes_test.o \
 	$(B)/obj/tests/symbolize/sym_test.o \
 	$(B)/obj/tests/symbolize/unwind_util.o
 UNWIND_TEST_FIXTURES := \

@@ -1,5 +1,6 @@
 /* ELF module cache: open files once, check build-ids, find debug info. */
 #include "symbolize/module.h"
+#include "symbolize/scopes.h"
 #include "symbolize/arch.h"
 #include "symbolize/debug_cache.h"
 
@@ -233,6 +234,7 @@ static void module_free(struct mt_unwind_module *m)
 	for (size_t i = 0; i < m->frames.cap; i++)
 		if (m->frames.keys[i] != MT_UNWIND_HASH_EMPTY)
 			free((void *)(uintptr_t)m->frames.vals[i]);
+	mt_unwind_scopes_free(m->scopes);
 	mt_unwind_symtab_release(&m->symtab);
 	mt_unwind_hashmap_release(&m->rules);
 	mt_unwind_hashmap_release(&m->frames);

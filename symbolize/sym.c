@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "symbolize/demangle.h"
+#include "symbolize/scopes.h"
 
 /* A growable string for building one entry. */
 struct buf {
@@ -127,61 +128,7 @@ struct chain {
 	Dwarf_Files *files;		/* the CU's file table, for call_file */
 };
 
-/* DIEs that may hold scopes with code, as libdw's scope walk decides. */
-static int may_have_scopes(int tag)
-{
-	switch (tag) {
-	case DW_TAG_compile_unit:
-	case DW_TAG_module:
-	case DW_TAG_lexical_block:
-	case DW_TAG_with_stmt:
-	case DW_TAG_catch_block:
-	case DW_TAG_try_block:
-	case DW_TAG_entry_point:
-	case DW_TAG_inlined_subroutine:
-	case DW_TAG_subprogram:
-	case DW_TAG_namespace:
-	case DW_TAG_class_type:
-	case DW_TAG_structure_type:
-		return 1;
-	}
-	return 0;
-}
-
 #define MAX_PATH 256
-
-/* The concrete scopes holding pc under the CU, outermost first, into path:
- * what dwarf_getscopes and then dwarf_getscopes_die on its innermost scope
- * give, in one pruned descent instead of three walks of the CU (the
- * first symbolisation of each pc was a sixth of a run's time).
- * @return : the count, or -1 when this tree needs libdw's general walk
- *           (imported units, or deeper than MAX_PATH). */
-static int scope_path(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *path)
-{
-	int n = 0;
-	Dwarf_Die parent = *cu, child;
-	while (dwarf_child(&parent, &child) == 0) {
-		int found = 0;
-		do {
-			int tag = dwarf_tag(&child);
-			if (tag == DW_TAG_imported_unit)
-				return -1;
-			if (dwarf_haspc(&child, pc) > 0) {
-				found = 1;
-				break;
-			}
-		} while (dwarf_siblingof(&child, &child) == 0);
-		if (!found)
-			break;
-		if (n == MAX_PATH)
-			return -1;
-		path[n++] = child;
-		if (!may_have_scopes(dwarf_tag(&child)))
-			break;
-		parent = child;
-	}
-	return n;
-}
 
 /* Take one scope, innermost first: an inline instance joins the chain, the
  * function ends it.  @return : 1 once the function is reached. */
@@ -211,10 +158,9 @@ static void get_chain(struct mt_unwind_module *m, uint64_t vaddr, struct chain *
 	if (!cu)
 		return;
 	Dwarf_Die path[MAX_PATH];
-	int n = scope_path(cu, vaddr - bias, path);
+	int n = mt_unwind_scopes_find(&m->scopes, cu, vaddr - bias, path, MAX_PATH);
 	if (n >= 0) {
-		/* innermost first: inline instances up to their function */
-		for (int i = n - 1; i >= 0 && !chain_take(c, &path[i]); i--)
+		for (int i = 0; i < n && !chain_take(c, &path[i]); i++)
 			;
 	} else {
 		Dwarf_Die *scopes;
