@@ -1257,6 +1257,21 @@ static void on_record(struct state *s, const struct mt_perf_item *it)
 	}
 }
 
+/* Start loading the next record of a mapped file (its header, registers
+ * and the top of its stack, where the first frames are) while this one is
+ * unwound: the walk's reads of a dump are otherwise cache misses one after
+ * the other.  1 KiB: 4-6% less CPU on bench/unwind.sh's file than none
+ * (2 KiB and more: less). */
+static void prefetch_next(const struct mt_perf_item *it, const void *map, size_t map_len)
+{
+	if (!map)
+		return;
+	const char *next = (const char *)it->header + it->header->size;
+	const char *end = (const char *)map + map_len;
+	for (size_t k = 0; k < 1024 && next + k < end; k += 64)
+		__builtin_prefetch(next + k);
+}
+
 static void read_event_desc(struct state *s, const uint8_t *p, uint64_t n)
 {
 	uint32_t nr, asz;
@@ -1794,8 +1809,10 @@ int main(int argc, char **argv)
 	}
 	struct mt_perf_item it;
 	while ((rc = mt_perf_reader_next(s.reader, &it)) == 1) {
-		if (it.kind == MT_PERF_ITEM_RECORD)
+		if (it.kind == MT_PERF_ITEM_RECORD) {
+			prefetch_next(&it, map, map_len);
 			on_record(&s, &it);
+		}
 		defer_check(&s);
 		if (s.out_error)
 			break;
