@@ -1,7 +1,16 @@
 #!/bin/bash
-# mt-unwind against perf script on the same perf.data, in one run: a python3
-# workload recorded by `perf record -e cpu-clock --call-graph dwarf` (8 KiB
-# stack dumps).  Reports events/s of
+# mt-unwind against perf script on the same perf.data, in one run, for three
+# CPU profiles recorded by `perf record -e cpu-clock --call-graph dwarf`
+# (8 KiB stack dumps) of a json/re loop:
+#   python3-symbols  a copy of Debian's python3.11 without build-id and
+#                    debuglink, so that no debug info is found for it:
+#                    symbols only (libc's debug info from libc6-dbg)
+#   python3          Debian's python3.11 with its separate debug info (which
+#                    python3.11-dbg installs): full DWARF, compressed, where
+#                    inline expansion and DWARF reading weigh
+#   python3d         Debian's debug build (python3.11-dbg): full DWARF in
+#                    the binary
+# For each, events/s of
 #   perf script             (Debian's perf: DWARF unwinding with libdw, symbols)
 #   mt-unwind               (unwinding, symbols, inline frames, text out),
 #                           without and with its debug cache (inflated copies
@@ -10,17 +19,16 @@
 #   mt-unwind --decode-only (reading and parsing the file, nothing else)
 # and the two target ratios: mt-unwind >= 20x perf script, mt-unwind <= 3x
 # decode-only.  Best of 3 wall-clock runs each (the machine is shared).
-# Env: MT_BENCH_ITERS (python loop count, default 20: ~35k samples, ~280 MB;
-# 8 gives the ~14k samples of the first figures).  More events weigh
-# mt-unwind's fixed start-up (debug info decompression) less against perf
-# script's constant per-sample cost; much larger files no longer stay in
-# the page cache of the test machine, and then every row measures the disk.
+# Env: MT_BENCH_ITERS (python3 loop count, default 20: ~30k samples, ~250
+# MB), MT_BENCH_DBG_ITERS (python3d, default 4: ~30k samples).  More events
+# weigh mt-unwind's fixed start-up less against perf script's constant
+# per-sample cost; much larger files no longer stay in the page cache of the
+# test machine, and then every row measures the disk.
 set -eu
 command -v perf >/dev/null || { echo "bench/unwind.sh: perf not installed: skipped"; exit 0; }
 B=${MT_BUILD:-build}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-py=$(command -v /usr/bin/python3 || command -v python3)
 cat >"$tmp/work.py" <<'PY'
 import json, re, sys
 for k in range(int(sys.argv[1])):
@@ -28,15 +36,10 @@ for k in range(int(sys.argv[1])):
     s = json.dumps(d)
     x = len(re.findall(r'"\d+"', s))
 PY
-perf record -q -e cpu-clock -F 4000 --call-graph dwarf -o "$tmp/p.data" -- \
-	"$py" "$tmp/work.py" "${MT_BENCH_ITERS:-20}" >/dev/null 2>"$tmp/rec.log" ||
-	{ echo "bench/unwind.sh: perf record failed: $(tail -n 1 "$tmp/rec.log")"; exit 1; }
-events=$("$B/bin/mt-unwind" -q "$tmp/p.data" | grep -c -v '^#')
-size=$(du -m "$tmp/p.data" | cut -f1)
 
-best() {	# best NAME RUNS CMD...: best wall time in seconds over RUNS runs
-	name=$1 runs=$2
-	shift 2
+best() {	# best RUNS CMD...: best wall time in microseconds over RUNS runs
+	runs=$1
+	shift
 	b=
 	for _ in $(seq "$runs"); do
 		t0=$(date +%s%N)
@@ -47,28 +50,54 @@ best() {	# best NAME RUNS CMD...: best wall time in seconds over RUNS runs
 	done
 	echo "$b"
 }
-perf_us=$(best perf 3 perf script -i "$tmp/p.data")
-# Without the debug cache every run inflates libc's compressed debug info;
-# with it (after one run has written the copy) none does.
-cold_us=$(best cold 3 "$B/bin/mt-unwind" -q --no-debug-cache "$tmp/p.data")
-"$B/bin/mt-unwind" -q --debug-cache "$tmp/cache" "$tmp/p.data" >/dev/null
-full_us=$(best full 3 "$B/bin/mt-unwind" -q --debug-cache "$tmp/cache" "$tmp/p.data")
-addr_us=$(best addrs 3 "$B/bin/mt-unwind" -q --addrs --no-inline "$tmp/p.data")
-dec_us=$(best decode 3 "$B/bin/mt-unwind" -q --decode-only "$tmp/p.data")
-# The pipeline's own input: the same recording as .mtz (decoding included).
-"$B/bin/mt-encode" -q -o "$tmp/p.mtz" "$tmp/p.data"
-mtz_us=$(best mtz 3 "$B/bin/mt-unwind" -q --debug-cache "$tmp/cache" "$tmp/p.mtz")
 
-row() { awk -v n="$2" -v us="$3" -v e="$events" 'BEGIN { printf "%-34s %8.3f s  %9.0f events/s\n", n, us / 1e6, e / (us / 1e6) }'; }
-echo "file: ${size} MB perf.data, $events events (python3 json/re workload, cpu-clock 4 kHz, --call-graph dwarf)"
-row perf "perf script" "$perf_us"
-row cold "mt-unwind --no-debug-cache" "$cold_us"
-row full "mt-unwind (debug cache filled)" "$full_us"
-row addrs "mt-unwind --addrs --no-inline" "$addr_us"
-row dec "mt-unwind --decode-only" "$dec_us"
-row mtz "mt-unwind on its .mtz ($(du -k "$tmp/p.mtz" | cut -f1) KB)" "$mtz_us"
-awk -v p="$perf_us" -v f="$full_us" -v c="$cold_us" -v d="$dec_us" 'BEGIN {
-	r1 = p / f; r2 = f / d
-	printf "mt-unwind vs perf script: %.1fx the events/s (target >= 20x: %s); without the debug cache %.1fx\n", r1, (r1 >= 20 ? "met" : "NOT met"), p / c
-	printf "mt-unwind vs decode-only: %.2fx the time (target <= 3x: %s); without the debug cache %.2fx\n", r2, (r2 <= 3 ? "met" : "NOT met"), c / d
-}'
+workload() {	# workload NAME INTERPRETER ITERS DESCRIPTION
+	name=$1 py=$2 iters=$3 what=$4
+	if [ ! -x "$py" ]; then
+		echo "bench/unwind.sh: $py not installed (make deps: mk/deps.sh bench): $name skipped"
+		return 0
+	fi
+	data=$tmp/$name.data
+	perf record -q -e cpu-clock -F 4000 --call-graph dwarf -o "$data" -- \
+		"$py" "$tmp/work.py" "$iters" >/dev/null 2>"$tmp/rec.log" ||
+		{ echo "bench/unwind.sh: perf record failed: $(tail -n 1 "$tmp/rec.log")"; exit 1; }
+	events=$("$B/bin/mt-unwind" -q "$data" | grep -c -v '^#')
+	frames=$("$B/bin/mt-unwind" "$data" 2>&1 >/dev/null |
+		sed -n 's/^mt-unwind: \([0-9]*\) frames (\([0-9]*\) inline).*/\1 frames, \2 inline/p')
+	size=$(du -m "$data" | cut -f1)
+	perf_us=$(best 3 perf script -i "$data")
+	# Without the debug cache every run inflates libc's compressed debug
+	# info; with it (after one run has written the copy) none does.
+	cold_us=$(best 3 "$B/bin/mt-unwind" -q --no-debug-cache "$data")
+	"$B/bin/mt-unwind" -q --debug-cache "$tmp/cache" "$data" >/dev/null
+	full_us=$(best 3 "$B/bin/mt-unwind" -q --debug-cache "$tmp/cache" "$data")
+	addr_us=$(best 3 "$B/bin/mt-unwind" -q --addrs --no-inline "$data")
+	dec_us=$(best 3 "$B/bin/mt-unwind" -q --decode-only "$data")
+	# The pipeline's own input: the same recording as .mtz (decoding included).
+	"$B/bin/mt-encode" -q -o "$tmp/$name.mtz" "$data"
+	mtz_us=$(best 3 "$B/bin/mt-unwind" -q --debug-cache "$tmp/cache" "$tmp/$name.mtz")
+
+	row() { awk -v n="$2" -v us="$3" -v e="$events" 'BEGIN { printf "%-34s %8.3f s  %9.0f events/s\n", n, us / 1e6, e / (us / 1e6) }'; }
+	echo
+	echo "$name: ${size} MB perf.data, $events events, $frames ($what, cpu-clock 4 kHz, --call-graph dwarf)"
+	row perf "perf script" "$perf_us"
+	row cold "mt-unwind --no-debug-cache" "$cold_us"
+	row full "mt-unwind (debug cache filled)" "$full_us"
+	row addrs "mt-unwind --addrs --no-inline" "$addr_us"
+	row dec "mt-unwind --decode-only" "$dec_us"
+	row mtz "mt-unwind on its .mtz ($(du -k "$tmp/$name.mtz" | cut -f1) KB)" "$mtz_us"
+	awk -v p="$perf_us" -v f="$full_us" -v c="$cold_us" -v d="$dec_us" 'BEGIN {
+		r1 = p / f; r2 = f / d
+		printf "mt-unwind vs perf script: %.1fx the events/s (target >= 20x: %s); without the debug cache %.1fx\n", r1, (r1 >= 20 ? "met" : "NOT met"), p / c
+		printf "mt-unwind vs decode-only: %.2fx the time (target <= 3x: %s); without the debug cache %.2fx\n", r2, (r2 <= 3 ? "met" : "NOT met"), c / d
+	}'
+}
+
+# The stand-in finds its library by the prefix compiled in (/usr).
+cp /usr/bin/python3.11 "$tmp/python3-symbols"
+objcopy --remove-section=.note.gnu.build-id --remove-section=.gnu_debuglink "$tmp/python3-symbols"
+
+echo "tree at $(git -C "${MT_SRC:-.}" rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+workload python3-symbols "$tmp/python3-symbols" "${MT_BENCH_ITERS:-20}" "python3.11 without debug info"
+workload python3 /usr/bin/python3.11 "${MT_BENCH_ITERS:-20}" "Debian's python3.11 with its debug info"
+workload python3d /usr/bin/python3.11d "${MT_BENCH_DBG_ITERS:-4}" "Debian's python3.11d, full DWARF"

@@ -3,14 +3,15 @@
 #   mk/deps.sh          install what is missing (root), or print the apt command
 #   mk/deps.sh --check  exit 0 when everything is present, 1 otherwise (prints nothing)
 #   mk/deps.sh browser  also the browser-test packages (chromium, playwright-core)
-#   mk/deps.sh bench    also the benchmarks' peers (jemalloc, heaptrack)
+#   mk/deps.sh bench    also the benchmarks' peers and data (jemalloc, heaptrack,
+#                       debug info for libc and a python3 built with it)
 # Package names are Debian's; libperf is built from linux-source-6.1 by mk/libperf.sh.
 set -eu
 
 PACKAGES="build-essential libdw-dev libelf-dev libzstd-dev libcriterion-dev linux-perf
 pkg-config xz-utils zstd python3 linux-source-6.1"
 BROWSER_PACKAGES="chromium"
-BENCH_PACKAGES="libjemalloc2 heaptrack"
+BENCH_PACKAGES="libjemalloc2 heaptrack libc6-dbg python3.11-dbg"
 
 missing_packages() {
 	for p in $1; do
