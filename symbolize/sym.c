@@ -145,7 +145,10 @@ static int chain_take(struct chain *c, Dwarf_Die *scope)
 	return 0;
 }
 
-static void get_chain(struct mt_unwind_module *m, uint64_t vaddr, struct chain *c)
+/* files: also the CU's file table (call sites, for --srcline): in libdw
+ * 0.188 that reads and sorts the CU's whole line table, a fifth of a run's
+ * symbolising time on python3 with its debug info. */
+static void get_chain(struct mt_unwind_module *m, uint64_t vaddr, struct chain *c, int files)
 {
 	c->n = 0;
 	c->have_func = 0;
@@ -180,7 +183,7 @@ static void get_chain(struct mt_unwind_module *m, uint64_t vaddr, struct chain *
 		free(scopes);
 	}
 	size_t nfiles;
-	if (dwarf_getsrcfiles(cu, &c->files, &nfiles) != 0)
+	if (files && dwarf_getsrcfiles(cu, &c->files, &nfiles) != 0)
 		c->files = NULL;
 }
 
@@ -207,7 +210,7 @@ static struct mt_unwind_sym *format(struct mt_unwind_module *m, uint64_t vaddr,
 	mt_unwind_module_symbols_ready(m);
 
 	if (!o->no_inline || o->srcline)
-		get_chain(m, vaddr, &c);
+		get_chain(m, vaddr, &c, o->srcline);
 	int ninl = o->no_inline ? 0 : c.n;
 
 	const char *leaf_file = NULL;
