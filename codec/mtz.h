@@ -12,7 +12,11 @@
  *
  * A damaged or truncated frame loses that frame only: the reader reports it
  * (offset, frame number, cause) through its warning callback, counts it, and
- * continues at the next frame.
+ * continues at the next frame.  The reader hands a frame's records out in
+ * pieces while it rebuilds the rest, after the frame's checksum held; so
+ * when an entry then fails to decode (a file written wrongly or on purpose),
+ * the records handed out before it stay out and the rest of the frame is
+ * reported lost.
  *
  * Errors: functions return 0 (or a count) on success and a negative MTZ_E*
  * code on failure; mtz_strerror() names the code, and the object's _error()
@@ -138,7 +142,8 @@ typedef void (*mtz_warn_fn)(void *ctx, const char *msg);
 void mtz_reader_set_warn(struct mtz_reader *r, mtz_warn_fn fn, void *ctx);
 
 /* Frames are read ahead and decoded by worker threads (default 2, at most
- * 8); 0 decodes in the caller's thread.  Set before the first read.  The
+ * 8), each frame handed out in pieces while it is decoded; 0 decodes in the
+ * caller's thread, a whole frame before handing it out.  Set before the first read.  The
  * output and the messages are the same whatever the count. */
 void mtz_reader_set_threads(struct mtz_reader *r, int threads);
 
@@ -160,8 +165,9 @@ int mtz_reader_seek(struct mtz_reader *r, uint64_t orig, uint64_t *start);
  *           failure of the underlying input; mtz_reader_error says more. */
 ssize_t mtz_reader_read(void *ctx, void *buf, size_t len);
 
-/* Same without a copy: *data points at the next decoded bytes (the rest of
- * the current frame), valid until the next call on r.
+/* Same without a copy: *data points at the next decoded bytes (part of the
+ * current frame: a piece of about 256 KiB while a worker rebuilds the rest,
+ * else up to the frame's end), valid until the next call on r.
  * @return : as mtz_reader_read. */
 ssize_t mtz_reader_chunk(struct mtz_reader *r, const void **data);
 

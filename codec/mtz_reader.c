@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -18,6 +19,27 @@
 #include "codec/mtz_hash.h"
 
 #define MAX_JOBS 9
+
+/* A worker hands its frame's decoded records out in pieces of about this
+ * size while it rebuilds the rest, so that writing them overlaps decoding
+ * (a one-frame stream was decoded whole, then written) and reads bytes
+ * recently written. */
+#define HANDOUT_STEP (256u << 10)
+#define HANDOUT_ALIGN (64u << 10)
+
+/* Fresh frame buffers are populated this far ahead of the decoder, in one
+ * system call per step instead of a page fault per page (about 40% cheaper
+ * here); a buffer reused for a later frame is populated already. */
+#define POPULATE_STEP (1u << 20)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23		/* Linux 5.14 */
+#endif
+
+/* How much of a buffer has been populated (buf: its data then). */
+struct populated {
+	const uint8_t *buf;
+	size_t len;
+};
 
 /* A frame read ahead, decoded by a worker, handed out in order; or the end
  * (with a last damage message), or a fatal error. */
@@ -38,6 +60,19 @@ struct fjob {
 	uint64_t records, samples;
 	pthread_t thread;
 	int running;
+	/* handing out while decoding: the first `ready` bytes of out are final
+	 * records; `finished` once the worker is done (cause, fatal set) */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	size_t ready;
+	int finished, waiting;
+	size_t handed;			/* bytes the consumer took (its own) */
+	/* populating out: [pop_next, pop_end) of pop_at is left to do (under
+	 * mu); the worker and a waiting consumer take steps of it */
+	const uint8_t *pop_at;
+	size_t pop_next, pop_end;
+	size_t pop_seen;		/* the worker's last look at pop_next */
+	struct populated raw_pop, out_pop;	/* the worker's, across frames */
 };
 
 struct mtz_reader {
@@ -54,8 +89,9 @@ struct mtz_reader {
 	struct fjob jobs[MAX_JOBS];
 	unsigned njobs, head, queued;
 	int threads;
-	struct fjob *cur;
-	size_t out_pos;
+	struct fjob *cur;		/* the frame being handed out */
+	const uint8_t *pend_at;		/* bytes of it given to mtz_reader_chunk */
+	size_t pend;			/* but not yet copied by mtz_reader_read */
 	int read_end;			/* the end job was made */
 	uint32_t next_frame;		/* number the next frame should carry */
 	uint64_t next_orig;		/* original offset it should start at */
@@ -158,6 +194,10 @@ int mtz_reader_new(struct mtz_reader **out, mt_perf_read_fn read, void *ctx,
 	*out = NULL;
 	if (!r)
 		return MTZ_ENOMEM;
+	for (unsigned i = 0; i < MAX_JOBS; i++) {
+		pthread_mutex_init(&r->jobs[i].mu, NULL);
+		pthread_cond_init(&r->jobs[i].cv, NULL);
+	}
 	r->read = read;
 	r->read_ctx = ctx;
 	r->fd = -1;
@@ -253,6 +293,8 @@ void mtz_reader_free(struct mtz_reader *r)
 		mtz_buf_release(&j->out);
 		ZSTD_freeDCtx(j->dctx);
 		mtz_delta_dec_free(j->dec);
+		pthread_mutex_destroy(&j->mu);
+		pthread_cond_destroy(&j->cv);
 	}
 	free(r->name);
 	free(r);
@@ -328,8 +370,109 @@ void mtz_reader_stats(const struct mtz_reader *r, struct mtz_stats *st)
 	}
 }
 
-/* Decodes a frame's entries into r->out.  @return : 0 or a code, with *where
- * the offset of the failing entry in the ops section. */
+/* Makes the first n bytes of out final: the consumer may take them. */
+static void job_publish(struct fjob *j, size_t n)
+{
+	pthread_mutex_lock(&j->mu);
+	j->ready = n;
+	if (j->waiting)
+		pthread_cond_signal(&j->cv);
+	pthread_mutex_unlock(&j->mu);
+}
+
+/* Populates the pages of buf's bytes [from, to) for writing (the page
+ * holding byte `to` is left to the next call).  An optimisation only: a
+ * kernel without MADV_POPULATE_WRITE faults the pages in as they are
+ * written. */
+static void populate(const uint8_t *buf, size_t from, size_t to)
+{
+	static int unsupported;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	/* the page holding `from` was left out by the step before, whose end
+	 * was rounded down; the one holding buf's start is already present */
+	uintptr_t a = ((uintptr_t)buf + from) & ~(page - 1);
+	uintptr_t b = ((uintptr_t)buf + to) & ~(page - 1);
+	if (b <= a || __atomic_load_n(&unsupported, __ATOMIC_RELAXED))
+		return;
+	if (madvise((void *)a, b - a, MADV_POPULATE_WRITE) && errno == EINVAL)
+		__atomic_store_n(&unsupported, 1, __ATOMIC_RELAXED);
+}
+
+/* Makes sure the first `to` bytes of b (at most its capacity) are
+ * populated, p remembering how far that was done. */
+static void populate_to(struct populated *p, const struct mtz_buf *b, size_t to)
+{
+	if (p->buf != b->data) {	/* a new buffer */
+		p->buf = b->data;
+		p->len = 0;
+	}
+	if (to > b->cap)
+		to = b->cap;
+	if (to <= p->len)
+		return;
+	populate(b->data, p->len, to);
+	p->len = to;
+}
+
+/* Populates the next step of the current frame's output buffer, if any is
+ * left: the worker, ahead of itself, or a consumer waiting for it.  Called
+ * with j->mu held, which it releases while populating.
+ * @return : 1 if it did a step, 0 if none was left. */
+static int populate_step(struct fjob *j)
+{
+	if (!j->pop_at || j->pop_next >= j->pop_end)
+		return 0;
+	const uint8_t *at = j->pop_at;
+	size_t from = j->pop_next;
+	size_t to = from + POPULATE_STEP < j->pop_end ? from + POPULATE_STEP : j->pop_end;
+	j->pop_next = to;
+	pthread_mutex_unlock(&j->mu);
+	populate(at, from, to);
+	pthread_mutex_lock(&j->mu);
+	return 1;
+}
+
+/* Keeps out populated about POPULATE_STEP ahead of its length. */
+static void populate_ahead(struct fjob *j)
+{
+	if (j->out.len + POPULATE_STEP / 2 < j->pop_seen)
+		return;
+	pthread_mutex_lock(&j->mu);
+	if (j->out.len + POPULATE_STEP / 2 >= j->pop_next)
+		populate_step(j);
+	j->pop_seen = j->pop_next;
+	pthread_mutex_unlock(&j->mu);
+}
+
+/* Opens out for populating up to n bytes: the part a former frame did not
+ * populate already. */
+static void populate_open(struct fjob *j, size_t n)
+{
+	if (j->out_pop.buf != j->out.data) {	/* a new buffer */
+		j->out_pop.buf = j->out.data;
+		j->out_pop.len = 0;
+	}
+	pthread_mutex_lock(&j->mu);
+	j->pop_at = j->out.data;
+	j->pop_next = j->out_pop.len;
+	j->pop_end = n < j->out.cap ? n : j->out.cap;
+	j->pop_seen = j->pop_next;
+	pthread_mutex_unlock(&j->mu);
+}
+
+/* Ends populating out (before out.data may move). */
+static void populate_close(struct fjob *j)
+{
+	pthread_mutex_lock(&j->mu);
+	if (j->pop_at && j->pop_next > j->out_pop.len)
+		j->out_pop.len = j->pop_next;
+	j->pop_at = NULL;
+	pthread_mutex_unlock(&j->mu);
+}
+
+/* Decodes a frame's entries into r->out, handing them out as they come.
+ * @return : 0 or a code, with *where the offset of the failing entry in the
+ *           ops section. */
 static int decode_entries(struct fjob *r, const struct mtz_frame_header *h,
 			  const uint32_t *lens, size_t *where)
 {
@@ -348,11 +491,16 @@ static int decode_entries(struct fjob *r, const struct mtz_frame_header *h,
 
 	r->out.len = 0;
 	mtz_delta_dec_reset(r->dec);
-	if (mtz_buf_reserve(&r->out, h->out_size ? h->out_size : 1))
-		return MTZ_ENOMEM;
+	size_t published = 0;
 	size_t *op = &c.pos[MTZ_SEC_OPS];
 	while (*op < c.len[MTZ_SEC_OPS]) {
 		*where = *op;
+		populate_ahead(r);
+		/* never the whole frame: that waits for the checks below */
+		if (r->out.len - published >= HANDOUT_STEP && r->out.len < h->out_size) {
+			published = r->out.len;
+			job_publish(r, published);
+		}
 		uint8_t tag = c.p[MTZ_SEC_OPS][(*op)++];
 		if (tag == MTZ_TAG_PASS || tag == MTZ_TAG_BLOB) {
 			if (c.len[MTZ_SEC_OPS] - *op < 4)
@@ -458,10 +606,9 @@ static int resync(struct mtz_reader *r)
 	return 0;
 }
 
-/* Checks, decompresses and decodes a frame (in a worker thread). */
-static void *job_run(void *arg)
+/* Checks, decompresses and decodes a frame. */
+static void job_decode(struct fjob *j)
 {
-	struct fjob *j = arg;
 	const struct mtz_frame_header *h = &j->h;
 	const uint8_t *payload = j->payload.data;
 	uint32_t lens[MTZ_NSEC];
@@ -471,15 +618,22 @@ static void *job_run(void *arg)
 	j->out.len = 0;
 	if (mtz_hash(payload, h->comp_size) != h->payload_hash) {
 		j->cause = "checksum mismatch";
-		return NULL;
+		return;
 	}
-	if (mtz_buf_reserve(&j->raw, h->raw_size ? h->raw_size : 1)) {
+	/* Room for out_size bytes and one more record (at most 64 KiB), the
+	 * most decode_entries appends before it stops: out.data never moves
+	 * while the consumer reads handed-out bytes. */
+	if (mtz_buf_reserve(&j->raw, h->raw_size ? h->raw_size : 1) ||
+	    mtz_buf_reserve(&j->out, (size_t)h->out_size + 65536)) {
 		j->fatal = MTZ_ENOMEM;
-		return NULL;
+		return;
 	}
+	/* a waiting consumer populates out while this thread does raw */
+	populate_open(j, h->out_size);
+	populate_to(&j->raw_pop, &j->raw, h->raw_size);
 	j->cause = unpack(j, h, payload, lens, j->why, sizeof(j->why));
 	if (j->cause)
-		return NULL;
+		return;
 	int rc = decode_entries(j, h, lens, &where);
 	if (rc == MTZ_ENOMEM) {
 		j->fatal = rc;
@@ -487,6 +641,22 @@ static void *job_run(void *arg)
 		snprintf(j->why, sizeof(j->why), "entry at ops +%zu: %s", where, mtz_strerror(rc));
 		j->cause = j->why;
 	}
+}
+
+/* A worker (or the consumer's thread without workers): decodes the frame,
+ * then hands out the rest of it, or nothing more when it failed. */
+static void *job_run(void *arg)
+{
+	struct fjob *j = arg;
+	job_decode(j);
+	populate_close(j);
+	pthread_mutex_lock(&j->mu);
+	if (!j->cause && !j->fatal)
+		j->ready = j->out.len;
+	j->finished = 1;
+	if (j->waiting)
+		pthread_cond_signal(&j->cv);
+	pthread_mutex_unlock(&j->mu);
 	return NULL;
 }
 
@@ -593,6 +763,9 @@ static void top_up(struct mtz_reader *r)
 			r->read_end = 1;
 			break;
 		}
+		j->ready = 0;
+		j->finished = 0;
+		j->handed = 0;
 		if (!r->threads || pthread_create(&j->thread, NULL, job_run, j))
 			job_run(j);	/* no threads (or none to be had): here */
 		else
@@ -600,61 +773,133 @@ static void top_up(struct mtz_reader *r)
 	}
 }
 
-/* Moves to the next frame that decodes.
+/* Moves to the next frame, which may still be decoding.
  * @return : 1 (r->cur holds it), 0 at the end, or a fatal error code. */
 static int next_frame(struct mtz_reader *r)
 {
 	unsigned slots = (unsigned)r->threads + 1;
-	for (;;) {
-		r->cur = NULL;
-		top_up(r);
-		if (!r->queued)
-			return 0;
-		struct fjob *j = &r->jobs[r->head];
-		r->head = (r->head + 1) % slots;
-		r->queued--;
-		if (j->running) {
-			pthread_join(j->thread, NULL);
-			j->running = 0;
-		}
-		for (char *m = j->pre; *m;) {
-			char *nl = strchr(m, '\n');
-			size_t len = nl ? (size_t)(nl - m) : strlen(m);
-			snprintf(r->err, sizeof(r->err), "%.*s", (int)len, m);
-			r->damage++;
-			if (r->warn)
-				r->warn(r->warn_ctx, r->err);
-			m += len + (nl != NULL);
-		}
-		if (j->kind == JOB_FATAL || j->fatal) {
-			if (j->fatal == MTZ_ENOMEM)
-				snprintf(r->err, sizeof(r->err), "out of memory");
-			return j->fatal;
-		}
-		if (j->kind == JOB_END)
-			return 0;
-		if (j->cause) {
-			r->st.frames_lost++;
-			r->st.bytes_lost += MTZ_FRAME_HEADER_SIZE + (uint64_t)j->h.comp_size;
-			damaged(r, "frame %u at offset %llu: %s; frame skipped (original bytes "
-				"%llu..%llu lost)", j->h.frame_no, (unsigned long long)j->off, j->cause,
-				(unsigned long long)j->h.out_offset,
-				(unsigned long long)(j->h.out_offset + j->h.out_size));
-			continue;
-		}
-		r->st.frames++;
-		r->st.bytes_out += j->out.len;
-		r->st.records += j->records;
-		r->st.samples += j->samples;
-		r->cur = j;
-		r->out_pos = 0;
-		return 1;
+	r->cur = NULL;
+	top_up(r);
+	if (!r->queued)
+		return 0;
+	struct fjob *j = &r->jobs[r->head];
+	r->head = (r->head + 1) % slots;
+	r->queued--;
+	for (char *m = j->pre; *m;) {
+		char *nl = strchr(m, '\n');
+		size_t len = nl ? (size_t)(nl - m) : strlen(m);
+		snprintf(r->err, sizeof(r->err), "%.*s", (int)len, m);
+		r->damage++;
+		if (r->warn)
+			r->warn(r->warn_ctx, r->err);
+		m += len + (nl != NULL);
 	}
+	if (j->kind == JOB_FATAL) {
+		if (j->fatal == MTZ_ENOMEM)
+			snprintf(r->err, sizeof(r->err), "out of memory");
+		return j->fatal;
+	}
+	if (j->kind == JOB_END)
+		return 0;
+	r->cur = j;
+	return 1;
+}
+
+/* The current frame's worker is done and every byte it handed out was taken:
+ * counts the frame, or reports it as damaged.  @return : 0 or a fatal code. */
+static int end_frame(struct mtz_reader *r)
+{
+	struct fjob *j = r->cur;
+	r->cur = NULL;
+	if (j->running) {
+		pthread_join(j->thread, NULL);
+		j->running = 0;
+	}
+	r->st.bytes_out += j->handed;
+	if (j->fatal) {
+		if (j->fatal == MTZ_ENOMEM)
+			snprintf(r->err, sizeof(r->err), "out of memory");
+		return j->fatal;
+	}
+	if (j->cause) {
+		r->st.frames_lost++;
+		r->st.bytes_lost += MTZ_FRAME_HEADER_SIZE + (uint64_t)j->h.comp_size;
+		uint64_t from = j->h.out_offset + j->handed;
+		uint64_t to = j->h.out_offset + j->h.out_size;
+		if (j->handed)
+			damaged(r, "frame %u at offset %llu: %s; rest of the frame skipped "
+				"(original bytes %llu..%llu lost)", j->h.frame_no,
+				(unsigned long long)j->off, j->cause, (unsigned long long)from,
+				(unsigned long long)to);
+		else
+			damaged(r, "frame %u at offset %llu: %s; frame skipped (original bytes "
+				"%llu..%llu lost)", j->h.frame_no, (unsigned long long)j->off,
+				j->cause, (unsigned long long)from, (unsigned long long)to);
+		return 0;
+	}
+	r->st.frames++;
+	r->st.records += j->records;
+	r->st.samples += j->samples;
+	return 0;
+}
+
+/* Where the consumer may take j's bytes up to now: all that is ready once
+ * the worker is done; before, the ready bytes up to a multiple of
+ * HANDOUT_ALIGN in the original stream, so that a writer's pieces end on
+ * page boundaries of the output (a write(2) with a partial page at each end
+ * costs about 17% more here).  Called with j->mu held. */
+static size_t job_takeable(const struct fjob *j)
+{
+	if (j->finished)
+		return j->ready;
+	uint64_t end = (j->h.out_offset + j->ready) & ~(uint64_t)(HANDOUT_ALIGN - 1);
+	return end > j->h.out_offset + j->handed ? (size_t)(end - j->h.out_offset) : j->handed;
+}
+
+/* Waits until the consumer can take more of j or j's worker is done,
+ * populating j's output buffer meanwhile if some is left to do.
+ * @return : the end of what may be taken (j->handed when nothing). */
+static size_t job_wait(struct fjob *j)
+{
+	pthread_mutex_lock(&j->mu);
+	size_t end;
+	while ((end = job_takeable(j)) == j->handed && !j->finished) {
+		if (populate_step(j))	/* rather than idle */
+			continue;
+		j->waiting = 1;
+		pthread_cond_wait(&j->cv, &j->mu);
+		j->waiting = 0;
+	}
+	pthread_mutex_unlock(&j->mu);
+	return end;
 }
 
 ssize_t mtz_reader_chunk(struct mtz_reader *r, const void **data)
 {
-	while (!r->cur || r->out_pos == r->cur->out.len) {
+	for (;;) {
+		if (r->pend) {		/* left over by mtz_reader_read */
+			size_t n = r->pend;
+			*data = r->pend_at;
+			r->pend = 0;
+			return (ssize_t)n;
+		}
+		struct fjob *j = r->cur;
+		if (j) {
+			size_t end = job_wait(j);
+			if (end > j->handed) {
+				*data = j->out.data + j->handed;
+				size_t n = end - j->handed;
+				j->handed = end;
+				return (ssize_t)n;
+			}
+			int rc = end_frame(r);
+			if (rc < 0) {
+				r->done = 1;
+				errno = rc == MTZ_ENOMEM ? ENOMEM : EIO;
+				return -1;
+			}
+			continue;
+		}
 		if (r->done)
 			return 0;
 		int rc = next_frame(r);
@@ -666,26 +911,20 @@ ssize_t mtz_reader_chunk(struct mtz_reader *r, const void **data)
 		if (rc == 0)
 			r->done = 1;
 	}
-	size_t n = r->cur->out.len - r->out_pos;
-	*data = r->cur->out.data + r->out_pos;
-	r->out_pos += n;
-	return (ssize_t)n;
 }
 
 ssize_t mtz_reader_read(void *ctx, void *buf, size_t len)
 {
 	struct mtz_reader *r = ctx;
-	if (!r->cur || r->out_pos == r->cur->out.len) {
-		const void *p;
-		ssize_t n = mtz_reader_chunk(r, &p);
-		if (n <= 0)
-			return n;
-		r->out_pos -= (size_t)n;	/* hand it out below, len at a time */
+	const void *p;
+	ssize_t n = mtz_reader_chunk(r, &p);
+	if (n <= 0)
+		return n;
+	if ((size_t)n > len) {		/* the rest on the next call */
+		r->pend = (size_t)n - len;
+		r->pend_at = (const uint8_t *)p + len;
+		n = (ssize_t)len;
 	}
-	size_t n = r->cur->out.len - r->out_pos;
-	if (n > len)
-		n = len;
-	memcpy(buf, r->cur->out.data + r->out_pos, n);
-	r->out_pos += n;
-	return (ssize_t)n;
+	memcpy(buf, p, (size_t)n);
+	return n;
 }

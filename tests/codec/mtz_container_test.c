@@ -488,3 +488,103 @@ Test(mtz_container, seek_resumes_at_the_frame_holding_an_offset)
 	free(in.p);
 	free(z.p);
 }
+
+/* A frame whose checksum holds but whose entry k is bad (a file written
+ * wrong, or on purpose): the reader hands a frame's records out while it
+ * rebuilds the rest, so the records before the last handout before entry k
+ * come out, the rest of the frame is reported lost, and reading goes on. */
+static struct mem with_bad_entry(const struct mem *z, double where, size_t *entry_at)
+{
+	size_t offs[2];
+	struct mtz_frame_header hs[2];
+	cr_assert_eq(frames_of(z, offs, hs, 2), 1, "one frame wanted");
+	const uint8_t *pl = z->p + offs[0] + MTZ_FRAME_HEADER_SIZE;
+	uint8_t *sec[MTZ_NSEC];
+	size_t len[MTZ_NSEC], in = 8 * MTZ_NSEC;
+	for (int i = 0; i < MTZ_NSEC; i++) {
+		len[i] = mtz_ld32(pl + 8 * i);
+		size_t zl = mtz_ld32(pl + 8 * i + 4);
+		sec[i] = malloc(len[i] + 1);
+		if (len[i])
+			cr_assert_eq(ZSTD_decompress(sec[i], len[i], pl + in, zl), len[i]);
+		in += zl;
+	}
+	/* walk the ops section to the entry `where` of the way through */
+	size_t n = 0, pos = 0, target = 0;
+	while (pos < len[MTZ_SEC_OPS]) {
+		n++;
+		pos += 1 + (sec[MTZ_SEC_OPS][pos] == MTZ_TAG_SAMPLE ? MTZ_SAMPLE_OPS : 4);
+	}
+	cr_assert_eq(pos, len[MTZ_SEC_OPS]);
+	for (size_t k = 0, stop = (size_t)((double)n * where); k < stop; k++)
+		target += 1 + (sec[MTZ_SEC_OPS][target] == MTZ_TAG_SAMPLE ? MTZ_SAMPLE_OPS : 4);
+	sec[MTZ_SEC_OPS][target] = 0x7f;	/* no such tag */
+	*entry_at = target;
+	struct mem m = { malloc(z->n + 4096), 0 };
+	memcpy(m.p, z->p, MTZ_FILE_HEADER_SIZE);
+	uint8_t *np = m.p + MTZ_FILE_HEADER_SIZE + MTZ_FRAME_HEADER_SIZE;
+	size_t out = 8 * MTZ_NSEC;
+	for (int i = 0; i < MTZ_NSEC; i++) {
+		size_t zl = 0;
+		if (len[i]) {
+			zl = ZSTD_compress(np + out, z->n + 4096 - out - 200, sec[i], len[i], 1);
+			cr_assert(!ZSTD_isError(zl));
+		}
+		mtz_st32(np + 8 * i, (uint32_t)len[i]);
+		mtz_st32(np + 8 * i + 4, (uint32_t)zl);
+		out += zl;
+		free(sec[i]);
+	}
+	struct mtz_frame_header h = hs[0];
+	h.comp_size = (uint32_t)out;
+	h.payload_hash = mtz_hash(np, out);
+	mtz_frame_header_pack(m.p + MTZ_FILE_HEADER_SIZE, &h);
+	m.n = MTZ_FILE_HEADER_SIZE + MTZ_FRAME_HEADER_SIZE + out;
+	/* the original end marker */
+	memcpy(m.p + m.n, z->p + z->n - MTZ_FRAME_HEADER_SIZE, MTZ_FRAME_HEADER_SIZE);
+	m.n += MTZ_FRAME_HEADER_SIZE;
+	return m;
+}
+
+Test(mtz_container, bad_entry_under_a_valid_checksum_loses_the_rest_of_its_frame)
+{
+	struct mem in = make_stream(800);	/* ~1.8 MB: several handouts */
+	struct mtz_stats st;
+	struct mem z = encode(&in, 0, 8u << 20, &st);
+	cr_assert_eq(st.frames, 1);
+	for (int t = 0; t <= 2; t++) {
+		dec_threads = t;
+		size_t at;
+		struct mem bad = with_bad_entry(&z, 0.75, &at);
+		struct decoded d = decode(&bad);
+		cr_assert_eq(d.damage, 1, "%d threads", t);
+		cr_assert_eq(d.warnings, 1);
+		cr_assert_eq(d.st.frames_lost, 1);
+		cr_assert_eq(d.st.frames, 0);
+		/* some records came out, whole, and not past the bad one (3/4 in) */
+		cr_assert_gt(d.out.n, 0);
+		cr_assert_lt(d.out.n, in.n * 3 / 4 + 4096);
+		cr_assert(memcmp(d.out.p, in.p, d.out.n) == 0);
+		cr_assert_eq(d.st.bytes_out, d.out.n);
+		char want[160];
+		snprintf(want, sizeof(want), "frame 0 at offset %d: entry at ops +%zu: ",
+			 MTZ_FILE_HEADER_SIZE, at);
+		cr_assert(strstr(d.last, want), "message '%s' lacks '%s'", d.last, want);
+		snprintf(want, sizeof(want), "rest of the frame skipped (original bytes %zu..%zu lost)",
+			 d.out.n, in.n);
+		cr_assert(strstr(d.last, want), "message '%s' lacks '%s'", d.last, want);
+		free(d.out.p);
+		/* the same entry near the start: nothing was handed out yet */
+		free(bad.p);
+		bad = with_bad_entry(&z, 0.01, &at);
+		d = decode(&bad);
+		cr_assert_eq(d.damage, 1);
+		cr_assert_eq(d.out.n, 0);
+		snprintf(want, sizeof(want), "frame skipped (original bytes 0..%zu lost)", in.n);
+		cr_assert(strstr(d.last, want), "message '%s' lacks '%s'", d.last, want);
+		free(d.out.p);
+		free(bad.p);
+	}
+	dec_threads = 2;
+	free(in.p); free(z.p);
+}
