@@ -140,7 +140,8 @@ static int cmp_range(const void *a, const void *b)
  * its start. */
 static int link(struct index *x)
 {
-	qsort(x->r, x->n, sizeof(*x->r), cmp_range);
+	if (x->n)	/* qsort(NULL, 0) is undefined */
+		qsort(x->r, x->n, sizeof(*x->r), cmp_range);
 	int32_t *open = malloc((x->n ? x->n : 1) * sizeof(*open));
 	if (!open)
 		return -1;
