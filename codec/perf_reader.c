@@ -29,6 +29,7 @@ enum state {
 
 struct mt_perf_reader {
 	mt_perf_read_fn read;
+	mt_perf_chunk_fn chunk;	/* instead of read: bytes lent, not copied */
 	void *ctx;
 	int fd;			/* -1 when reading through a function */
 	int own_fd;
@@ -37,13 +38,15 @@ struct mt_perf_reader {
 	char *name;
 	enum mt_perf_format format;
 
-	uint8_t *buf;		/* own (BUF_CAP bytes), or into map */
+	uint8_t *buf;		/* own (BUF_CAP bytes), or into map or a chunk */
 	size_t lo, hi;		/* unread bytes are buf[lo..hi) */
 	uint8_t *own;		/* malloc'ed: the buffer, or a record's aligned copy */
 	void *map;		/* a regular file mapped whole, else NULL */
 	size_t map_len;
 	uint64_t pos;		/* input offset of buf[lo] */
 	int eof;
+	const uint8_t *chunk_rest;	/* a lent chunk's bytes not yet in buf */
+	size_t chunk_left;
 
 	uint64_t header_size;	/* pipe header or file header */
 	uint64_t data_offset, data_end;	/* file mode */
@@ -134,10 +137,77 @@ static void map_file(struct mt_perf_reader *r, uint64_t size)
 	r->eof = 1;
 }
 
+static int read_failed(struct mt_perf_reader *r)
+{
+	return fatal(r, MT_PERF_EIO, "read failed at offset %llu: %s",
+		     (unsigned long long)(r->pos + (r->hi - r->lo)), strerror(errno));
+}
+
+/* fill() from lent chunks: buf is the chunk itself while whole records lie
+ * in it; only a record cut by a chunk's end is put together in own. */
+static int fill_chunks(struct mt_perf_reader *r, size_t need)
+{
+	while (r->hi - r->lo < need && !r->eof) {
+		if (r->lo == r->hi && !r->chunk_left) {
+			const void *p;
+			ssize_t n = r->chunk(r->ctx, &p);
+			if (n < 0) {
+				if (errno == EINTR)
+					continue;
+				return read_failed(r);
+			}
+			if (n == 0) {
+				r->eof = 1;
+				break;
+			}
+			r->chunk_rest = p;
+			r->chunk_left = (size_t)n;
+		}
+		if (r->lo == r->hi) {	/* lend on: no copy */
+			r->buf = (uint8_t *)r->chunk_rest;
+			r->lo = 0;
+			r->hi = r->chunk_left;
+			r->chunk_left = 0;
+			continue;
+		}
+		if (r->buf != r->own || BUF_CAP - r->lo < need) {
+			memmove(r->own, r->buf + r->lo, r->hi - r->lo);
+			r->hi -= r->lo;
+			r->lo = 0;
+			r->buf = r->own;
+		}
+		if (!r->chunk_left) {
+			const void *p;
+			ssize_t n = r->chunk(r->ctx, &p);
+			if (n < 0) {
+				if (errno == EINTR)
+					continue;
+				return read_failed(r);
+			}
+			if (n == 0) {
+				r->eof = 1;
+				break;
+			}
+			r->chunk_rest = p;
+			r->chunk_left = (size_t)n;
+		}
+		size_t k = need - (r->hi - r->lo);
+		if (k > r->chunk_left)
+			k = r->chunk_left;
+		memcpy(r->own + r->hi, r->chunk_rest, k);
+		r->hi += k;
+		r->chunk_rest += k;
+		r->chunk_left -= k;
+	}
+	return 0;
+}
+
 /* Make at least need bytes (need <= BUF_CAP) available at buf[lo], fewer only
  * at the end of input.  @return : 0 or MT_PERF_EIO. */
 static int fill(struct mt_perf_reader *r, size_t need)
 {
+	if (r->chunk)
+		return fill_chunks(r, need);
 	while (r->hi - r->lo < need && !r->eof) {
 		ssize_t n;
 
@@ -150,9 +220,7 @@ static int fill(struct mt_perf_reader *r, size_t need)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return fatal(r, MT_PERF_EIO, "read failed at offset %llu: %s",
-				     (unsigned long long)(r->pos + (r->hi - r->lo)),
-				     strerror(errno));
+			return read_failed(r);
 		}
 		if (n == 0)
 			r->eof = 1;
@@ -695,8 +763,8 @@ static int reader_start(struct mt_perf_reader *r)
 	return file_open(r);
 }
 
-static int reader_init(struct mt_perf_reader **out, mt_perf_read_fn read, void *ctx,
-		       int fd, int own_fd, const char *name)
+static int reader_init(struct mt_perf_reader **out, mt_perf_read_fn read,
+		       mt_perf_chunk_fn chunk, void *ctx, int fd, int own_fd, const char *name)
 {
 	struct mt_perf_reader *r;
 	int err;
@@ -725,6 +793,7 @@ static int reader_init(struct mt_perf_reader **out, mt_perf_read_fn read, void *
 			map_file(r, (uint64_t)st.st_size);
 	} else {
 		r->read = read;
+		r->chunk = chunk;
 		r->ctx = ctx;
 	}
 	r->state = ST_START;
@@ -743,7 +812,7 @@ int mt_perf_reader_open(struct mt_perf_reader **out, const char *path)
 	int fd;
 
 	if (!strcmp(path, "-"))
-		return reader_init(out, NULL, NULL, 0, 0, "-");
+		return reader_init(out, NULL, NULL, NULL, 0, 0, "-");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
@@ -753,18 +822,24 @@ int mt_perf_reader_open(struct mt_perf_reader **out, const char *path)
 		errno = e;
 		return MT_PERF_EIO;
 	}
-	return reader_init(out, NULL, NULL, fd, 1, path);
+	return reader_init(out, NULL, NULL, NULL, fd, 1, path);
 }
 
 int mt_perf_reader_fdopen(struct mt_perf_reader **out, int fd, const char *name)
 {
-	return reader_init(out, NULL, NULL, fd, 0, name);
+	return reader_init(out, NULL, NULL, NULL, fd, 0, name);
 }
 
 int mt_perf_reader_new(struct mt_perf_reader **out, mt_perf_read_fn read, void *ctx,
 		       const char *name)
 {
-	return reader_init(out, read, ctx, -1, 0, name);
+	return reader_init(out, read, NULL, ctx, -1, 0, name);
+}
+
+int mt_perf_reader_new_chunked(struct mt_perf_reader **out, mt_perf_chunk_fn chunk, void *ctx,
+			       const char *name)
+{
+	return reader_init(out, NULL, chunk, ctx, -1, 0, name);
 }
 
 void mt_perf_reader_free(struct mt_perf_reader *r)
@@ -903,7 +978,7 @@ static int next_record(struct mt_perf_reader *r, struct mt_perf_item *item)
 			     mt_perf_record_name(hb.type), avail(r), hb.size);
 	h = (const struct perf_event_header *)(r->buf + r->lo);
 	/* Records hold u64s: keep them 8-aligned in the buffer for callers. */
-	if ((uintptr_t)h % 8 && r->map) {
+	if ((uintptr_t)h % 8 && r->buf != r->own) {	/* the mapping, a lent chunk */
 		memcpy(r->own, h, hb.size);	/* hb.size < BUF_CAP */
 		h = (const struct perf_event_header *)r->own;
 	} else if ((uintptr_t)h % 8) {

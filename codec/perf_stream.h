@@ -47,6 +47,11 @@ const char *mt_perf_strerror(int err);
  * input) or -1 with errno set.  Lets a reader sit on a decoder (.mtz). */
 typedef ssize_t (*mt_perf_read_fn)(void *ctx, void *buf, size_t len);
 
+/* Functions that lend bytes: *data points at the next count bytes, which
+ * stay valid until the next call; 0 at end of input, or -1 with errno set.
+ * The reader then copies nothing but records cut by a chunk's end. */
+typedef ssize_t (*mt_perf_chunk_fn)(void *ctx, const void **data);
+
 struct mt_perf_reader;
 
 enum mt_perf_format { MT_PERF_PIPE, MT_PERF_FILE };
@@ -83,6 +88,10 @@ int mt_perf_reader_fdopen(struct mt_perf_reader **out, int fd, const char *name)
 /* Same on a read function; ctx must stay valid while the reader lives. */
 int mt_perf_reader_new(struct mt_perf_reader **out, mt_perf_read_fn read,
 		       void *ctx, const char *name);
+
+/* Same on a chunk function (a decoder's output buffers, read in place). */
+int mt_perf_reader_new_chunked(struct mt_perf_reader **out, mt_perf_chunk_fn chunk,
+			       void *ctx, const char *name);
 
 /* Accepts NULL. */
 void mt_perf_reader_free(struct mt_perf_reader *r);

@@ -327,6 +327,87 @@ Test(perf_roundtrip, chunked_reads)
 	pt_stream_free(&st);
 }
 
+/* Lent chunks (mt_perf_reader_new_chunked): each chunk in a buffer of its
+ * own, freed at the next call, so that a pointer kept into an old chunk is a
+ * use after free (ASan) and a wrong byte. */
+struct lender {
+	const uint8_t *data;
+	size_t len, pos, chunk;
+	uint8_t *lent;
+};
+
+static ssize_t lend(void *ctx, const void **out)
+{
+	struct lender *l = ctx;
+	size_t n = l->len - l->pos;
+
+	free(l->lent);
+	l->lent = NULL;
+	if (n > l->chunk)
+		n = l->chunk;
+	if (n == 0)
+		return 0;
+	/* one byte more than needed: chunks start at odd addresses too */
+	l->lent = malloc(n + 1);
+	cr_assert_not_null(l->lent);
+	memcpy(l->lent + (l->pos & 1), l->data + l->pos, n);
+	*out = l->lent + (l->pos & 1);
+	l->pos += n;
+	return (ssize_t)n;
+}
+
+static void same_through_lent_chunks(const uint8_t *data, size_t len, const struct item_list *ref,
+				     size_t chunk)
+{
+	struct lender l = { .data = data, .len = len, .chunk = chunk };
+	struct mt_perf_reader *r;
+	struct item_list got;
+
+	cr_assert_eq(mt_perf_reader_new_chunked(&r, lend, &l, "lent"), 0, "%s",
+		     mt_perf_reader_error(NULL));
+	collect(r, &got);
+	same_records(ref, &got);
+	list_free(&got);
+	mt_perf_reader_free(r);
+	free(l.lent);
+}
+
+Test(perf_roundtrip, lent_chunks)
+{
+	static const size_t chunks[] = { 1, 3, 8, 13, 4097, 65537, SIZE_MAX };
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	struct pt_stream st;
+	struct mt_perf_reader *r;
+	struct item_list ref;
+	struct pt_mem m;
+	uint8_t *data;
+	size_t len, i;
+
+	pt_stream_build(&st);
+	cr_assert_eq(pt_mem_reader(&r, &m, st.data, st.len, 0), 0);
+	collect(r, &ref);
+	mt_perf_reader_free(r);
+	for (i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++)
+		same_through_lent_chunks(st.data, st.len, &ref, chunks[i]);
+	list_free(&ref);
+	pt_stream_free(&st);
+
+	/* A real recording: 1 KiB stack dumps, records cut by most chunk ends. */
+	pt_tmpdir(dir, sizeof(dir));
+	pt_perf_record(dir, "-e cpu-clock -F 999 --call-graph dwarf,1024", 1, "p.data");
+	snprintf(path, sizeof(path), "%s/p.data", dir);
+	data = pt_slurp(path, &len);
+	cr_assert_eq(pt_mem_reader(&r, &m, data, len, 0), 0);
+	collect(r, &ref);
+	mt_perf_reader_free(r);
+	cr_assert_gt(ref.n, 10, "only %zu items", ref.n);
+	same_through_lent_chunks(data, len, &ref, 777);
+	same_through_lent_chunks(data, len, &ref, 8191);
+	list_free(&ref);
+	free(data);
+	pt_tmpdir_remove(dir);
+}
+
 /* A perf.data file read by path (seekable, pread), through a read function
  * in small chunks and through a real pipe (non-seekable: the bytes before
  * the data section are kept) gives the same items and attrs. */
