@@ -1515,13 +1515,14 @@ struct head {
 	size_t n;
 };
 
-static ssize_t head_read(void *ctx, void *buf, size_t len)
+/* The decoder's buffers, lent to the perf reader (no copy of the stream). */
+static ssize_t head_chunk(void *ctx, const void **data)
 {
 	struct head *h = ctx;
-	ssize_t k = mtz_reader_read(h->mtz, buf, len);
+	ssize_t k = mtz_reader_chunk(h->mtz, data);
 	if (k > 0 && h->n < sizeof(h->bytes)) {
 		size_t c = sizeof(h->bytes) - h->n < (size_t)k ? sizeof(h->bytes) - h->n : (size_t)k;
-		memcpy(h->bytes + h->n, buf, c);
+		memcpy(h->bytes + h->n, *data, c);
 		h->n += c;
 	}
 	return k;
@@ -1743,7 +1744,7 @@ int main(int argc, char **argv)
 		}
 		mtz_reader_set_warn(s.mtz, mtz_warn, NULL);
 		head.mtz = s.mtz;
-		rc = mt_perf_reader_new(&s.reader, head_read, &head, name);
+		rc = mt_perf_reader_new_chunked(&s.reader, head_chunk, &head, name);
 	} else if (fd != 0 && lseek(fd, 0, SEEK_SET) == 0) {
 		/* A regular file: the reader maps it (no copy through read). */
 		rc = mt_perf_reader_fdopen(&s.reader, fd, name);
