@@ -89,6 +89,15 @@ static void group_fill(struct mt_fold_group *g, const struct group_acc *a,
 {
 	const struct mt_fold_totals *t = &g->totals;
 	int has = t->lines > 0;
+	/* A thread under the sampler (it reported totals) that no sample point
+	 * fell on has an estimate of 0 with an error, not an exact 0: its
+	 * interval is [0, the weight of about 3.7 points]. */
+	struct group_acc sampled = *a;
+	if (has) {
+		for (int m = 0; m < MT_FOLD_NMETRICS; m++)
+			sampled.est[m].sampled = 1;
+		a = &sampled;
+	}
 	check_set(&g->check[MT_FOLD_CHECK_BYTES], &a->est[MT_FOLD_ALLOC_BYTES], opt->conf,
 		  wfb[MT_FOLD_ALLOC_BYTES], has, (int64_t)t->alloc_bytes);
 	check_set(&g->check[MT_FOLD_CHECK_OBJECTS], &a->est[MT_FOLD_ALLOC_OBJECTS], opt->conf,

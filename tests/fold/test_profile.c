@@ -211,6 +211,35 @@ Test(profile, totals_checked_against_estimates)
 	mt_fold_profile_free(p);
 }
 
+/* A thread that ran under the sampler but drew no sample point (a short
+ * child process) is estimated at 0 with an interval, [0, Garwood(0) upper
+ * = 3.69 points], which holds its exact 6 KiB: not an exact 0 marked OUT. */
+Test(profile, thread_without_samples_has_an_interval)
+{
+	char text[4096];
+	size_t n = 0;
+	for (int i = 0; i < 20; i++)
+		n += (size_t)sprintf(text + n, "alloc\t1/1\t%d\tt\tsize=64 ptr=0x%x points=1 rate=" R
+				     "\tf end=complete\n", i, 0x1000 + i);
+	sprintf(text + n, "totals\t1/1\t99\tt\tscope=thread alloc_bytes=10485760 allocs=163840 "
+		"frees=0 freed_bytes=0 peak_bytes=10485760\t end=none\n"
+		"totals\t2/2\t99\tsh\tscope=thread alloc_bytes=6071 allocs=80 frees=70 "
+		"freed_bytes=5000 peak_bytes=1952\t end=none\n");
+	struct mt_fold_profile *p = profile_of(text, 0);
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	cr_assert_eq(s->nthreads, 2);
+	const struct mt_fold_check *ck = &s->threads[1].check[MT_FOLD_CHECK_BYTES];
+	cr_assert_str_eq(s->threads[1].comm, "sh");
+	cr_assert_eq(ck->est.value, 0);
+	cr_assert(!ck->est.exact, "an estimate from the sampler, not an exact 0");
+	cr_assert_eq(ck->est.lo, 0);
+	cr_assert_float_eq(ck->est.hi, 3.6889 * 524288, 0.001 * 524288, "hi %g", ck->est.hi);
+	cr_assert(ck->in_interval);
+	cr_assert(s->threads[1].check[MT_FOLD_CHECK_OBJECTS].in_interval);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+}
+
 /* Merging: folding files one after another equals folding their
  * concatenation, for any split of a seeded random event stream. */
 Test(profile, merge_equals_concatenation)
