@@ -143,27 +143,36 @@ static int read_failed(struct mt_perf_reader *r)
 		     (unsigned long long)(r->pos + (r->hi - r->lo)), strerror(errno));
 }
 
+/* Borrow the next chunk into chunk_rest.  @return : 1, 0 at the end of
+ * input (eof set), or MT_PERF_EIO. */
+static int next_chunk(struct mt_perf_reader *r)
+{
+	for (;;) {
+		const void *p;
+		ssize_t n = r->chunk(r->ctx, &p);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return read_failed(r);
+		if (n == 0) {
+			r->eof = 1;
+			return 0;
+		}
+		r->chunk_rest = p;
+		r->chunk_left = (size_t)n;
+		return 1;
+	}
+}
+
 /* fill() from lent chunks: buf is the chunk itself while whole records lie
  * in it; only a record cut by a chunk's end is put together in own. */
 static int fill_chunks(struct mt_perf_reader *r, size_t need)
 {
+	int got;
 	while (r->hi - r->lo < need && !r->eof) {
-		if (r->lo == r->hi && !r->chunk_left) {
-			const void *p;
-			ssize_t n = r->chunk(r->ctx, &p);
-			if (n < 0) {
-				if (errno == EINTR)
-					continue;
-				return read_failed(r);
-			}
-			if (n == 0) {
-				r->eof = 1;
-				break;
-			}
-			r->chunk_rest = p;
-			r->chunk_left = (size_t)n;
-		}
 		if (r->lo == r->hi) {	/* lend on: no copy */
+			if (!r->chunk_left && (got = next_chunk(r)) <= 0)
+				return got;
 			r->buf = (uint8_t *)r->chunk_rest;
 			r->lo = 0;
 			r->hi = r->chunk_left;
@@ -176,21 +185,9 @@ static int fill_chunks(struct mt_perf_reader *r, size_t need)
 			r->lo = 0;
 			r->buf = r->own;
 		}
-		if (!r->chunk_left) {
-			const void *p;
-			ssize_t n = r->chunk(r->ctx, &p);
-			if (n < 0) {
-				if (errno == EINTR)
-					continue;
-				return read_failed(r);
-			}
-			if (n == 0) {
-				r->eof = 1;
-				break;
-			}
-			r->chunk_rest = p;
-			r->chunk_left = (size_t)n;
-		}
+		/* only now: the next call may take the last chunk back */
+		if (!r->chunk_left && (got = next_chunk(r)) <= 0)
+			return got;
 		size_t k = need - (r->hi - r->lo);
 		if (k > r->chunk_left)
 			k = r->chunk_left;
