@@ -182,18 +182,26 @@ Test(profile, recursion_counts_once_in_total)
 	mt_fold_profile_free(p);
 }
 
+/* count sampled 64-byte allocations (one point each) by thread tid
+ * ("pid/tid") named comm at frame, pointers from ptr0.
+ * @return : the bytes written to text. */
+static size_t sampled_allocs(char *text, const char *tid, const char *comm, const char *frame,
+			     int count, unsigned ptr0)
+{
+	size_t n = 0;
+	for (int i = 0; i < count; i++)
+		n += (size_t)sprintf(text + n, "alloc\t%s\t%d\t%s\tsize=64 ptr=0x%x points=1 rate="
+				     R "\t%s end=complete\n", tid, i, comm, ptr0 + i, frame);
+	return n;
+}
+
 Test(profile, totals_checked_against_estimates)
 {
 	/* A thread whose exact 40 MiB lies in the interval of 80 points x 512 KiB
 	 * (Garwood(80) = [63.4, 99.6]) and one whose 1 MiB does not (50 points). */
 	char text[65536];
-	size_t n = 0;
-	for (int i = 0; i < 80; i++)
-		n += (size_t)sprintf(text + n, "alloc\t1/1\t%d\tt\tsize=64 ptr=0x%x points=1 rate=" R
-				     "\tf end=complete\n", i, 0x1000 + i);
-	for (int i = 0; i < 50; i++)
-		n += (size_t)sprintf(text + n, "alloc\t1/2\t%d\tu\tsize=64 ptr=0x%x points=1 rate=" R
-				     "\tg end=complete\n", i, 0x9000 + i);
+	size_t n = sampled_allocs(text, "1/1", "t", "f", 80, 0x1000);
+	n += sampled_allocs(text + n, "1/2", "u", "g", 50, 0x9000);
 	sprintf(text + n, "totals\t1/1\t99\tt\tscope=thread alloc_bytes=41943040 allocs=655360 "
 		"frees=0 freed_bytes=0 peak_bytes=41943040\t end=none\n"
 		"totals\t1/2\t99\tu\tscope=thread alloc_bytes=1048576 allocs=16384 frees=0 "
@@ -217,10 +225,7 @@ Test(profile, totals_checked_against_estimates)
 Test(profile, thread_without_samples_has_an_interval)
 {
 	char text[4096];
-	size_t n = 0;
-	for (int i = 0; i < 20; i++)
-		n += (size_t)sprintf(text + n, "alloc\t1/1\t%d\tt\tsize=64 ptr=0x%x points=1 rate=" R
-				     "\tf end=complete\n", i, 0x1000 + i);
+	size_t n = sampled_allocs(text, "1/1", "t", "f", 20, 0x1000);
 	sprintf(text + n, "totals\t1/1\t99\tt\tscope=thread alloc_bytes=10485760 allocs=163840 "
 		"frees=0 freed_bytes=0 peak_bytes=10485760\t end=none\n"
 		"totals\t2/2\t99\tsh\tscope=thread alloc_bytes=6071 allocs=80 frees=70 "
