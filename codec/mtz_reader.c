@@ -26,6 +26,12 @@
  * recently written. */
 #define HANDOUT_STEP (256u << 10)
 #define HANDOUT_ALIGN (64u << 10)
+/* A worker (the one on the next frame, mostly) waits while this much of its
+ * frame is decoded and not yet taken: the consumer then copies bytes still
+ * in the shared cache rather than a whole frame decoded long before (the
+ * writer's copy is the longest part of writing to a file: 7% less time on a
+ * 208 MB stream of 7 frames). */
+#define AHEAD_MAX (8u << 20)
 
 /* Fresh frame buffers are populated this far ahead of the decoder, in one
  * system call per step instead of a page fault per page (about 40% cheaper
@@ -67,6 +73,11 @@ struct fjob {
 	size_t ready;
 	int finished, waiting;
 	size_t handed;			/* bytes the consumer took (its own) */
+	/* a worker thread waits (held) while it is AHEAD_MAX bytes ahead of
+	 * what the consumer took (taken, under mu), or until it is abandoned */
+	pthread_cond_t cv_ahead;
+	size_t taken;
+	int threaded, held, abandon;
 	/* populating out: [pop_next, pop_end) of pop_at is left to do (under
 	 * mu); the worker and a waiting consumer take steps of it */
 	const uint8_t *pop_at;
@@ -197,6 +208,7 @@ int mtz_reader_new(struct mtz_reader **out, mt_perf_read_fn read, void *ctx,
 	for (unsigned i = 0; i < MAX_JOBS; i++) {
 		pthread_mutex_init(&r->jobs[i].mu, NULL);
 		pthread_cond_init(&r->jobs[i].cv, NULL);
+		pthread_cond_init(&r->jobs[i].cv_ahead, NULL);
 	}
 	r->read = read;
 	r->read_ctx = ctx;
@@ -286,8 +298,13 @@ void mtz_reader_free(struct mtz_reader *r)
 	free(r->buf);
 	for (unsigned i = 0; i < MAX_JOBS; i++) {
 		struct fjob *j = &r->jobs[i];
-		if (j->running)
+		if (j->running) {
+			pthread_mutex_lock(&j->mu);	/* a worker waiting for us */
+			j->abandon = 1;
+			pthread_cond_signal(&j->cv_ahead);
+			pthread_mutex_unlock(&j->mu);
 			pthread_join(j->thread, NULL);
+		}
 		mtz_buf_release(&j->payload);
 		mtz_buf_release(&j->raw);
 		mtz_buf_release(&j->out);
@@ -295,6 +312,7 @@ void mtz_reader_free(struct mtz_reader *r)
 		mtz_delta_dec_free(j->dec);
 		pthread_mutex_destroy(&j->mu);
 		pthread_cond_destroy(&j->cv);
+		pthread_cond_destroy(&j->cv_ahead);
 	}
 	free(r->name);
 	free(r);
@@ -370,13 +388,19 @@ void mtz_reader_stats(const struct mtz_reader *r, struct mtz_stats *st)
 	}
 }
 
-/* Makes the first n bytes of out final: the consumer may take them. */
+/* Makes the first n bytes of out final: the consumer may take them.  A
+ * worker thread then waits while it is too far ahead of the consumer. */
 static void job_publish(struct fjob *j, size_t n)
 {
 	pthread_mutex_lock(&j->mu);
 	j->ready = n;
 	if (j->waiting)
 		pthread_cond_signal(&j->cv);
+	while (j->threaded && !j->abandon && j->ready - j->taken > AHEAD_MAX) {
+		j->held = 1;
+		pthread_cond_wait(&j->cv_ahead, &j->mu);
+		j->held = 0;
+	}
 	pthread_mutex_unlock(&j->mu);
 }
 
@@ -766,10 +790,15 @@ static void top_up(struct mtz_reader *r)
 		j->ready = 0;
 		j->finished = 0;
 		j->handed = 0;
-		if (!r->threads || pthread_create(&j->thread, NULL, job_run, j))
+		j->taken = 0;
+		j->abandon = 0;
+		j->threaded = r->threads > 0;
+		if (!j->threaded || pthread_create(&j->thread, NULL, job_run, j)) {
+			j->threaded = 0;
 			job_run(j);	/* no threads (or none to be had): here */
-		else
+		} else {
 			j->running = 1;
+		}
 	}
 }
 
@@ -870,6 +899,9 @@ static size_t job_wait(struct fjob *j)
 		pthread_cond_wait(&j->cv, &j->mu);
 		j->waiting = 0;
 	}
+	j->taken = end;
+	if (j->held)
+		pthread_cond_signal(&j->cv_ahead);
 	pthread_mutex_unlock(&j->mu);
 	return end;
 }

@@ -588,3 +588,26 @@ Test(mtz_container, bad_entry_under_a_valid_checksum_loses_the_rest_of_its_frame
 	dec_threads = 2;
 	free(in.p); free(z.p);
 }
+
+/* A reader freed after a little reading, with workers decoding ahead and
+ * waiting for the consumer to catch up: no hang, whatever the threads. */
+Test(mtz_container, freed_while_workers_wait_ahead, .timeout = 60)
+{
+	struct mem in = make_stream(9000);	/* ~20 MB: workers run 8 MiB ahead */
+	struct mtz_stats st;
+	struct mem z = encode(&in, 0, 12u << 20, &st);
+	cr_assert_geq(st.frames, 2);
+	for (int t = 0; t <= 2; t++) {
+		int fd = memfd_with(&z);
+		struct mtz_reader *r;
+		cr_assert_eq(mtz_reader_fdopen(&r, fd, "t.mtz"), 0);
+		mtz_reader_set_threads(r, t);
+		static uint8_t buf[4096];
+		cr_assert_eq(mtz_reader_read(r, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+		cr_assert(memcmp(buf, in.p, sizeof(buf)) == 0);
+		usleep(200000);		/* let the workers reach their limit */
+		mtz_reader_free(r);
+		close(fd);
+	}
+	free(in.p); free(z.p);
+}
