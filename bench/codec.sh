@@ -29,13 +29,17 @@ perf probe -q -x "$LIBC" -a "$EV=malloc" >/dev/null 2>"$T/probe.err" ||
 	{ echo "bench/codec.sh: perf probe failed: $(cat "$T/probe.err")" >&2; exit 3; }
 
 # best wall and its user+sys seconds of RUNS runs: best_of OUT CMD...
+# Timed by perf stat, to the millisecond (/usr/bin/time's 10 ms steps were
+# as coarse as a whole decode of the python stream); the shell truncates the
+# output file (the run before's) before the clock starts.
 best_of() {
-	local out=$1 best=
+	local out=$1 best= w u s
 	shift
 	for _ in $(seq "$RUNS"); do
-		/usr/bin/time -f "%e %U %S" -o "$T/time" "$@" > "$out" 2>>"$T/log" ||
+		perf stat -o "$T/time" -- "$@" > "$out" 2>>"$T/log" ||
 			{ echo "bench: '$*' failed" >&2; tail -5 "$T/log" >&2; exit 1; }
-		read -r w u s < "$T/time"
+		read -r w u s < <(awk '/seconds time elapsed/ { w = $1 } /seconds user/ { u = $1 }
+			/seconds sys/ { s = $1 } END { printf "%.3f %s %s\n", w, u, s }' "$T/time")
 		if [ -z "$best" ] || awk -v a="$w" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then
 			best="$w $(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')"
 		fi
