@@ -25,6 +25,7 @@
  * (a one-frame stream was decoded whole, then written) and reads bytes
  * recently written. */
 #define HANDOUT_STEP (256u << 10)
+/* ... ending at multiples of this in the original stream (job_takeable) */
 #define HANDOUT_ALIGN (64u << 10)
 /* A worker (the one on the next frame, mostly) waits while this much of its
  * frame is decoded and not yet taken: the consumer then copies bytes still
