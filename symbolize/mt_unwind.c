@@ -1744,6 +1744,10 @@ int main(int argc, char **argv)
 			status = rc == MTZ_ENOMEM ? EXIT_ENV : EXIT_DATA;
 			goto out;
 		}
+		/* One decoding worker: a second one competes with the writer
+		 * thread for the other core and fills one more 32 MiB frame
+		 * buffer (bench/unwind.sh's .mtz: 131-133 -> 116-124 ms). */
+		mtz_reader_set_threads(s.mtz, 1);
 		mtz_reader_set_warn(s.mtz, mtz_warn, NULL);
 		head.mtz = s.mtz;
 		rc = mt_perf_reader_new_chunked(&s.reader, head_chunk, &head, name);
