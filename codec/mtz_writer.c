@@ -357,6 +357,17 @@ int mtz_writer_item(struct mtz_writer *w, const struct mt_perf_reader *r,
 		return fail(w, MTZ_EFORMAT, "item at offset %llu: too large",
 			    (unsigned long long)item->offset);
 	struct job *j = &w->slots[w->cur];
+	/* The bytes after a perf.data file's records (its feature sections:
+	 * event names, build-ids) start a frame of their own, so that a reader
+	 * wanting them first (mt-unwind) decodes that small frame, not the last
+	 * 32 MiB of samples too.  (Blobs before any record, the headers, do
+	 * not: nothing precedes them.) */
+	if (item->kind == MT_PERF_ITEM_BLOB && j->nitems &&
+	    j->items[j->nitems - 1].tag != MTZ_TAG_BLOB) {
+		if ((rc = submit(w)))
+			return rc;
+		j = &w->slots[w->cur];
+	}
 	if (j->nitems == j->cap) {
 		size_t cap = j->cap ? 2 * j->cap : 1024;
 		struct item *p = realloc(j->items, cap * sizeof(*p));

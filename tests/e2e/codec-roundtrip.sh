@@ -36,6 +36,22 @@ grep -q " 0 fallbacks" <<<"$line" || fail "fallbacks: $line"
 d=$(stat -c %s "$T/t.mtz"); in=$(stat -c %s "$T/threads.data")
 [ $((d * 20)) -lt "$in" ] || fail "$d bytes from $in: under 20x"
 
+# A perf.data file's bytes after its data section (feature sections) start a
+# frame of their own: the frame headers (docs/formats/mtz.md) must hold one
+# whose out_offset is data offset + data size (perf.data header bytes 40-55).
+python3 - "$T/threads.data" "$T/t.mtz" <<'PY' || fail "the feature sections do not start a frame"
+import struct, sys
+data = open(sys.argv[1], 'rb').read(56)
+offset, size = struct.unpack_from('<QQ', data, 40)
+z = open(sys.argv[2], 'rb').read()
+pos, starts = 16, []
+while pos + 48 <= len(z) and z[pos:pos + 4] == b'MTZF':
+    comp, out_offset = struct.unpack_from('<I', z, pos + 8)[0], struct.unpack_from('<Q', z, pos + 24)[0]
+    starts.append(out_offset)
+    pos += 48 + comp
+sys.exit(0 if offset + size in starts and len(starts) >= 2 else 1)
+PY
+
 # mt-decode is mt-encode -d
 "${MT_BUILD}/bin/mt-decode" -q < "$T/t.mtz" | cmp -s - "$T/threads.data" || fail "mt-decode differs"
 # usage, environment and data errors
