@@ -109,8 +109,7 @@ static int open_by_build_id(const struct mt_unwind_modules *ms, const unsigned c
 	char hex[2 * 64 + 1];
 	if (n < 2 || n > 64)
 		return -1;
-	for (int i = 0; i < n; i++)
-		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	mt_unwind_build_id_hex(hex, id, (size_t)n);
 	for (const char *p = list; *p;) {
 		const char *e = strchr(p, ':');
 		size_t len = e ? (size_t)(e - p) : strlen(p);
