@@ -1426,8 +1426,8 @@ static int read_mtz_features(struct state *s, const char *path, const uint8_t hd
 		return 0;	/* a pipe stream: names come with it */
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct mtz_reader *m = NULL;
-	uint8_t *tail = NULL;
-	size_t len = 0, cap = 0;
+	struct mt_unwind_out tail;	/* the original bytes from doff + dsize on */
+	mt_unwind_out_init_mem(&tail);
 	int rc = -1;
 	if (fd < 0 || mtz_reader_fdopen(&m, fd, path) != 0)
 		goto out;
@@ -1442,7 +1442,7 @@ static int read_mtz_features(struct state *s, const char *path, const uint8_t hd
 			goto out;
 		if (k == 0)
 			break;
-		const uint8_t *q = p;
+		const char *q = p;
 		uint64_t n = (uint64_t)k;
 		if (pos < want) {	/* before the feature sections */
 			uint64_t sk = want - pos < n ? want - pos : n;
@@ -1450,29 +1450,24 @@ static int read_mtz_features(struct state *s, const char *path, const uint8_t hd
 			n -= sk;
 			pos += sk;
 		}
-		if (n > ((uint64_t)64 << 20) - len)
+		if (n > ((uint64_t)64 << 20) - tail.len)
 			goto out;
-		if (len + n > cap) {
-			cap = 2 * (len + (size_t)n);
-			uint8_t *t = realloc(tail, cap);
-			if (!t)
-				oom();
-			tail = t;
-		}
-		memcpy(tail + len, q, (size_t)n);
-		len += (size_t)n;
+		mt_unwind_out_add(&tail, q, (size_t)n);
+		if (tail.error)
+			oom();
 		pos += n;
 	}
-	if (len == 0 || mtz_reader_damage(m))
+	if (tail.len == 0 || mtz_reader_damage(m))
 		goto out;
-	struct feat_src src = { .fd = -1, .tail = tail, .tail_off = want, .tail_len = len };
+	struct feat_src src = { .fd = -1, .tail = (const uint8_t *)tail.buf, .tail_off = want,
+				.tail_len = tail.len };
 	read_file_features(s, hdr, &src);
 	rc = 0;
 out:
 	mtz_reader_free(m);
 	if (fd >= 0)
 		close(fd);
-	free(tail);
+	mt_unwind_out_release(&tail);
 	return rc;
 }
 
@@ -1551,13 +1546,6 @@ struct modsum {
 	int quiet;
 };
 
-static void hexid(char *out, const uint8_t *id, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		sprintf(out + 2 * i, "%02x", id[i]);
-	out[2 * n] = '\0';
-}
-
 static void module_summary(struct mt_unwind_module *m, void *arg)
 {
 	struct modsum *ms = arg;
@@ -1566,8 +1554,8 @@ static void module_summary(struct mt_unwind_module *m, void *arg)
 	ms->misses += m->rules.misses + m->frames.misses;
 	if (m->state == MT_UNWIND_MOD_MISMATCH) {
 		char want[41], got[41];
-		hexid(want, m->want_id, m->want_id_len);
-		hexid(got, m->file_id, m->file_id_len);
+		mt_unwind_build_id_hex(want, m->want_id, m->want_id_len);
+		mt_unwind_build_id_hex(got, m->file_id, m->file_id_len);
 		ms->mismatches++;
 		fprintf(stderr, "%s: warning: '%s': build-id mismatch (recorded %s, file has %s): "
 			"its frames are not symbolised and are marked _[x]\n", prog, m->path,
