@@ -2,8 +2,9 @@
  *
  * mt-unwind's main thread reads a regular file through a mapping (see
  * mt_perf_reader_mapping); mapping each page of it on first touch was a fifth
- * of that thread's time.  A prefault thread maps the pages ahead of it
- * (madvise MADV_POPULATE_READ, Linux 5.14+; without it the thread just ends).
+ * of that thread's time.  A prefault thread maps the pages ahead of it by
+ * reading a byte of each (page faults, not madvise: see prefault.c).  Like
+ * the reader, it needs the file not to shrink meanwhile (SIGBUS).
  */
 #ifndef MT_UNWIND_PREFAULT_H
 #define MT_UNWIND_PREFAULT_H
