@@ -22,10 +22,12 @@ UNWIND_LDLIBS := -ldw -lelf -lstdc++ -lpthread
 $(B)/libmtunwind.a: $(UNWIND_OBJS)
 LIBS += $(B)/libmtunwind.a
 
-# mt-unwind reads .mtz through the codec's reader (zstd).
-$(B)/bin/mt-unwind: $(B)/obj/symbolize/mt_unwind.o $(B)/libmtunwind.a $(B)/libmtcodec.a
+# mt-unwind reads .mtz through the codec's reader (zstd).  debuginfod_gate.o
+# defines dlopen for libdw to bind to: an object of its own, not in the library.
+UNWIND_MAIN_OBJS := $(B)/obj/symbolize/mt_unwind.o $(B)/obj/symbolize/debuginfod_gate.o
+$(B)/bin/mt-unwind: $(UNWIND_MAIN_OBJS) $(B)/libmtunwind.a $(B)/libmtcodec.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $(B)/obj/symbolize/mt_unwind.o $(B)/libmtunwind.a \
+	$(CC) $(LDFLAGS) -o $@ $(UNWIND_MAIN_OBJS) $(B)/libmtunwind.a \
 		$(B)/libmtcodec.a $(CODEC_LDLIBS) $(UNWIND_LDLIBS) $(LDLIBS)
 BINS += $(B)/bin/mt-unwind
 

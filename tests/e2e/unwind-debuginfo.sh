@@ -16,6 +16,7 @@ id=$(readelf -n "$tmp/bin/unwind_inline" | awk '/Build ID/ { print $3 }')
 mkdir -p "$tmp/dbg/.build-id/${id:0:2}"
 objcopy --only-keep-debug "$tmp/bin/unwind_inline" "$tmp/dbg/.build-id/${id:0:2}/${id:2}.debug"
 strip --strip-all "$tmp/bin/unwind_inline"
+cp "$tmp/bin/unwind_inline" "$tmp/bin/unwind_inline.stripped"
 [ "$(readelf -n "$tmp/bin/unwind_inline" | awk '/Build ID/ { print $3 }')" = "$id" ] ||
 	{ echo "FAIL strip changed the build-id"; exit 1; }
 
@@ -77,4 +78,23 @@ grep '^sample' "$tmp/mis.txt" | cut -f6 | grep -q '\[unwind_inline+0x[0-9a-f]*\]
 	{ echo "FAIL mismatched frames not marked _[x]"; fail=1; }
 grep -q 'recurse' "$tmp/mis.txt" && { echo "FAIL symbolised from the wrong file"; fail=1; }
 [ $fail -eq 0 ] && echo "ok build-id mismatch reported and marked"
+
+# The stripped binary has no local debug info: libdw asks debuginfod, whose
+# client library (and libcurl behind it) is loaded only when a server is
+# configured (symbolize/debuginfod_gate.c); the port below refuses at once.
+if [ -e /usr/lib/x86_64-linux-gnu/libdebuginfod.so.1 ] || ldconfig -p | grep -q libdebuginfod.so.1; then
+	cp "$tmp/bin/unwind_inline.stripped" "$tmp/bin/unwind_inline"
+	LD_DEBUG=files mt-unwind -q -o /dev/null "$tmp/i.data" 2>"$tmp/ld0.err"
+	DEBUGINFOD_URLS=http://127.0.0.1:9 DEBUGINFOD_CACHE_PATH="$tmp/dcache" \
+		LD_DEBUG=files mt-unwind -q -o /dev/null "$tmp/i.data" 2>"$tmp/ld1.err"
+	if grep -q 'file=libdebuginfod' "$tmp/ld0.err"; then
+		echo "FAIL libdebuginfod loaded with no DEBUGINFOD_URLS"; fail=1
+	elif ! grep -q 'file=libdebuginfod' "$tmp/ld1.err"; then
+		echo "FAIL libdebuginfod not loaded with DEBUGINFOD_URLS set"; fail=1
+	else
+		echo "ok libdebuginfod loaded only when DEBUGINFOD_URLS names a server"
+	fi
+else
+	echo "skip debuginfod gate: libdebuginfod.so.1 not installed"
+fi
 exit $fail
