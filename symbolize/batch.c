@@ -87,12 +87,21 @@ void mt_unwind_batch_write(struct mt_unwind_out *to, struct mt_unwind_batch *b,
 
 /* ---- the writer thread (see batch.h) ------------------------------------ */
 
+/* Up to QUEUED batches wait for the writer: while it is slow (its first
+ * batches load symbols and DWARF, 20-25 ms on python3 with debug info) the
+ * main thread goes on unwinding instead of waiting, and the writer catches
+ * up later.  Written batches come back as spares, their buffers reused. */
+#define QUEUED 32
+
 struct mt_unwind_writer {
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	int full, stop;			/* job waits to be written; end */
-	struct mt_unwind_batch job;
+	int stop;
+	struct mt_unwind_batch queue[QUEUED];	/* ring: head, nr */
+	unsigned head, nr;
+	struct mt_unwind_batch spare[QUEUED];	/* written, empty */
+	unsigned nr_spare;
 	struct mt_unwind_out *to;
 	const struct mt_unwind_symopts *o;
 	struct mt_unwind_frame_counts c;
@@ -104,15 +113,18 @@ static void *writer_main(void *arg)
 	struct mt_unwind_writer *w = arg;
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
-		while (!w->full && !w->stop)
+		while (!w->nr && !w->stop)
 			pthread_cond_wait(&w->cv, &w->mu);
-		if (!w->full)
+		if (!w->nr)
 			break;
+		struct mt_unwind_batch job = w->queue[w->head];
 		pthread_mutex_unlock(&w->mu);
-		mt_unwind_batch_write(w->to, &w->job, w->o, &w->c);
+		mt_unwind_batch_write(w->to, &job, w->o, &w->c);
 		pthread_mutex_lock(&w->mu);
+		w->head = (w->head + 1) % QUEUED;
+		w->nr--;
+		w->spare[w->nr_spare++] = job;	/* room: QUEUED spares at most */
 		w->error = w->to->error;
-		w->full = 0;
 		pthread_cond_broadcast(&w->cv);
 	}
 	pthread_mutex_unlock(&w->mu);
@@ -127,8 +139,6 @@ struct mt_unwind_writer *mt_unwind_writer_start(struct mt_unwind_out *to,
 		return NULL;
 	w->to = to;
 	w->o = o;
-	mt_unwind_out_init_mem(&w->job.out);
-	mt_unwind_out_init_mem(&w->job.unk);
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
@@ -140,26 +150,25 @@ struct mt_unwind_writer *mt_unwind_writer_start(struct mt_unwind_out *to,
 	return w;
 }
 
-static void batch_swap(struct mt_unwind_batch *a, struct mt_unwind_batch *b)
-{
-	struct mt_unwind_batch t = *a;
-	*a = *b;
-	*b = t;
-}
-
 int mt_unwind_writer_give(struct mt_unwind_writer *w, struct mt_unwind_batch *b)
 {
 	pthread_mutex_lock(&w->mu);
-	while (w->full)
+	while (w->nr == QUEUED)
 		pthread_cond_wait(&w->cv, &w->mu);
-	batch_swap(&w->job, b);
-	w->full = 1;
+	w->queue[(w->head + w->nr) % QUEUED] = *b;
+	w->nr++;
+	if (w->nr_spare) {
+		*b = w->spare[--w->nr_spare];
+	} else {
+		memset(b, 0, sizeof(*b));
+		mt_unwind_out_init_mem(&b->out);
+		mt_unwind_out_init_mem(&b->unk);
+	}
 	int error = w->error;
 	pthread_cond_broadcast(&w->cv);
 	pthread_mutex_unlock(&w->mu);
 	return error;
 }
-
 void mt_unwind_writer_stop(struct mt_unwind_writer *w, struct mt_unwind_frame_counts *c)
 {
 	pthread_mutex_lock(&w->mu);
@@ -169,7 +178,8 @@ void mt_unwind_writer_stop(struct mt_unwind_writer *w, struct mt_unwind_frame_co
 	pthread_join(w->thread, NULL);
 	c->frames += w->c.frames;
 	c->inl += w->c.inl;
-	mt_unwind_batch_release(&w->job);
+	for (unsigned i = 0; i < w->nr_spare; i++)
+		mt_unwind_batch_release(&w->spare[i]);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
 	free(w);

@@ -6,7 +6,7 @@
  * is written, after the modules' loader threads have had time to load
  * symbols and DWARF.  Symbolising and formatting was a sixth of the main
  * thread's work; a writer thread does it on the second core while the main
- * thread unwinds the next batch.  Batches are swapped, never copied.
+ * thread unwinds the next batches.  Batches are moved, never copied.
  */
 #ifndef MT_UNWIND_BATCH_H
 #define MT_UNWIND_BATCH_H
@@ -67,8 +67,8 @@ struct mt_unwind_writer;
 struct mt_unwind_writer *mt_unwind_writer_start(struct mt_unwind_out *to,
 						const struct mt_unwind_symopts *o);
 
-/* Hand b over once the writer is done with the last one; b comes back
- * empty.  @return : the output's errno so far (0: none). */
+/* Queue b for the writer (waiting only while 32 batches are queued); b
+ * comes back empty.  @return : the output's errno so far (0: none). */
 int mt_unwind_writer_give(struct mt_unwind_writer *w, struct mt_unwind_batch *b);
 
 /* Write what is left, join the thread, add its counts to c; frees w. */

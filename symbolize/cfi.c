@@ -186,14 +186,22 @@ const struct mt_unwind_rule *mt_unwind_rule_get(struct mt_unwind_module *m, uint
 		return (const void *)(uintptr_t)v;
 	struct mt_unwind_rule *rule = NULL;
 	int found = 0;
-	pthread_mutex_lock(&m->lock);	/* libdw: see struct mt_unwind_module */
+	/* libdw: see struct mt_unwind_module; lookups in .eh_frame use mod,
+	 * which only this thread uses once the symbol session is apart. */
+	int apart = __atomic_load_n(&m->apart, __ATOMIC_ACQUIRE);
+	if (!apart)
+		pthread_mutex_lock(&m->lock);
 	if (m->state == MT_UNWIND_MOD_OK) {
 		mt_unwind_module_load_cfi(m);
 		rule = lookup(m->eh_cfi, vaddr - m->eh_bias, &found);
 		if (!found || (rule && rule->status != MT_UNWIND_RULE_OK)) {
+			if (apart)	/* .debug_frame is in the symbol session */
+				pthread_mutex_lock(&m->lock);
 			mt_unwind_module_load_dwarf_cfi(m);
 			int found2;
 			struct mt_unwind_rule *r2 = lookup(m->dw_cfi, vaddr - m->dw_bias, &found2);
+			if (apart)
+				pthread_mutex_unlock(&m->lock);
 			if (found2 && r2 && (!rule || r2->status == MT_UNWIND_RULE_OK)) {
 				free(rule);
 				rule = r2;
@@ -203,7 +211,8 @@ const struct mt_unwind_rule *mt_unwind_rule_get(struct mt_unwind_module *m, uint
 			}
 		}
 	}
-	pthread_mutex_unlock(&m->lock);
+	if (!apart)
+		pthread_mutex_unlock(&m->lock);
 	if (!found) {
 		rule = calloc(1, sizeof(*rule));
 		if (rule)

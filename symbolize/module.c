@@ -502,6 +502,8 @@ void mt_unwind_module_symbols_ready(struct mt_unwind_module *m)
 	}
 	if (!m->sym_mod)
 		m->sym_mod = m->mod;	/* no loader, or it failed: same session */
+	else if (m->sym_mod != m->mod)
+		__atomic_store_n(&m->apart, 1, __ATOMIC_RELEASE);
 }
 
 struct mt_unwind_module *mt_unwind_modules_get(struct mt_unwind_modules *ms, const char *path,
