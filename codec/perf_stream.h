@@ -130,7 +130,8 @@ const char *mt_perf_reader_name(const struct mt_perf_reader *r);
 /* A regular file is read through a read-only mapping of the whole file (not
  * copied by read(2)); the file must not be truncated meanwhile (SIGBUS).
  * @return : that mapping and its length in *len, or NULL when the input is
- *           read otherwise.  Callers may prefetch it (madvise), nothing more. */
+ *           read otherwise.  Callers may prefetch it and drop the pages
+ *           behind the records read (madvise), nothing more. */
 const void *mt_perf_reader_mapping(const struct mt_perf_reader *r, size_t *len);
 
 /* ---- attrs ------------------------------------------------------------ */

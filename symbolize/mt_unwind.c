@@ -1821,9 +1821,12 @@ int main(int argc, char **argv)
 		defer_check(&s);
 		if (s.out_error)
 			break;
-		if ((++nr_items & 1023) == 0)
+		if ((++nr_items & 1023) == 0) {
 			mt_progress_update(&progress, sn.at_offsets ? it.offset
 					   : __atomic_load_n(&sn.done, __ATOMIC_RELAXED));
+			if (map)	/* records are copied or read again with pread */
+				mt_unwind_prefault_done(prefault, it.offset);
+		}
 	}
 	if (rc < 0) {
 		fprintf(stderr, "%s: '%s': %s\n", prog, name, mt_perf_reader_error(s.reader));

@@ -17,6 +17,11 @@ struct mt_unwind_prefault;
  * it could not start (nothing is lost: pages then fault in as before). */
 struct mt_unwind_prefault *mt_unwind_prefault_start(const void *p, size_t len);
 
+/* The reader no longer needs the bytes before p + off (p as given to
+ * start): once it has mapped everything, the thread drops those pages
+ * (MADV_DONTNEED) a chunk at a time.  Accepts NULL. */
+void mt_unwind_prefault_done(struct mt_unwind_prefault *pf, size_t off);
+
 /* Stop the thread (it finishes its current chunk) and join it; before the
  * mapping goes away.  Accepts NULL. */
 void mt_unwind_prefault_stop(struct mt_unwind_prefault *pf);
