@@ -27,6 +27,11 @@
 #define MT_CAPTURE_REGS_ENTRY 0xf101feULL
 #define MT_CAPTURE_REGS_ARGS 0x1003cULL
 
+/* posix_memalign's return probe copies this much of the stack above its
+ * caller's stack pointer: the block's address is stored through memptr,
+ * usually a local of the caller or of a wrapper just above it. */
+#define MT_CAPTURE_MEMPTR_DUMP 1024
+
 enum mt_capture_mode { MT_CAPTURE_SAMPLE, MT_CAPTURE_TRACE, MT_CAPTURE_EVENT };
 
 /* One event to open: its attr, the name written to the stream and, for

@@ -163,6 +163,12 @@ int mt_capture_events_trace(struct mt_capture_events *evs, const char *lib,
 			snprintf(name, sizeof(name), "%s:%s__return", group, fns[i]);
 			if (uprobe_add(evs, name, lib, fns[i], 1, stack_size, 0, NULL, err))
 				return -1;
+			if (!strcmp(fns[i], "posix_memalign")) {
+				/* The new block's address is in memory, at memptr. */
+				struct perf_event_attr *a = &evs->ev[evs->nr - 1].attr;
+				a->sample_type |= PERF_SAMPLE_STACK_USER;
+				a->sample_stack_user = MT_CAPTURE_MEMPTR_DUMP;
+			}
 		}
 	}
 	if (!probes) {

@@ -78,3 +78,4 @@ E2E_TESTS += tests/e2e/unwind-debuginfo.sh
 E2E_TESTS += tests/e2e/unwind-progress.sh
 E2E_TESTS += tests/e2e/unwind-callchain.sh
 E2E_TESTS += tests/e2e/unwind-trace-realloc.sh
+E2E_TESTS += tests/e2e/unwind-trace-memalign.sh

@@ -150,6 +150,7 @@ struct pending {
 	char *line_head;	/* "alloc\tPID/TID\tTIME\tCOMM\tsize=N" */
 	char *line_tail;	/* " fn=... every=N\tSTACK end=R\n" */
 	uint64_t old_ptr;	/* realloc, reallocarray */
+	uint64_t memptr;	/* posix_memalign: where the pointer goes */
 	uint64_t size;
 	uint64_t time;		/* of the entry: the lines' time */
 	struct pending *next;
@@ -194,6 +195,7 @@ struct state {
 	uint64_t events, by_kind[5], records;
 	struct mt_unwind_frame_counts counts;	/* the writer's added when it ends */
 	uint64_t ends[MT_UNWIND_END_COUNT];
+	uint64_t memptr_unknown;	/* posix_memalign returns without the pointer */
 	uint64_t undecodable, lost_records, lost_count, superseded, internal, unpaired,
 		 filtered, no_regs;
 	struct mt_unwind_stats st;
@@ -300,6 +302,7 @@ static uint64_t preg(const struct mt_perf_sample *smp, int idx)
 #define R_DX MT_UNWIND_PREG_DX
 #define R_SI MT_UNWIND_PREG_SI
 #define R_DI MT_UNWIND_PREG_DI
+#define R_SP MT_UNWIND_PREG_SP
 #define R_R8 MT_UNWIND_PREG_R8
 #define R_R9 MT_UNWIND_PREG_R9
 #define R_R10 MT_UNWIND_PREG_R10
@@ -642,6 +645,7 @@ static void trace_entry(struct state *s, const struct mt_perf_sample *smp,
 	p->fn = ei->fn;
 	p->internal = internal;
 	p->old_ptr = old;
+	p->memptr = ei->fn == 4 ? di : 0;
 	p->size = size;
 	p->time = smp->time;
 	if (!internal && ei->fn != FN_FREE) {
@@ -675,6 +679,19 @@ static void pending_unlink(struct state *s, struct pending *p)
 	free(p);
 }
 
+/* The 8 bytes at addr from the sample's stack dump, or 0 when outside it. */
+static uint64_t memptr_read(const struct mt_perf_sample *smp, uint64_t addr)
+{
+	uint64_t sp = preg(smp, R_SP), v = 0;
+	uint64_t n = smp->stack ? smp->stack_dyn_size : 0;
+	if (n > smp->stack_size)
+		n = smp->stack_size;
+	if (!sp || addr < sp || addr - sp > n || n - (addr - sp) < 8)
+		return 0;
+	memcpy(&v, smp->stack + (addr - sp), 8);
+	return v;
+}
+
 static void trace_return(struct state *s, const struct mt_perf_sample *smp,
 			 const struct evinfo *ei)
 {
@@ -684,26 +701,38 @@ static void trace_return(struct state *s, const struct mt_perf_sample *smp,
 		return;
 	}
 	uint64_t ret = preg(smp, R_AX);
+	int allocated = ret || p->size == 0;	/* NULL: failed (size 0 may give NULL) */
 	if (p->internal || p->fn == FN_FREE) {
 		if (p->internal)
 			s->internal++;
 		pending_unlink(s, p);
 		return;
 	}
-	if (p->fn == 4)
-		ret = 0;	/* posix_memalign returns an int; the pointer is not known */
+	if (p->fn == 4) {
+		/* posix_memalign: AX is 0 or an error number, and the block's
+		 * address went to *memptr, which the return probe's stack dump
+		 * holds when memptr is on the stack (mt-capture since 2026-11-29). */
+		if ((uint32_t)ret != 0) {	/* an int: EAX */
+			pending_unlink(s, p);	/* failed: nothing allocated */
+			return;
+		}
+		ret = memptr_read(smp, p->memptr);
+		if (!ret)
+			s->memptr_unknown++;
+		allocated = 1;
+	}
 	/* realloc that moved or freed: the old block is gone.  Both lines carry
 	 * the entry's time, the free first: stamped with the return's time, the
 	 * free of a block resized in place sorted after its new allocation in
 	 * mt-fold and "freed" it. */
-	if ((p->fn == FN_REALLOC || p->fn == 3) && p->old_ptr && (ret || p->size == 0)) {
+	if ((p->fn == FN_REALLOC || p->fn == 3) && p->old_ptr && allocated) {
 		put_head(&s->b.out, s, K_FREE, smp->pid, smp->tid, p->time);
 		mt_unwind_out_str(&s->b.out, "ptr=0x");
 		mt_unwind_out_x64(&s->b.out, p->old_ptr);
 		mt_unwind_out_str(&s->b.out, " every=1");
 		put_nostack(&s->b.out, s);
 	}
-	if (p->fn == 4 || ret || p->size == 0) {
+	if (allocated) {
 		mt_unwind_out_str(&s->b.out, p->line_head);
 		put_kx(&s->b.out, "ptr", ret);
 		mt_unwind_out_str(&s->b.out, p->line_tail);
@@ -1608,6 +1637,10 @@ static void summary(struct state *s, double secs)
 	if (s->marks_unseen)
 		fprintf(stderr, "%s: %" PRIu64 " marker events the sampler made are missing"
 			" (the LOST records may account for them)\n", prog, s->marks_unseen);
+	if (s->memptr_unknown)
+		fprintf(stderr, "%s: %" PRIu64 " posix_memalign calls written with ptr=0x0: the"
+			" pointer was not in the return's stack dump (not on the stack, or a"
+			" recording made before mt-capture copied it)\n", prog, s->memptr_unknown);
 	if (s->undecodable || s->no_regs || s->filtered || s->superseded || s->internal ||
 	    s->unpaired)
 		fprintf(stderr, "%s: %" PRIu64 " undecodable records, %" PRIu64
