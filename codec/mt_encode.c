@@ -167,6 +167,8 @@ static int encode(const struct opts *o, int ofd)
 			"%s: input        %llu bytes (%s), %llu records, %llu samples\n"
 			"%s: coded        %llu samples, %llu stack bytes, %llu keyframes, "
 			"%llu fallbacks\n"
+			"%s: pad          %llu stack bytes past dyn_size (stale ring bytes), "
+			"%.1f%% of them found in earlier output\n"
 			"%s: output       %llu bytes in %llu frames (%s)\n"
 			"%s: per sample   %.1f bytes in, %.1f bytes out\n",
 			prog, (unsigned long long)st.bytes_in,
@@ -174,6 +176,8 @@ static int encode(const struct opts *o, int ofd)
 			(unsigned long long)st.records, (unsigned long long)st.samples,
 			prog, (unsigned long long)st.coded, (unsigned long long)st.stack_bytes,
 			(unsigned long long)st.keyframes, (unsigned long long)st.fallbacks,
+			prog, (unsigned long long)st.pad_bytes,
+			st.pad_bytes ? 100.0 * (double)st.pad_matched / (double)st.pad_bytes : 0.0,
 			prog, (unsigned long long)st.bytes_out, (unsigned long long)st.frames,
 			o->mtz.raw ? "raw, zstd only" : "delta + zstd",
 			prog, st.samples ? (double)st.bytes_in / (double)st.samples : 0.0,
