@@ -359,9 +359,14 @@ static int pad_source(const uint8_t *sec, size_t len, size_t *pos, const uint8_t
 
 /* ---- decoder ---------------------------------------------------------- */
 
+#define PENDING 4		/* stacks whose hashes are checked together */
+
 struct mtz_delta_dec {
 	struct ref_table refs;
 	int pad_sec;			/* the section pad codes are read from */
+	int deferred;			/* see mtz_delta_dec_set_deferred */
+	struct { size_t at, n; uint64_t hash; } pend[PENDING];	/* at: in out */
+	unsigned npend;
 	struct mtz_delta_stats stats;
 };
 
@@ -391,6 +396,37 @@ void mtz_delta_dec_free(struct mtz_delta_dec *d)
 void mtz_delta_dec_reset(struct mtz_delta_dec *d)
 {
 	table_reset(&d->refs);
+	d->npend = 0;
+}
+
+void mtz_delta_dec_set_deferred(struct mtz_delta_dec *d, int on)
+{
+	d->deferred = on;
+	d->npend = 0;
+}
+
+int mtz_delta_dec_verify(struct mtz_delta_dec *d, const uint8_t *out)
+{
+	unsigned n = d->npend;
+	d->npend = 0;
+	if (n == PENDING) {
+		const unsigned char *p[PENDING];
+		size_t len[PENDING];
+		uint64_t h[PENDING];
+		for (unsigned i = 0; i < PENDING; i++) {
+			p[i] = out + d->pend[i].at;
+			len[i] = d->pend[i].n;
+		}
+		mtz_hash4(p, len, h);
+		for (unsigned i = 0; i < PENDING; i++)
+			if (h[i] != d->pend[i].hash)
+				return MTZ_EHASH;
+		return 0;
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (mtz_hash(out + d->pend[i].at, d->pend[i].n) != d->pend[i].hash)
+			return MTZ_EHASH;
+	return 0;
 }
 
 const struct mtz_delta_stats *mtz_delta_dec_stats(const struct mtz_delta_dec *d)
@@ -527,12 +563,11 @@ static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, const ui
 		if ((rc = xor_apply(code, clen, &c.pos[MTZ_SEC_CODE], a, dyn, stack_op)))
 			return rc;
 	}
-	uint64_t h;
+	uint64_t h = hash;
 	if (expect) {
 		if (hash != expect_hash || memcmp(a, expect + so, dyn))
 			return MTZ_EHASH;
-		h = hash;
-	} else {
+	} else if (!d->deferred) {
 		h = mtz_hash(a, dyn);
 		if (h != hash)
 			return MTZ_EHASH;
@@ -556,6 +591,13 @@ static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, const ui
 	slot->dyn_size = dyn;
 	slot->sp = sp;
 	slot->hash = h;
+	if (d->deferred && !expect) {	/* checked with the next three */
+		d->pend[d->npend].at = hist_len + so;
+		d->pend[d->npend].n = dyn;
+		d->pend[d->npend].hash = hash;
+		if (++d->npend == PENDING && (rc = mtz_delta_dec_verify(d, hist)))
+			return rc;
+	}
 
 	*cur = c;
 	d->stats.coded++;

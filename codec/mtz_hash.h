@@ -17,12 +17,9 @@
 #define MTZ_FNV_BASIS 0xcbf29ce484222325ull
 #define MTZ_FNV_PRIME 0x100000001b3ull
 
-static inline uint64_t mtz_hash(const void *buf, size_t n)
+/* Continues hash h over p[i..n) (i a multiple of 8). */
+static inline uint64_t mtz_hash_from(uint64_t h, const unsigned char *p, size_t i, size_t n)
 {
-	const unsigned char *p = buf;
-	uint64_t h = MTZ_FNV_BASIS;
-	size_t i = 0;
-
 	for (; i + 8 <= n; i += 8) {
 		uint64_t w;
 		memcpy(&w, p + i, 8);
@@ -34,6 +31,38 @@ static inline uint64_t mtz_hash(const void *buf, size_t n)
 		h *= MTZ_FNV_PRIME;
 	}
 	return h;
+}
+
+static inline uint64_t mtz_hash(const void *buf, size_t n)
+{
+	return mtz_hash_from(MTZ_FNV_BASIS, buf, 0, n);
+}
+
+/* The hashes of four buffers at once.  One hash is a chain of multiplies,
+ * each waiting for the one before (about 7 GB/s); four chains side by side
+ * keep the multiplier busy: about three times the throughput. */
+static inline void mtz_hash4(const unsigned char *const p[4], const size_t n[4], uint64_t h[4])
+{
+	uint64_t a = MTZ_FNV_BASIS, b = a, c = a, d = a;
+	size_t m = n[0];
+	for (int k = 1; k < 4; k++)
+		m = n[k] < m ? n[k] : m;
+	size_t i = 0;
+	for (; i + 8 <= m; i += 8) {
+		uint64_t w0, w1, w2, w3;
+		memcpy(&w0, p[0] + i, 8);
+		memcpy(&w1, p[1] + i, 8);
+		memcpy(&w2, p[2] + i, 8);
+		memcpy(&w3, p[3] + i, 8);
+		a = (a ^ w0) * MTZ_FNV_PRIME;
+		b = (b ^ w1) * MTZ_FNV_PRIME;
+		c = (c ^ w2) * MTZ_FNV_PRIME;
+		d = (d ^ w3) * MTZ_FNV_PRIME;
+	}
+	h[0] = mtz_hash_from(a, p[0], i, n[0]);
+	h[1] = mtz_hash_from(b, p[1], i, n[1]);
+	h[2] = mtz_hash_from(c, p[2], i, n[2]);
+	h[3] = mtz_hash_from(d, p[3], i, n[3]);
 }
 
 #endif

@@ -243,6 +243,7 @@ int mtz_reader_new(struct mtz_reader **out, mt_perf_read_fn read, void *ctx,
 	for (unsigned i = 0; i < MAX_JOBS; i++) {
 		r->jobs[i].nsec = version < 2 ? MTZ_NSEC_V1 : MTZ_NSEC;
 		mtz_delta_dec_set_version(r->jobs[i].dec, version);
+		mtz_delta_dec_set_deferred(r->jobs[i].dec, 1);	/* checked before handed out */
 	}
 	skip(r, MTZ_FILE_HEADER_SIZE);
 	*out = r;
@@ -523,6 +524,8 @@ static int decode_entries(struct fjob *r, const struct mtz_frame_header *h,
 		populate_ahead(r);
 		/* never the whole frame: that waits for the checks below */
 		if (r->out.len - published >= HANDOUT_STEP && r->out.len < h->out_size) {
+			if ((rc = mtz_delta_dec_verify(r->dec, r->out.data)))
+				return rc;
 			published = r->out.len;
 			job_publish(r, published);
 		}
@@ -551,6 +554,8 @@ static int decode_entries(struct fjob *r, const struct mtz_frame_header *h,
 		}
 	}
 	*where = *op;
+	if ((rc = mtz_delta_dec_verify(r->dec, r->out.data)))
+		return rc;
 	for (int i = 0; i < MTZ_NSEC; i++)
 		if (c.pos[i] != c.len[i])
 			return MTZ_EFORMAT;	/* bytes no entry used */

@@ -926,3 +926,64 @@ Test(mtz_delta, empty_stacks_leave_the_code_section_empty)
 	rig_check(&r);
 	rig_fini(&r);
 }
+
+/* Decodes every entry of r in deferred mode (then the final check).
+ * @return : the first failure (0: none); *at: the entry it came at (the
+ *           number of entries, for the final check). */
+static int decode_deferred(struct rig *r, struct mtz_buf *out, int *at)
+{
+	struct mtz_cursors c;
+	cursors_of(r, &c);
+	mtz_delta_dec_reset(r->dec);
+	mtz_delta_dec_set_deferred(r->dec, 1);
+	int rc = 0;
+	for (*at = 0; !rc && c.pos[MTZ_SEC_OPS] < c.len[MTZ_SEC_OPS]; ++*at) {
+		c.pos[MTZ_SEC_OPS]++;
+		rc = mtz_delta_dec_sample(r->dec, &c, out);
+	}
+	if (!rc)
+		rc = mtz_delta_dec_verify(r->dec, out->data);
+	return rc;
+}
+
+/* Deferred checks (the reader's): a stack rebuilt wrong passes its own
+ * entry but not the check of its group of four, or the final check; an
+ * intact frame decodes exactly. */
+Test(mtz_delta, deferred_checks_catch_damage)
+{
+	for (int bad = -1; bad < 7; bad++) {
+		struct rig r;
+		rig_init(&r);
+		mem_fill(&mem, 12);
+		size_t code_at[7];
+		for (int k = 0; k < 7; k++) {
+			mem.b[8192 + 16 + 8 * k] ^= 5;
+			sample_make(&s, &mem, 5, MEM_BASE + 8192, 4096, 4096, 0, (unsigned)k + 1);
+			rig_encode(&r, &s);
+			code_at[k] = r.last_start[MTZ_SEC_CODE];
+		}
+		cr_assert_eq(mtz_delta_enc_stats(r.enc)->keyframes, 1);
+		if (bad == 0)	/* the keyframe: its stack as it is */
+			r.sec.s[MTZ_SEC_CODE].data[code_at[0] + 100] ^= 0x10;
+		else if (bad > 0)	/* the hash the entry's stack must have */
+			r.sec.s[MTZ_SEC_HASH].data[16 * (size_t)bad + 8] ^= 1;
+		struct mtz_buf out = { 0 };
+		int at, rc = decode_deferred(&r, &out, &at);
+		if (bad < 0) {
+			cr_assert_eq(rc, 0);
+			cr_assert_eq(out.len, r.expect.len);
+			cr_assert(memcmp(out.data, r.expect.data, out.len) == 0);
+		} else {
+			/* found at the group's check, the final one, or (a wrong hash
+			 * named by the next entry as its reference's) at that entry */
+			cr_assert(rc == MTZ_EHASH || rc == MTZ_EREF, "damage in entry %d: rc %d", bad, rc);
+			cr_assert(at > bad, "damage in entry %d reported at entry %d", bad, at);
+			cr_assert(at <= (bad / 4 + 1) * 4 || at == 7, "damage in entry %d found late, at %d",
+				  bad, at);
+		}
+		if (bad == 0)
+			cr_assert_eq(at, 1 + 3, "the keyframe's damage: at its group's check");
+		mtz_buf_release(&out);
+		rig_fini(&r);
+	}
+}
