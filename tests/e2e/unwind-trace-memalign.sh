@@ -9,12 +9,8 @@
 set -u
 . "$MT_SRC/tests/e2e/unwind_lib.sh"
 unwind_need_perf
-[ -x "$MT_BUILD/bin/mt-capture" ] && [ -x "$MT_BUILD/bin/mt-fold" ] ||
-	skip "mt-capture or mt-fold not built"
 n=40
-mt-capture --mode trace --mmap-pages 4096 -o "$tmp/t.perf" -- "$MT_FIXTURES/capture_semantics" $n \
-	>"$tmp/out" 2>"$tmp/cap.err" || { echo "FAIL mt-capture"; cat "$tmp/cap.err" "$tmp/out"; exit 1; }
-grep -q ' 0 lost' "$tmp/cap.err" || skip "the capture lost events (machine too busy): $(tail -n 1 "$tmp/cap.err")"
+unwind_trace_capture "$tmp/t.perf" "$MT_FIXTURES/capture_semantics" $n
 mt-unwind "$tmp/t.perf" >"$tmp/t.unw" 2>"$tmp/unw.err" || { echo "FAIL mt-unwind"; cat "$tmp/unw.err"; exit 1; }
 fail=0
 grep -P '^alloc\t.*fn=posix_memalign ' "$tmp/t.unw" >"$tmp/pm.txt"

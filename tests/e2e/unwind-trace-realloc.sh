@@ -8,12 +8,8 @@
 set -u
 . "$MT_SRC/tests/e2e/unwind_lib.sh"
 unwind_need_perf
-[ -x "$MT_BUILD/bin/mt-capture" ] && [ -x "$MT_BUILD/bin/mt-fold" ] ||
-	skip "mt-capture or mt-fold not built"
 n=60
-mt-capture --mode trace --mmap-pages 4096 -o "$tmp/t.perf" -- "$MT_FIXTURES/unwind_realloc" $n \
-	2>"$tmp/cap.err" || { echo "FAIL mt-capture"; cat "$tmp/cap.err"; exit 1; }
-grep -q ' 0 lost' "$tmp/cap.err" || skip "the capture lost events (machine too busy): $(tail -n 1 "$tmp/cap.err")"
+unwind_trace_capture "$tmp/t.perf" "$MT_FIXTURES/unwind_realloc" $n
 mt-unwind -q "$tmp/t.perf" >"$tmp/t.unw" || { echo "FAIL mt-unwind"; exit 1; }
 fail=0
 allocs=$(grep -c "^alloc.*unwind_realloc.*fn=realloc" "$tmp/t.unw")

@@ -24,6 +24,20 @@ unwind_need_perf() {
 	fi
 }
 
+# unwind_trace_capture OUT CMD...: a trace-mode capture of CMD into OUT
+# (stdout in $tmp/out); fails on a capture error, skips when events were
+# lost (a busy machine: the tests count every call).
+unwind_trace_capture() {
+	local out=$1
+	shift
+	[ -x "$MT_BUILD/bin/mt-capture" ] && [ -x "$MT_BUILD/bin/mt-fold" ] ||
+		skip "mt-capture or mt-fold not built"
+	mt-capture --mode trace --mmap-pages 4096 -o "$out" -- "$@" >"$tmp/out" 2>"$tmp/cap.err" ||
+		{ echo "FAIL mt-capture"; cat "$tmp/cap.err" "$tmp/out"; exit 1; }
+	grep -q ' 0 lost' "$tmp/cap.err" ||
+		skip "the capture lost events (machine too busy): $(tail -n 1 "$tmp/cap.err")"
+}
+
 # unwind_probe BIN EVENT: a uprobe $probe_group:EVENT on BIN's unwind_mark.
 # Skips when uprobes cannot be placed (no tracefs or not root).
 unwind_probe() {
