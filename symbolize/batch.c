@@ -92,6 +92,12 @@ void mt_unwind_batch_write(struct mt_unwind_out *to, struct mt_unwind_batch *b,
  * main thread goes on unwinding instead of waiting, and the writer catches
  * up later.  Written batches come back as spares, their buffers reused. */
 #define QUEUED 32
+#define QUEUED_BYTES ((size_t)64 << 20)	/* and no more text and frames than this */
+
+static size_t batch_bytes(const struct mt_unwind_batch *b)
+{
+	return b->out.len + b->unk.len + b->nr_dframes * sizeof(*b->dframes);
+}
 
 struct mt_unwind_writer {
 	pthread_t thread;
@@ -100,6 +106,7 @@ struct mt_unwind_writer {
 	int stop;
 	struct mt_unwind_batch queue[QUEUED];	/* ring: head, nr */
 	unsigned head, nr;
+	size_t bytes;				/* batch_bytes of the queued ones */
 	struct mt_unwind_batch spare[QUEUED];	/* written, empty */
 	unsigned nr_spare;
 	struct mt_unwind_out *to;
@@ -118,11 +125,13 @@ static void *writer_main(void *arg)
 		if (!w->nr)
 			break;
 		struct mt_unwind_batch job = w->queue[w->head];
+		size_t bytes = batch_bytes(&job);
 		pthread_mutex_unlock(&w->mu);
 		mt_unwind_batch_write(w->to, &job, w->o, &w->c);
 		pthread_mutex_lock(&w->mu);
 		w->head = (w->head + 1) % QUEUED;
 		w->nr--;
+		w->bytes -= bytes;
 		w->spare[w->nr_spare++] = job;	/* room: QUEUED spares at most */
 		w->error = w->to->error;
 		pthread_cond_broadcast(&w->cv);
@@ -153,8 +162,9 @@ struct mt_unwind_writer *mt_unwind_writer_start(struct mt_unwind_out *to,
 int mt_unwind_writer_give(struct mt_unwind_writer *w, struct mt_unwind_batch *b)
 {
 	pthread_mutex_lock(&w->mu);
-	while (w->nr == QUEUED)
+	while (w->nr == QUEUED || (w->nr && w->bytes + batch_bytes(b) > QUEUED_BYTES))
 		pthread_cond_wait(&w->cv, &w->mu);
+	w->bytes += batch_bytes(b);
 	w->queue[(w->head + w->nr) % QUEUED] = *b;
 	w->nr++;
 	if (w->nr_spare) {

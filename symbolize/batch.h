@@ -67,8 +67,8 @@ struct mt_unwind_writer;
 struct mt_unwind_writer *mt_unwind_writer_start(struct mt_unwind_out *to,
 						const struct mt_unwind_symopts *o);
 
-/* Queue b for the writer (waiting only while 32 batches are queued); b
- * comes back empty.  @return : the output's errno so far (0: none). */
+/* Queue b for the writer (waiting only while 32 batches or 64 MiB are
+ * queued); b comes back empty.  @return : the output's errno so far (0: none). */
 int mt_unwind_writer_give(struct mt_unwind_writer *w, struct mt_unwind_batch *b);
 
 /* Write what is left, join the thread, add its counts to c; frees w. */
