@@ -31,7 +31,11 @@ int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 		   struct mt_unwind_frame *frames, unsigned max, unsigned *nr,
 		   struct mt_unwind_stats *stats)
 {
-	struct mt_unwind_regs cur = *regs, next;
+	/* Two register sets used in turn: the caller's frame is computed into
+	 * the other one, no copy back. */
+	struct mt_unwind_regs set[2];
+	struct mt_unwind_regs *cur = &set[0], *next = &set[1];
+	*cur = *regs;
 	int activation = 1;	/* the pc is exact: first frame, or after a signal */
 	if (sp && !sp->pccache)	/* without it (no memory) every frame is looked up */
 		sp->pccache = calloc(MT_UNWIND_PCCACHE_SIZE, sizeof(*sp->pccache));
@@ -39,7 +43,7 @@ int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 	int end;
 
 	for (;;) {
-		uint64_t pc = cur.r[MT_UNWIND_REG_RA];
+		uint64_t pc = cur->r[MT_UNWIND_REG_RA];
 		if (n >= max) {
 			end = MT_UNWIND_END_DEPTH;
 			break;
@@ -73,12 +77,12 @@ int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 		}
 		int step;
 		if (rule && rule->status == MT_UNWIND_RULE_OK) {
-			step = mt_unwind_rule_apply(rule, &cur, mem, &next);
+			step = mt_unwind_rule_apply(rule, cur, mem, next);
 			stats->steps_cfi++;
 		} else {
 			if (rule && rule->status == MT_UNWIND_RULE_FAIL)
 				stats->rules_failed++;
-			step = fp_step(&cur, mem, &next);
+			step = fp_step(cur, mem, next);
 			if (step == MT_UNWIND_STEP_OK)
 				stats->steps_fp++;
 			else if (step == MT_UNWIND_STEP_BAD || step == MT_UNWIND_STEP_NO_MEMORY) {
@@ -102,7 +106,7 @@ int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 			end = MT_UNWIND_END_BAD_FRAME;
 			break;
 		}
-		uint64_t npc = next.r[MT_UNWIND_REG_RA];
+		uint64_t npc = next->r[MT_UNWIND_REG_RA];
 		if (npc == 0) {
 			end = MT_UNWIND_END_COMPLETE;
 			break;
@@ -110,13 +114,15 @@ int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 		int signal = rule && rule->status == MT_UNWIND_RULE_OK && rule->signal;
 		/* Stacks grow down: a caller's sp below its callee's is bogus,
 		 * except across a signal frame (alternate stacks). */
-		if (!signal && (!(next.valid & (1u << MT_UNWIND_REG_SP)) ||
-				next.r[MT_UNWIND_REG_SP] <= cur.r[MT_UNWIND_REG_SP])) {
+		if (!signal && (!(next->valid & (1u << MT_UNWIND_REG_SP)) ||
+				next->r[MT_UNWIND_REG_SP] <= cur->r[MT_UNWIND_REG_SP])) {
 			end = MT_UNWIND_END_BAD_FRAME;
 			break;
 		}
 		activation = signal;
+		struct mt_unwind_regs *t = cur;
 		cur = next;
+		next = t;
 	}
 	*nr = n;
 	return end;
