@@ -1808,8 +1808,12 @@ int main(int argc, char **argv)
 		s.wr = mt_unwind_writer_start(&s.fdout, &o.sym);
 	mt_unwind_out_init_mem(&s.b.out);
 	mt_unwind_out_init_mem(&s.b.unk);
-	if (!o.decode_only && !o.sym.addrs)
-		mt_unwind_modules_prefetch(s.modules, !o.sym.no_inline || o.sym.srcline);
+	/* Loaders read symbols (and DWARF for inline frames or file:line) in a
+	 * libdwfl session of their own; --addrs with inline frames needs the
+	 * DWARF too, and a session apart from the unwinder's (see cfi.c). */
+	int need_dwarf = !o.sym.no_inline || o.sym.srcline;
+	if (!o.decode_only && (!o.sym.addrs || need_dwarf))
+		mt_unwind_modules_prefetch(s.modules, need_dwarf);
 	struct stat st;
 	int regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 	if (!s.mtz && regular) {
