@@ -611,3 +611,29 @@ Test(mtz_container, freed_while_workers_wait_ahead, .timeout = 60)
 	}
 	free(in.p); free(z.p);
 }
+
+/* mtz_hash4 is four mtz_hash calls: every length 0..80 in each position,
+ * so that each chain stops at its own length and finishes its tail bytes;
+ * and the hash itself, by its definition, on a known input. */
+Test(mtz_container, hash4_equals_four_hashes)
+{
+	unsigned char buf[4][96];
+	srand(11);
+	for (int k = 0; k < 4; k++)
+		for (int i = 0; i < 96; i++)
+			buf[k][i] = (unsigned char)rand();
+	for (size_t n = 0; n <= 80; n++) {
+		const unsigned char *p[4] = { buf[0], buf[1] + 1, buf[2] + 3, buf[3] + 7 };
+		size_t len[4] = { n, (n * 7) % 81, 80 - n, n / 3 };
+		uint64_t h[4];
+		mtz_hash4(p, len, h);
+		for (int k = 0; k < 4; k++)
+			cr_assert_eq(h[k], mtz_hash(p[k], len[k]), "chain %d, %zu bytes", k, len[k]);
+	}
+	/* one word then one byte, by hand: ((B ^ w) * P ^ b) * P */
+	unsigned char nine[9] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+	uint64_t w = 0x0807060504030201ull;
+	uint64_t want = (((MTZ_FNV_BASIS ^ w) * MTZ_FNV_PRIME) ^ 9) * MTZ_FNV_PRIME;
+	cr_assert_eq(mtz_hash(nine, 9), want);
+	cr_assert_eq(mtz_hash(nine, 0), MTZ_FNV_BASIS);
+}
