@@ -861,15 +861,10 @@ static int end_frame(struct mtz_reader *r)
 		r->st.bytes_lost += MTZ_FRAME_HEADER_SIZE + (uint64_t)j->h.comp_size;
 		uint64_t from = j->h.out_offset + j->handed;
 		uint64_t to = j->h.out_offset + j->h.out_size;
-		if (j->handed)
-			damaged(r, "frame %u at offset %llu: %s; rest of the frame skipped "
-				"(original bytes %llu..%llu lost)", j->h.frame_no,
-				(unsigned long long)j->off, j->cause, (unsigned long long)from,
-				(unsigned long long)to);
-		else
-			damaged(r, "frame %u at offset %llu: %s; frame skipped (original bytes "
-				"%llu..%llu lost)", j->h.frame_no, (unsigned long long)j->off,
-				j->cause, (unsigned long long)from, (unsigned long long)to);
+		damaged(r, "frame %u at offset %llu: %s; %s skipped (original bytes %llu..%llu "
+			"lost)", j->h.frame_no, (unsigned long long)j->off, j->cause,
+			j->handed ? "rest of the frame" : "frame", (unsigned long long)from,
+			(unsigned long long)to);
 		return 0;
 	}
 	r->st.frames++;
