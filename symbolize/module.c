@@ -100,12 +100,16 @@ static int alt_dirs_init(struct mt_unwind_modules *ms, const char *user)
 	return 0;
 }
 
+/* libdwfl's own debuginfo_path when given none; user directories go before
+ * it.  Only its absolute directories are searched by build-id. */
+static const char default_debuginfo_path[] = ":.debug:/usr/lib/debug";
+
 /* The separate debug file of build-id @id under the build-id tree of one
  * of the debug directories (those libdwfl searches: the user's, then
  * /usr/lib/debug), opened.  @return : an fd, or -1. */
 static int open_by_build_id(const struct mt_unwind_modules *ms, const unsigned char *id, int n)
 {
-	const char *list = ms->debuginfo_path ? ms->debuginfo_path : ":.debug:/usr/lib/debug";
+	const char *list = ms->debuginfo_path ? ms->debuginfo_path : default_debuginfo_path;
 	char hex[2 * 64 + 1];
 	if (n < 2 || n > 64)
 		return -1;
@@ -194,17 +198,14 @@ int mt_unwind_modules_new(struct mt_unwind_modules **out, const char *debuginfo_
 	struct mt_unwind_modules *ms = calloc(1, sizeof(*ms));
 	if (!ms)
 		return -ENOMEM;
-	/* libdwfl's default is ":.debug:/usr/lib/debug"; user directories go
-	 * first.  Only absolute directories are searched by build-id. */
-	const char *dflt = ":.debug:/usr/lib/debug";
 	if (debuginfo_path && *debuginfo_path) {
-		size_t n = strlen(debuginfo_path) + strlen(dflt) + 2;
+		size_t n = strlen(debuginfo_path) + strlen(default_debuginfo_path) + 2;
 		ms->debuginfo_path = malloc(n);
 		if (!ms->debuginfo_path) {
 			free(ms);
 			return -ENOMEM;
 		}
-		snprintf(ms->debuginfo_path, n, "%s%s", debuginfo_path, dflt);
+		snprintf(ms->debuginfo_path, n, "%s%s", debuginfo_path, default_debuginfo_path);
 	}
 	if (alt_dirs_init(ms, debuginfo_path) != 0) {
 		free(ms->debuginfo_path);
