@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
