@@ -12,6 +12,7 @@ UNWIND_SRCS := \
 	symbolize/order.c \
 	symbolize/prefault.c \
 	symbolize/scopes.c \
+	symbolize/scopes_file.c \
 	symbolize/out.c \
 	symbolize/sym.c \
 	symbolize/symtab.c \

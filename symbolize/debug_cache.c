@@ -91,7 +91,7 @@ static int check_fd(int fd, const uint8_t *id, size_t id_len, int *compressed)
 	return rc;
 }
 
-static int mkdirs(const char *dir)
+int mt_unwind_cache_mkdirs(const char *dir)
 {
 	char *p = strdup(dir);
 	if (!p)
@@ -157,7 +157,7 @@ static int make_copy(const char *dir, const char *final, const char *hex, int fd
 		     const uint8_t *id, size_t id_len)
 {
 	char *tmp;
-	if (mkdirs(dir) != 0 || asprintf(&tmp, "%s/.%s.XXXXXX", dir, hex) < 0)
+	if (mt_unwind_cache_mkdirs(dir) != 0 || asprintf(&tmp, "%s/.%s.XXXXXX", dir, hex) < 0)
 		return -1;
 	int t = mkstemp(tmp);
 	int ok = t >= 0 && fchmod(t, 0644) == 0 && copy_fd(fd, t) == 0 && inflate_fd(t) == 0;

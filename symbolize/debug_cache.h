@@ -31,6 +31,9 @@ void mt_unwind_build_id_hex(char *out, const uint8_t *id, size_t id_len);
  * variable is set (no cache) or on ENOMEM. */
 char *mt_unwind_debug_cache_default_dir(void);
 
+/* Make directory dir and its parents, as mkdir -p.  @return : 0, or -1. */
+int mt_unwind_cache_mkdirs(const char *dir);
+
 /* The copy for build-id @id in @dir, if there is a sound one (one that is
  * not is counted as bad, and replaced by the next mt_unwind_debug_cache_add).
  * @path_out receives its malloc'ed path.  Thread-safe; @st is updated

@@ -185,6 +185,29 @@ mt_unwind_modules_debug_cache_stats(struct mt_unwind_modules *ms)
 	return st;
 }
 
+/* The scope indexes of m's DWARF, kept in the debug cache (scopes_file.h). */
+static void attach_scopes(struct mt_unwind_modules *ms, struct mt_unwind_module *m)
+{
+	if (ms->debug_cache && m->dwarf)
+		mt_unwind_scopes_attach(&m->scopes, m->dwarf, ms->debug_cache, m->file_id,
+					m->file_id_len);
+}
+
+struct mt_unwind_scopes_stats mt_unwind_modules_save_scopes(struct mt_unwind_modules *ms)
+{
+	struct mt_unwind_scopes_stats sum = { 0 };
+	for (struct mt_unwind_module *m = ms->list; m; m = m->next) {
+		if (mt_unwind_scopes_save(m->scopes) < 0)
+			sum.failed++;
+		struct mt_unwind_scopes_stats st = mt_unwind_scopes_stats(m->scopes);
+		sum.loaded += st.loaded;
+		sum.built += st.built;
+		sum.saved += st.saved;
+		sum.unsound += st.unsound;
+	}
+	return sum;
+}
+
 /* The module's userdata points at its cache, for find_debuginfo. */
 static void module_own(Dwfl_Module *mod, struct mt_unwind_modules *ms)
 {
@@ -462,6 +485,7 @@ static void *loader_main(void *arg)
 	if (ms->prefetch_dwarf) {
 		m->dwarf_loaded = 1;
 		m->dwarf = dwfl_module_getdwarf(mod, &m->dwarf_bias);
+		attach_scopes(ms, m);
 	}
 	return NULL;
 }
@@ -595,6 +619,7 @@ void mt_unwind_module_load_dwarf(struct mt_unwind_module *m)
 	if (m->state != MT_UNWIND_MOD_OK)
 		return;
 	m->dwarf = dwfl_module_getdwarf(m->sym_mod, &m->dwarf_bias);
+	attach_scopes(m->owner, m);
 }
 
 const char *mt_unwind_module_state_str(enum mt_unwind_module_state s)

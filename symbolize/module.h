@@ -17,6 +17,7 @@
 
 #include "symbolize/debug_cache.h"
 #include "symbolize/hashmap.h"
+#include "symbolize/scopes.h"
 #include "symbolize/symtab.h"
 
 enum mt_unwind_module_state {
@@ -92,6 +93,10 @@ int mt_unwind_modules_new(struct mt_unwind_modules **out, const char *debuginfo_
 /* Use inflated copies of compressed debug files kept in @dir (see
  * debug_cache.h); NULL or "" turns the cache off (the default). */
 void mt_unwind_modules_set_debug_cache(struct mt_unwind_modules *ms, const char *dir);
+
+/* Save the modules' scope indexes in the debug cache (see scopes_file.h),
+ * where they have new ones.  @return : what the scope index cache did. */
+struct mt_unwind_scopes_stats mt_unwind_modules_save_scopes(struct mt_unwind_modules *ms);
 
 /* What the debug cache did so far. */
 struct mt_unwind_debug_cache_stats

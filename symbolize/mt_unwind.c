@@ -54,10 +54,11 @@ static void usage(FILE *f)
 "  --debuginfo-path DIR search DIR (colon-separated list) for separate debug\n"
 "                       info before /usr/lib/debug; debuginfod is used when\n"
 "                       DEBUGINFOD_URLS is set\n"
-"  --debug-cache DIR    keep inflated copies of compressed debug files in DIR\n"
-"                       (default $XDG_CACHE_HOME/mt/debug or ~/.cache/mt/debug):\n"
-"                       later runs skip decompressing them\n"
-"  --no-debug-cache     no such copies: decompress in every run\n"
+"  --debug-cache DIR    keep inflated copies of compressed debug files, and\n"
+"                       DWARF scope indexes, in DIR (default\n"
+"                       $XDG_CACHE_HOME/mt/debug or ~/.cache/mt/debug):\n"
+"                       later runs skip decompressing and indexing them\n"
+"  --no-debug-cache     no such copies: decompress and index in every run\n"
 "  --decode-only        read and parse every record, write nothing (benchmarks)\n"
 "  -q, --quiet          no summary on stderr (warnings and errors still)\n"
 "  -h, --help           this text\n"
@@ -212,6 +213,7 @@ struct state {
 	unsigned pre_n;
 	int pre_end;
 	uint64_t spec_rewalks;
+	struct mt_unwind_scopes_stats scopes;	/* the scope index cache */
 	uint64_t callchains;		/* samples whose frames came from a CALLCHAIN */
 	uint8_t *rebuf;
 	size_t rebuf_cap;
@@ -1621,6 +1623,11 @@ static void summary(struct state *s, double secs)
 		fprintf(stderr, "%s: debug cache: %u inflated copies used, %u written, %u unsound"
 			" ones ignored, %u could not be written\n", prog, dc.hits, dc.written,
 			dc.bad, dc.failed);
+	const struct mt_unwind_scopes_stats *sc = &s->scopes;
+	if (sc->loaded || sc->saved || sc->unsound || sc->failed)
+		fprintf(stderr, "%s: scope index cache: %u indexes read, %u built, %u saved, %u"
+			" unsound files replaced, %u files could not be written\n", prog,
+			sc->loaded, sc->built, sc->saved, sc->unsound, sc->failed);
 	if (s->callchains)
 		fprintf(stderr, "%s: %" PRIu64 " samples had no stack dump: their frames are the"
 			" kernel's frame-pointer callchains\n", prog, s->callchains);
@@ -1905,6 +1912,8 @@ int main(int argc, char **argv)
 	}
 	if ((s.undecodable || s.data_error) && !status)
 		status = EXIT_DATA;
+	/* after the output: a reader of it need not wait */
+	s.scopes = mt_unwind_modules_save_scopes(s.modules);
 	summary(&s, secs);
 	if (o.output && out_fd != 1) {
 		int e = close(out_fd);

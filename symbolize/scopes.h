@@ -15,6 +15,8 @@
 #define MT_UNWIND_SCOPES_H
 
 #include <elfutils/libdw.h>
+#include <stddef.h>
+#include <stdint.h>
 
 struct mt_unwind_scopes;
 
@@ -26,6 +28,30 @@ struct mt_unwind_scopes;
  *           out of memory): the caller asks libdw (dwarf_getscopes). */
 int mt_unwind_scopes_find(struct mt_unwind_scopes **index, Dwarf_Die *cu, Dwarf_Addr pc,
 			  Dwarf_Die *out, int max);
+
+/* Keep the indexes across runs in dir (the debug cache; see scopes_file.h)
+ * for the DWARF dw of the file with build-id id: read the ones a previous
+ * run saved there, if they check out, and let mt_unwind_scopes_save write
+ * the set back.  Creates *index if need be.
+ * @return : 1 read; 0 no file (or nothing to attach); -1 a file that does
+ *           not check out (counted as unsound, replaced by the save). */
+int mt_unwind_scopes_attach(struct mt_unwind_scopes **index, Dwarf *dw, const char *dir,
+			    const uint8_t *id, size_t id_len);
+
+/* Write the set to its file when it has indexes the file lacks.
+ * @return : 1 written, 0 nothing to write, -1 failed. */
+int mt_unwind_scopes_save(struct mt_unwind_scopes *index);
+
+struct mt_unwind_scopes_stats {
+	unsigned loaded;	/* indexes read from the cache */
+	unsigned built;		/* made from the DWARF */
+	unsigned saved;		/* written to the cache */
+	unsigned unsound;	/* cache files that did not check out */
+	unsigned failed;	/* files that could not be written */
+};
+
+/* Accepts NULL (all zero). */
+struct mt_unwind_scopes_stats mt_unwind_scopes_stats(const struct mt_unwind_scopes *index);
 
 /* Accepts NULL. */
 void mt_unwind_scopes_free(struct mt_unwind_scopes *index);

@@ -69,6 +69,30 @@ for r in c1 c2 c3; do
 done
 [ $fail -eq 0 ] && echo "ok compressed debug info: same frames; inflated copy written, used, replaced when unsound"
 
+# Scope indexes (symbolize/scopes_file.h) beside the copy: saved by the first
+# run that builds them, read by the next (none built again); a damaged file
+# is counted, ignored and replaced.  The frames never change.
+scopes=$tmp/cache/$id.scopes
+rm -f "$tmp"/cache/*.scopes
+cache_run s1
+[ -s "$scopes" ] || { echo "FAIL no scope index file $scopes"; fail=1; }
+grep -Eq 'scope index cache: 0 indexes read, [1-9][0-9]* built, [1-9][0-9]* saved, 0 unsound' "$tmp/s1.err" ||
+	{ echo "FAIL first run did not save its scope indexes:"; cat "$tmp/s1.err"; fail=1; }
+cache_run s2
+grep -Eq 'scope index cache: [1-9][0-9]* indexes read, 0 built, 0 saved, 0 unsound' "$tmp/s2.err" ||
+	{ echo "FAIL second run did not read the scope indexes:"; cat "$tmp/s2.err"; fail=1; }
+truncate -s -8 "$scopes"
+cache_run s3
+grep -Eq 'scope index cache: [0-9]+ indexes read, [1-9][0-9]* built, [1-9][0-9]* saved, 1 unsound' "$tmp/s3.err" ||
+	{ echo "FAIL damaged scope index file not replaced:"; cat "$tmp/s3.err"; fail=1; }
+cache_run s4
+grep -Eq 'scope index cache: [1-9][0-9]* indexes read, 0 built, 0 saved, 0 unsound' "$tmp/s4.err" ||
+	{ echo "FAIL the replaced scope index file was not read:"; cat "$tmp/s4.err"; fail=1; }
+for r in s1 s2 s3 s4; do
+	cmp -s "$tmp/$r.txt" "$tmp/dbg.txt" || { echo "FAIL scope cache run $r: other frames:"; cat "$tmp/$r.txt"; fail=1; }
+done
+[ $fail -eq 0 ] && echo "ok scope indexes: saved, read instead of rebuilt, replaced when damaged; same frames"
+
 # Another program in the recorded file's place: a build-id mismatch.
 cp "$MT_FIXTURES/unwind_recursion" "$tmp/bin/unwind_inline"
 mt-unwind -q "$tmp/i.data" >"$tmp/mis.txt" 2>"$tmp/mis.err"

@@ -1,13 +1,20 @@
 /* The scope index against libdw's own scope walk, at every line-table
  * address of real ELF files: the fixtures with inline frames and this test
- * program itself (-O2 -g, much inlining). */
+ * program itself (-O2 -g, much inlining); and the same answers from indexes
+ * a previous set saved in a cache directory, whole or damaged. */
 #include <criterion/criterion.h>
 #include <dwarf.h>
+#include <elfutils/libdwelf.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "codec/mtz_hash.h"
 #include "symbolize/scopes.h"
+#include "symbolize/scopes_file.h"
 #include "tests/symbolize/unwind_util.h"
 
 #define MAX 256
@@ -36,15 +43,30 @@ static int libdw_chain(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Off *out)
 	return n;
 }
 
-/* Compare at every step-th line address.  @return : addresses compared,
- * and through *inlined how many had an inline instance. */
-static size_t compare_file(const char *path, size_t step, size_t *inlined)
+/* What a cached run did: attach's result and the set's counts after the
+ * save. */
+struct cached {
+	int attach;
+	struct mt_unwind_scopes_stats st;
+};
+
+/* Compare at every step-th line address, with the index set kept in cache
+ * (NULL: none; then *c is left alone).  @return : addresses compared, and
+ * through *inlined how many had an inline instance. */
+static size_t compare_cached(const char *path, size_t step, size_t *inlined, const char *cache,
+			     struct cached *c)
 {
 	int fd = open(path, O_RDONLY);
 	cr_assert_geq(fd, 0, "%s", path);
 	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
 	cr_assert_not_null(dw, "%s: no DWARF", path);
 	struct mt_unwind_scopes *set = NULL;
+	if (cache) {
+		const void *id;
+		ssize_t id_len = dwelf_elf_gnu_build_id(dwarf_getelf(dw), &id);
+		cr_assert_gt(id_len, 0, "%s: no build-id", path);
+		c->attach = mt_unwind_scopes_attach(&set, dw, cache, id, (size_t)id_len);
+	}
 	size_t compared = 0, seen = 0;
 	*inlined = 0;
 	Dwarf_Off off = 0, next;
@@ -87,10 +109,19 @@ static size_t compare_file(const char *path, size_t step, size_t *inlined)
 				(*inlined)++;
 		}
 	}
+	if (cache) {
+		cr_assert_geq(mt_unwind_scopes_save(set), 0, "%s: cannot save in %s", path, cache);
+		c->st = mt_unwind_scopes_stats(set);
+	}
 	mt_unwind_scopes_free(set);
 	dwarf_end(dw);
 	close(fd);
 	return compared;
+}
+
+static size_t compare_file(const char *path, size_t step, size_t *inlined)
+{
+	return compare_cached(path, step, inlined, NULL, NULL);
 }
 
 Test(scopes, agree_with_libdw_on_fixtures)
@@ -109,3 +140,181 @@ Test(scopes, agree_with_libdw_on_this_program)
 	cr_assert_gt(n, 1000, "only %zu addresses", n);
 	cr_assert_gt(inlined, 100, "only %zu addresses inside inline instances", inlined);
 }
+
+/* ---- the cache (scopes_file.h) ------------------------------------------ */
+
+static char *temp_dir(void)
+{
+	char *dir = strdup("/tmp/mt-scopes-test-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+	return dir;
+}
+
+/* The one .scopes file in dir. */
+static char *scopes_file_in(const char *dir)
+{
+	char *cmd, line[4096];
+	cr_assert_geq(asprintf(&cmd, "ls %s/*.scopes", dir), 0);
+	FILE *p = popen(cmd, "r");
+	free(cmd);
+	cr_assert_not_null(p);
+	cr_assert_not_null(fgets(line, sizeof(line), p), "no .scopes file in %s", dir);
+	pclose(p);
+	line[strcspn(line, "\n")] = '\0';
+	return strdup(line);
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	cr_assert_not_null(f, "%s", path);
+	struct stat st;
+	cr_assert_eq(fstat(fileno(f), &st), 0);
+	uint8_t *b = malloc((size_t)st.st_size);
+	cr_assert_eq(fread(b, 1, (size_t)st.st_size, f), (size_t)st.st_size);
+	fclose(f);
+	*len = (size_t)st.st_size;
+	return b;
+}
+
+static void spill(const char *path, const uint8_t *b, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	cr_assert_not_null(f, "%s", path);
+	cr_assert_eq(fwrite(b, 1, len, f), len);
+	cr_assert_eq(fclose(f), 0);
+}
+
+static void remove_dir(char *dir)
+{
+	char *cmd;
+	cr_assert_geq(asprintf(&cmd, "rm -rf %s", dir), 0);
+	cr_assert_eq(system(cmd), 0);
+	free(cmd);
+	free(dir);
+}
+
+Test(scopes, cache_gives_the_same_answers_without_walking_the_dies)
+{
+	const char *names[] = { "unwind_inline", "unwind_cxx" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		char *dir = temp_dir();
+		size_t inlined;
+		struct cached first, second;
+		compare_cached(ut_fixture(names[i]), 1, &inlined, dir, &first);
+		cr_assert_eq(first.attach, 0, "%s: a file before the first save", names[i]);
+		cr_assert_gt(first.st.built, 0, "%s", names[i]);
+		cr_assert_eq(first.st.saved, first.st.built, "%s: %u built, %u saved", names[i],
+			     first.st.built, first.st.saved);
+		compare_cached(ut_fixture(names[i]), 1, &inlined, dir, &second);
+		cr_assert_eq(second.attach, 1, "%s: the saved file was not read", names[i]);
+		cr_assert_eq(second.st.loaded, first.st.saved, "%s", names[i]);
+		cr_assert_eq(second.st.built, 0, "%s: %u indexes built again", names[i],
+			     second.st.built);
+		cr_assert_eq(second.st.saved, 0, "%s: nothing new, yet saved", names[i]);
+		cr_assert_eq(second.st.unsound, 0);
+		remove_dir(dir);
+	}
+}
+
+Test(scopes, cache_of_this_program)
+{
+	char *dir = temp_dir();
+	size_t inlined;
+	struct cached first, second;
+	compare_cached("/proc/self/exe", 5, &inlined, dir, &first);
+	size_t n = compare_cached("/proc/self/exe", 5, &inlined, dir, &second);
+	cr_assert_gt(n, 1000);
+	cr_assert_gt(first.st.built, 50, "only %u indexes", first.st.built);
+	cr_assert_eq(second.attach, 1);
+	cr_assert_eq(second.st.built, 0, "%u indexes built again", second.st.built);
+	remove_dir(dir);
+}
+
+/* A damaged file (damage: how) is refused or found out; the answers stay
+ * libdw's, and the save replaces the file with a sound one. */
+static void damaged(void (*damage)(uint8_t *b, size_t *len), int attach_rc)
+{
+	char *dir = temp_dir();
+	const char *path = ut_fixture("unwind_inline");
+	size_t inlined, len;
+	struct cached c;
+	compare_cached(path, 1, &inlined, dir, &c);
+	char *file = scopes_file_in(dir);
+	uint8_t *b = slurp(file, &len);
+	damage(b, &len);
+	spill(file, b, len);
+	free(b);
+	compare_cached(path, 1, &inlined, dir, &c);
+	cr_assert_eq(c.attach, attach_rc, "attach said %d", c.attach);
+	cr_assert_eq(c.st.unsound, 1, "unsound %u", c.st.unsound);
+	cr_assert_gt(c.st.built, 0);
+	cr_assert_gt(c.st.saved, 0, "the damaged file was not replaced");
+	compare_cached(path, 1, &inlined, dir, &c);
+	cr_assert_eq(c.attach, 1);
+	cr_assert_eq(c.st.built, 0);
+	free(file);
+	remove_dir(dir);
+}
+
+static void flip_a_range_byte(uint8_t *b, size_t *len)
+{
+	b[*len / 2] ^= 0x40;
+}
+
+static void cut(uint8_t *b, size_t *len)
+{
+	(void)b;
+	*len -= 8;
+}
+
+static void other_build_id(uint8_t *b, size_t *len)
+{
+	(void)len;
+	b[56] ^= 1;
+}
+
+/* The checksum made right again: only the checks of the content remain. */
+static void rehash(uint8_t *b, size_t len)
+{
+	uint64_t h = mtz_hash(b + 128, len - 128);
+	memcpy(b + 40, &h, 8);
+}
+
+/* Every range's parent made -1 but the last's, which points after itself. */
+static void bad_parent(uint8_t *b, size_t *len)
+{
+	uint32_t entries;
+	uint64_t ranges;
+	memcpy(&entries, b + 12, 4);
+	memcpy(&ranges, b + 24, 8);
+	uint8_t *last = b + 128 + 24 * (size_t)entries + 24 * (ranges - 1);
+	int32_t p = 1 << 20;
+	memcpy(last + 20, &p, 4);
+	rehash(b, *len);
+}
+
+/* Each DIE key names another tag: sound on its face, wrong for the DWARF;
+ * found out at the first use. */
+static void wrong_tags(uint8_t *b, size_t *len)
+{
+	uint32_t entries;
+	uint64_t ranges, keys;
+	memcpy(&entries, b + 12, 4);
+	memcpy(&ranges, b + 24, 8);
+	memcpy(&keys, b + 32, 8);
+	uint8_t *k = b + 128 + 24 * (size_t)entries + 24 * ranges;
+	for (uint64_t i = 0; i < keys; i++) {
+		uint64_t v;
+		memcpy(&v, k + 8 * i, 8);
+		v = MT_UNWIND_SCOPE_KEY(MT_UNWIND_SCOPE_KEY_OFF(v), DW_TAG_variable);
+		memcpy(k + 8 * i, &v, 8);
+	}
+	rehash(b, *len);
+}
+
+Test(scopes, cache_damage_flipped_byte) { damaged(flip_a_range_byte, -1); }
+Test(scopes, cache_damage_truncated) { damaged(cut, -1); }
+Test(scopes, cache_damage_other_build_id) { damaged(other_build_id, -1); }
+Test(scopes, cache_damage_bad_parent_checksum_right) { damaged(bad_parent, -1); }
+Test(scopes, cache_damage_wrong_dies_checksum_right) { damaged(wrong_tags, 1); }

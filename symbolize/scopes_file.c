@@ -1,0 +1,273 @@
+/* The scope index file of the debug cache; see scopes_file.h. */
+#include "symbolize/scopes_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "codec/mtz_hash.h"
+#include "symbolize/debug_cache.h"
+
+#define MAGIC "MTSCOPES"
+#define VERSION 1
+#define HEADER 128
+#define ENTRY 24
+#define RANGE 24
+#define MAX_ID 64
+#define MAX_FILE ((size_t)1 << 30)
+
+_Static_assert(sizeof(struct mt_unwind_scope_range) == RANGE, "range layout");
+
+static uint64_t ld64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static uint32_t ld32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static void st64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+static void st32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+uint64_t mt_unwind_scopes_identity(Dwarf *dw)
+{
+	uint64_t h = MTZ_FNV_BASIS;
+	Dwarf_Off off = 0, next, abbrev;
+	size_t hsize;
+	Dwarf_Half version;
+	int units = 0;
+	while (dwarf_next_unit(dw, off, &next, &hsize, &version, &abbrev, NULL, NULL, NULL,
+			       NULL) == 0) {
+		uint64_t w[4] = { off, next - off, (uint64_t)version << 32 | hsize, abbrev };
+		h = mtz_hash_from(h, (const unsigned char *)w, 0, sizeof(w));
+		off = next;
+		units++;
+	}
+	return units ? h : 0;
+}
+
+static char *file_path(const char *dir, const uint8_t *id, size_t id_len)
+{
+	char hex[2 * MAX_ID + 1], *path;
+	if (!dir || id_len == 0 || id_len > MAX_ID)
+		return NULL;
+	mt_unwind_build_id_hex(hex, id, id_len);
+	return asprintf(&path, "%s/%s.scopes", dir, hex) < 0 ? NULL : path;
+}
+
+static int read_all(int fd, uint8_t *buf, size_t n)
+{
+	for (size_t at = 0; at < n;) {
+		ssize_t k = pread(fd, buf + at, n - at, (off_t)at);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		at += (size_t)k;
+	}
+	return 0;
+}
+
+/* Ranges sorted by lo, each inside its parent, which comes before it; every
+ * key a DIE offset with a tag. */
+static int entry_sound(const struct mt_unwind_scopes_entry *e)
+{
+	for (size_t i = 0; i < e->n; i++) {
+		const struct mt_unwind_scope_range *r = &e->r[i];
+		if (r->lo >= r->hi || r->die >= e->nkeys || (i && e->r[i - 1].lo > r->lo))
+			return 0;
+		if (r->parent != -1) {
+			if (r->parent < 0 || (size_t)r->parent >= i)
+				return 0;
+			const struct mt_unwind_scope_range *p = &e->r[r->parent];
+			if (p->lo > r->lo || r->lo >= p->hi)
+				return 0;
+		}
+	}
+	for (size_t k = 0; k < e->nkeys; k++)
+		if (!MT_UNWIND_SCOPE_KEY_TAG(e->keys[k]))
+			return 0;
+	return 1;
+}
+
+/* Check and index the file in f->buf (len bytes). */
+static int parse(struct mt_unwind_scopes_file *f, size_t len, const uint8_t *id, size_t id_len,
+		 uint64_t identity)
+{
+	const uint8_t *b = f->buf;
+	if (len < HEADER || memcmp(b, MAGIC, 8) != 0 || ld32(b + 8) != VERSION)
+		return -1;
+	uint64_t entries = ld32(b + 12), ranges = ld64(b + 24), keys = ld64(b + 32);
+	if (ld64(b + 16) != identity || ld32(b + 48) != id_len || memcmp(b + 56, id, id_len) != 0)
+		return -1;
+	for (size_t i = 56 + id_len; i < HEADER; i++)	/* padding, as written */
+		if (b[i])
+			return -1;
+	if (ld32(b + 52))
+		return -1;
+	if (ranges > len / RANGE || keys > len / 8 ||
+	    HEADER + ENTRY * entries + RANGE * ranges + 8 * keys != len)
+		return -1;
+	if (mtz_hash(b + HEADER, len - HEADER) != ld64(b + 40))
+		return -1;
+	if (!(f->e = calloc(entries ? entries : 1, sizeof(*f->e))))
+		return -1;
+	const uint8_t *ent = b + HEADER;
+	const struct mt_unwind_scope_range *r =
+		(const void *)(ent + ENTRY * entries);	/* 8-aligned: 128 + 24k */
+	const uint64_t *k = (const void *)((const uint8_t *)r + RANGE * ranges);
+	uint64_t used_r = 0, used_k = 0;
+	for (size_t i = 0; i < entries; i++, ent += ENTRY) {
+		struct mt_unwind_scopes_entry *e = &f->e[i];
+		e->root = ld64(ent);
+		e->n = ld32(ent + 8);
+		e->nkeys = ld32(ent + 12);
+		if (ld64(ent + 16) || e->n > ranges - used_r || e->nkeys > keys - used_k)
+			return -1;
+		e->r = r + used_r;
+		e->keys = k + used_k;
+		used_r += e->n;
+		used_k += e->nkeys;
+		if (!entry_sound(e))
+			return -1;
+	}
+	if (used_r != ranges || used_k != keys)
+		return -1;
+	f->n = entries;
+	return 1;
+}
+
+int mt_unwind_scopes_file_read(const char *dir, const uint8_t *id, size_t id_len,
+			       uint64_t identity, struct mt_unwind_scopes_file *f)
+{
+	memset(f, 0, sizeof(*f));
+	char *path = file_path(dir, id, id_len);
+	if (!path)
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	free(path);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	struct stat st;
+	int rc = -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= MAX_FILE &&
+	    (f->buf = malloc(st.st_size ? (size_t)st.st_size : 1)) &&
+	    read_all(fd, f->buf, (size_t)st.st_size) == 0)
+		rc = parse(f, (size_t)st.st_size, id, id_len, identity);
+	close(fd);
+	if (rc < 0)
+		mt_unwind_scopes_file_release(f);
+	return rc;
+}
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+	for (size_t at = 0; at < n;) {
+		ssize_t k = write(fd, (const uint8_t *)buf + at, n - at);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		at += (size_t)k;
+	}
+	return 0;
+}
+
+/* The file's bytes after its header, in one buffer.  @return : NULL on ENOMEM. */
+static uint8_t *body(const struct mt_unwind_scopes_entry *e, size_t n, size_t *len,
+		     uint64_t *ranges, uint64_t *keys)
+{
+	*ranges = *keys = 0;
+	for (size_t i = 0; i < n; i++) {
+		*ranges += e[i].n;
+		*keys += e[i].nkeys;
+	}
+	*len = ENTRY * n + RANGE * *ranges + 8 * *keys;
+	uint8_t *b = malloc(*len ? *len : 1), *p = b;
+	if (!b)
+		return NULL;
+	for (size_t i = 0; i < n; i++, p += ENTRY) {
+		st64(p, e[i].root);
+		st32(p + 8, (uint32_t)e[i].n);
+		st32(p + 12, (uint32_t)e[i].nkeys);
+		st64(p + 16, 0);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].n)	/* an empty index has no array: memcpy(, NULL, 0) */
+			memcpy(p, e[i].r, RANGE * e[i].n);
+		p += RANGE * e[i].n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].nkeys)
+			memcpy(p, e[i].keys, 8 * e[i].nkeys);
+		p += 8 * e[i].nkeys;
+	}
+	return b;
+}
+
+int mt_unwind_scopes_file_write(const char *dir, const uint8_t *id, size_t id_len,
+				uint64_t identity, const struct mt_unwind_scopes_entry *e,
+				size_t n)
+{
+	char *path = file_path(dir, id, id_len), *tmp = NULL;
+	if (!path || n > UINT32_MAX)
+		goto fail;
+	for (size_t i = 0; i < n; i++)
+		if (e[i].n > UINT32_MAX || e[i].nkeys > UINT32_MAX)
+			goto fail;
+	size_t len;
+	uint64_t ranges, keys;
+	uint8_t h[HEADER] = MAGIC, *b = body(e, n, &len, &ranges, &keys);
+	if (!b)
+		goto fail;
+	st32(h + 8, VERSION);
+	st32(h + 12, (uint32_t)n);
+	st64(h + 16, identity);
+	st64(h + 24, ranges);
+	st64(h + 32, keys);
+	st64(h + 40, mtz_hash(b, len));
+	st32(h + 48, (uint32_t)id_len);
+	memcpy(h + 56, id, id_len);
+	int fd = -1, ok = mt_unwind_cache_mkdirs(dir) == 0 &&
+			  asprintf(&tmp, "%s.XXXXXX", path) >= 0;
+	if (ok && (fd = mkstemp(tmp)) < 0) {
+		free(tmp);
+		tmp = NULL;
+	}
+	ok = fd >= 0 && fchmod(fd, 0644) == 0 && write_all(fd, h, HEADER) == 0 &&
+	     write_all(fd, b, len) == 0;
+	ok = fd >= 0 && close(fd) == 0 && ok && rename(tmp, path) == 0;
+	if (!ok && tmp)
+		unlink(tmp);
+	free(b);
+	free(tmp);
+	free(path);
+	return ok ? 0 : -1;
+fail:
+	free(path);
+	return -1;
+}
+
+void mt_unwind_scopes_file_release(struct mt_unwind_scopes_file *f)
+{
+	free(f->buf);
+	free(f->e);
+	memset(f, 0, sizeof(*f));
+}
