@@ -14,7 +14,8 @@
 #   perf script             (Debian's perf: DWARF unwinding with libdw, symbols)
 #   mt-unwind               (unwinding, symbols, inline frames, text out),
 #                           without and with its debug cache (inflated copies
-#                           of compressed debug files, see docs/unwind.md)
+#                           of compressed debug files and DWARF scope
+#                           indexes, see docs/unwind.md)
 #   mt-unwind --addrs --no-inline   (unwinding only)
 #   mt-unwind --decode-only (reading and parsing the file, nothing else)
 # and the two target ratios: mt-unwind >= 20x perf script, mt-unwind <= 3x
