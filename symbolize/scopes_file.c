@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "codec/mtz_buf.h"
 #include "codec/mtz_hash.h"
 #include "symbolize/debug_cache.h"
 
@@ -21,30 +22,6 @@
 #define MAX_FILE ((size_t)1 << 30)
 
 _Static_assert(sizeof(struct mt_unwind_scope_range) == RANGE, "range layout");
-
-static uint64_t ld64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static uint32_t ld32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static void st64(uint8_t *p, uint64_t v)
-{
-	memcpy(p, &v, 8);
-}
-
-static void st32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
 
 uint64_t mt_unwind_scopes_identity(Dwarf *dw)
 {
@@ -112,20 +89,21 @@ static int parse(struct mt_unwind_scopes_file *f, size_t len, const uint8_t *id,
 		 uint64_t identity)
 {
 	const uint8_t *b = f->buf;
-	if (len < HEADER || memcmp(b, MAGIC, 8) != 0 || ld32(b + 8) != VERSION)
+	if (len < HEADER || memcmp(b, MAGIC, 8) != 0 || mtz_ld32(b + 8) != VERSION)
 		return -1;
-	uint64_t entries = ld32(b + 12), ranges = ld64(b + 24), keys = ld64(b + 32);
-	if (ld64(b + 16) != identity || ld32(b + 48) != id_len || memcmp(b + 56, id, id_len) != 0)
+	uint64_t entries = mtz_ld32(b + 12), ranges = mtz_ld64(b + 24), keys = mtz_ld64(b + 32);
+	if (mtz_ld64(b + 16) != identity || mtz_ld32(b + 48) != id_len ||
+	    memcmp(b + 56, id, id_len) != 0)
 		return -1;
 	for (size_t i = 56 + id_len; i < HEADER; i++)	/* padding, as written */
 		if (b[i])
 			return -1;
-	if (ld32(b + 52))
+	if (mtz_ld32(b + 52))
 		return -1;
 	if (ranges > len / RANGE || keys > len / 8 ||
 	    HEADER + ENTRY * entries + RANGE * ranges + 8 * keys != len)
 		return -1;
-	if (mtz_hash(b + HEADER, len - HEADER) != ld64(b + 40))
+	if (mtz_hash(b + HEADER, len - HEADER) != mtz_ld64(b + 40))
 		return -1;
 	if (!(f->e = calloc(entries ? entries : 1, sizeof(*f->e))))
 		return -1;
@@ -136,10 +114,10 @@ static int parse(struct mt_unwind_scopes_file *f, size_t len, const uint8_t *id,
 	uint64_t used_r = 0, used_k = 0;
 	for (size_t i = 0; i < entries; i++, ent += ENTRY) {
 		struct mt_unwind_scopes_entry *e = &f->e[i];
-		e->root = ld64(ent);
-		e->n = ld32(ent + 8);
-		e->nkeys = ld32(ent + 12);
-		if (ld64(ent + 16) || e->n > ranges - used_r || e->nkeys > keys - used_k)
+		e->root = mtz_ld64(ent);
+		e->n = mtz_ld32(ent + 8);
+		e->nkeys = mtz_ld32(ent + 12);
+		if (mtz_ld64(ent + 16) || e->n > ranges - used_r || e->nkeys > keys - used_k)
 			return -1;
 		e->r = r + used_r;
 		e->keys = k + used_k;
@@ -204,10 +182,10 @@ static uint8_t *body(const struct mt_unwind_scopes_entry *e, size_t n, size_t *l
 	if (!b)
 		return NULL;
 	for (size_t i = 0; i < n; i++, p += ENTRY) {
-		st64(p, e[i].root);
-		st32(p + 8, (uint32_t)e[i].n);
-		st32(p + 12, (uint32_t)e[i].nkeys);
-		st64(p + 16, 0);
+		mtz_st64(p, e[i].root);
+		mtz_st32(p + 8, (uint32_t)e[i].n);
+		mtz_st32(p + 12, (uint32_t)e[i].nkeys);
+		mtz_st64(p + 16, 0);
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (e[i].n)	/* an empty index has no array: memcpy(, NULL, 0) */
@@ -237,13 +215,13 @@ int mt_unwind_scopes_file_write(const char *dir, const uint8_t *id, size_t id_le
 	uint8_t h[HEADER] = MAGIC, *b = body(e, n, &len, &ranges, &keys);
 	if (!b)
 		goto fail;
-	st32(h + 8, VERSION);
-	st32(h + 12, (uint32_t)n);
-	st64(h + 16, identity);
-	st64(h + 24, ranges);
-	st64(h + 32, keys);
-	st64(h + 40, mtz_hash(b, len));
-	st32(h + 48, (uint32_t)id_len);
+	mtz_st32(h + 8, VERSION);
+	mtz_st32(h + 12, (uint32_t)n);
+	mtz_st64(h + 16, identity);
+	mtz_st64(h + 24, ranges);
+	mtz_st64(h + 32, keys);
+	mtz_st64(h + 40, mtz_hash(b, len));
+	mtz_st32(h + 48, (uint32_t)id_len);
 	memcpy(h + 56, id, id_len);
 	int fd = -1, ok = mt_unwind_cache_mkdirs(dir) == 0 &&
 			  asprintf(&tmp, "%s.XXXXXX", path) >= 0;
