@@ -168,13 +168,15 @@ struct mt_perf_sample {
 	uint64_t regs_abi;
 	uint64_t regs_mask;		/* attr.sample_regs_user */
 	unsigned nr_regs;		/* bits set in the mask (when abi != 0) */
-	uint64_t regs[MT_PERF_MAX_REGS];/* in mask bit order */
 	size_t regs_offset;		/* byte offset of regs within the record */
 	/* STACK_USER: size bytes copied, of which dyn_size are valid. */
 	uint64_t stack_size;
 	uint64_t stack_dyn_size;
 	const uint8_t *stack;		/* NULL when stack_size is 0 */
 	size_t stack_offset;		/* byte offset of stack within the record */
+	/* Last, so that a copy may end after the nr_regs used (mt-unwind's
+	 * time-ordering queue: ~17 of 64). */
+	uint64_t regs[MT_PERF_MAX_REGS];/* in mask bit order */
 };
 
 /* Parse a SAMPLE record using the reader's attrs (identified by IDENTIFIER,

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1057,7 +1058,6 @@ static void process(struct state *s, const struct perf_event_header *h)
 /* A sample waiting in the queue: parsed, with only the valid part of its
  * stack dump kept (copying whole 8 KiB dumps was a fifth of the time). */
 struct queued_sample {
-	struct mt_perf_sample smp;	/* stack and evsel re-pointed on release */
 	size_t evsel_index;
 	/* Walked on arrival (spec): nframes frames follow instead of the
 	 * stack, valid while the space sp is at generation gen; otherwise the
@@ -1066,7 +1066,21 @@ struct queued_sample {
 	unsigned nframes;
 	struct mt_unwind_space *sp;
 	uint64_t gen, offset, size;
+	struct mt_perf_sample smp;	/* stack and evsel re-pointed on release */
 };
+
+/* The part of q that is queued: up to its last register (smp.regs comes
+ * last and has room for 64; a sample has ~17), a multiple of 8.  The
+ * frames, stack or callchain follow it in the queue. */
+static size_t queued_len(const struct queued_sample *q)
+{
+	return offsetof(struct queued_sample, smp.regs) + 8 * (size_t)q->smp.nr_regs;
+}
+
+static void *queued_tail(struct queued_sample *q)
+{
+	return (char *)q + queued_len(q);
+}
 
 /* Read a queued sample's record again from the file: its mappings changed
  * between its arrival and its turn.  @return : 0, or -1 (reported). */
@@ -1110,7 +1124,7 @@ static void process_cb(int kind, void *data, size_t size, void *ctx)
 		q->smp.callchain = NULL;	/* not kept: the walk is */
 		if (sp == q->sp && (!sp || sp->gen == q->gen)) {
 			/* The walk depends on the mappings only: still right. */
-			s->pre = (const struct mt_unwind_frame *)(q + 1);
+			s->pre = queued_tail(q);
 			s->pre_n = q->nframes;
 			s->pre_end = q->end;
 			handle_sample(s, &q->smp);
@@ -1127,9 +1141,9 @@ static void process_cb(int kind, void *data, size_t size, void *ctx)
 		handle_sample(s, &smp);
 		return;
 	}
-	q->smp.stack = q->smp.stack_dyn_size ? (const uint8_t *)(q + 1) : NULL;
+	q->smp.stack = q->smp.stack_dyn_size ? queued_tail(q) : NULL;
 	if (q->smp.callchain)	/* queued in the stack's place when there is none */
-		q->smp.callchain = q->smp.stack ? NULL : (const void *)(q + 1);
+		q->smp.callchain = q->smp.stack ? NULL : queued_tail(q);
 	handle_sample(s, &q->smp);
 }
 
@@ -1251,14 +1265,14 @@ static void on_record(struct state *s, const struct mt_perf_item *it)
 		int rc;
 		if (spec_walk(s, &q, n)) {
 			q.smp.stack = NULL;
-			rc = mt_unwind_order_push(s->order, Q_SAMPLE, &q, sizeof(q), s->frames,
+			rc = mt_unwind_order_push(s->order, Q_SAMPLE, &q, queued_len(&q), s->frames,
 						  q.nframes * sizeof(*s->frames), t);
 		} else if (n == 0 && q.smp.callchain) {
 			/* The callchain waits in the queue instead of the stack. */
-			rc = mt_unwind_order_push(s->order, Q_SAMPLE, &q, sizeof(q),
+			rc = mt_unwind_order_push(s->order, Q_SAMPLE, &q, queued_len(&q),
 						  q.smp.callchain, 8 * q.smp.nr_callchain, t);
 		} else {
-			rc = mt_unwind_order_push(s->order, Q_SAMPLE, &q, sizeof(q), q.smp.stack,
+			rc = mt_unwind_order_push(s->order, Q_SAMPLE, &q, queued_len(&q), q.smp.stack,
 						  n, t);
 		}
 		if (rc != 0)
