@@ -902,64 +902,63 @@ static void on_undecodable(struct state *s)
 	put_nostack(&s->b.out, s);
 }
 
-static void handle_sample(struct state *s, struct mt_perf_sample *sp)
+static void handle_sample(struct state *s, const struct mt_perf_sample *smp)
 {
-	struct mt_perf_sample smp = *sp;
-	const struct evinfo *ei = evinfo_of(s, smp.evsel);
+	const struct evinfo *ei = evinfo_of(s, smp->evsel);
 	switch (ei->role) {
 	case ROLE_MT_ALLOC:
-		if (filtered(s, smp.pid, smp.tid))
+		if (filtered(s, smp->pid, smp->tid))
 			return;
-		marks_of(s, smp.pid, smp.tid)->seen[0]++;
-		put_head(&s->b.out, s, K_ALLOC, smp.pid, smp.tid, smp.time);
-		put_kv(&s->b.out, "size", preg(&smp, R_DI), 1);
-		put_kx(&s->b.out, "ptr", preg(&smp, R_SI));
+		marks_of(s, smp->pid, smp->tid)->seen[0]++;
+		put_head(&s->b.out, s, K_ALLOC, smp->pid, smp->tid, smp->time);
+		put_kv(&s->b.out, "size", preg(smp, R_DI), 1);
+		put_kx(&s->b.out, "ptr", preg(smp, R_SI));
 		{
-			uint64_t fn = preg(&smp, R_R8);
+			uint64_t fn = preg(smp, R_R8);
 			mt_unwind_out_str(&s->b.out, " fn=");
 			mt_unwind_out_str(&s->b.out, fn < NR_FNS ? alloc_fns[fn] : "unknown");
 		}
-		put_kv(&s->b.out, "points", preg(&smp, R_DX), 0);
-		put_kv(&s->b.out, "rate", preg(&smp, R_CX), 0);
-		put_stack(&s->b.out, s, &smp, 1);
+		put_kv(&s->b.out, "points", preg(smp, R_DX), 0);
+		put_kv(&s->b.out, "rate", preg(smp, R_CX), 0);
+		put_stack(&s->b.out, s, smp, 1);
 		break;
 	case ROLE_MT_FREE:
-		if (filtered(s, smp.pid, smp.tid))
+		if (filtered(s, smp->pid, smp->tid))
 			return;
-		marks_of(s, smp.pid, smp.tid)->seen[1]++;
-		put_head(&s->b.out, s, K_FREE, smp.pid, smp.tid, smp.time);
+		marks_of(s, smp->pid, smp->tid)->seen[1]++;
+		put_head(&s->b.out, s, K_FREE, smp->pid, smp->tid, smp->time);
 		mt_unwind_out_str(&s->b.out, "ptr=0x");
-		mt_unwind_out_x64(&s->b.out, preg(&smp, R_DI));
-		put_kv(&s->b.out, "rate", preg(&smp, R_CX), 0);
+		mt_unwind_out_x64(&s->b.out, preg(smp, R_DI));
+		put_kv(&s->b.out, "rate", preg(smp, R_CX), 0);
 		put_nostack(&s->b.out, s);
 		break;
 	case ROLE_MT_TOTALS:
-		mt_totals(s, &smp);
+		mt_totals(s, smp);
 		break;
 	case ROLE_TRACE_ENTRY:
-		trace_entry(s, &smp, ei);
+		trace_entry(s, smp, ei);
 		break;
 	case ROLE_TRACE_RETURN:
-		trace_return(s, &smp, ei);
+		trace_return(s, smp, ei);
 		break;
 	default:
-		if (filtered(s, smp.pid, smp.tid))
+		if (filtered(s, smp->pid, smp->tid))
 			return;
-		put_head(&s->b.out, s, K_SAMPLE, smp.pid, smp.tid, smp.time);
+		put_head(&s->b.out, s, K_SAMPLE, smp->pid, smp->tid, smp->time);
 		mt_unwind_out_str(&s->b.out, "event=");
 		{
-			const char *n = smp.evsel->name && *smp.evsel->name ? smp.evsel->name
-									   : file_event_name(s, smp.evsel);
+			const char *n = smp->evsel->name && *smp->evsel->name ? smp->evsel->name
+									   : file_event_name(s, smp->evsel);
 			if (!*n)
 				n = "unknown";
 			for (const char *c = n; *c; c++)
 				mt_unwind_out_char(&s->b.out, (*c == ' ' || *c == '\t' || *c == '\n')
 								  ? '_' : *c);
 		}
-		put_kv(&s->b.out, "period", period_of(&smp), 0);
-		if (smp.evsel->attr.freq)
+		put_kv(&s->b.out, "period", period_of(smp), 0);
+		if (smp->evsel->attr.freq)
 			mt_unwind_out_str(&s->b.out, " freq=1");
-		put_stack(&s->b.out, s, &smp, 0);
+		put_stack(&s->b.out, s, smp, 0);
 		break;
 	}
 }
