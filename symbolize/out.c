@@ -79,15 +79,30 @@ void mt_unwind_out_release(struct mt_unwind_out *o)
 	memset(o, 0, sizeof(*o));
 }
 
+/* Two digits per division: a line has three to five numbers, and the
+ * nanosecond times have 14-16 digits. */
+static const char two_digits[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
 void mt_unwind_out_u64(struct mt_unwind_out *o, uint64_t v)
 {
-	char tmp[24];
-	int i = sizeof(tmp);
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	mt_unwind_out_add(o, tmp + i, sizeof(tmp) - (size_t)i);
+	char tmp[20];
+	char *p = tmp + sizeof(tmp);
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		p -= 2;
+		memcpy(p, two_digits + 2 * r, 2);
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, two_digits + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	mt_unwind_out_add(o, p, (size_t)(tmp + sizeof(tmp) - p));
 }
 
 void mt_unwind_out_x64(struct mt_unwind_out *o, uint64_t v)
