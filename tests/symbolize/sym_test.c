@@ -1,9 +1,11 @@
 /* Symbols, inline chains and demangling against the fixtures. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "symbolize/demangle.h"
+#include "symbolize/out.h"
 #include "symbolize/sym.h"
 #include "tests/symbolize/unwind_util.h"
 
@@ -115,4 +117,40 @@ Test(sym, cxx_names)
 	struct mt_unwind_module *m2 = mt_unwind_modules_get(ms, ut_fixture("unwind_cxx-fp"), NULL, 0);
 	uint64_t f2 = ut_symbol(m2, "_ZN6shapes5StackIiE4pushEi");
 	cr_assert_str_eq(mt_unwind_sym_get(m2, f2 + 1, &raw)->text, "_ZN6shapes5StackIiE4pushEi");
+}
+
+/* ---- numbers in the text out (symbolize/out.c) ----------------------- */
+
+Test(out, numbers_as_printf_writes_them)
+{
+	uint64_t v[] = { 0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 4096, 65535, 1234567890,
+			 1700000000123456789ull, UINT64_MAX - 1, UINT64_MAX };
+	struct mt_unwind_out o;
+	mt_unwind_out_init_mem(&o);
+	char want[64 * 24] = "", one[48];
+	for (size_t i = 0; i < sizeof(v) / sizeof(*v); i++) {
+		mt_unwind_out_u64(&o, v[i]);
+		mt_unwind_out_char(&o, ' ');
+		mt_unwind_out_x64(&o, v[i]);
+		mt_unwind_out_char(&o, ';');
+		snprintf(one, sizeof(one), "%llu %llx;", (unsigned long long)v[i],
+			 (unsigned long long)v[i]);
+		strcat(want, one);
+	}
+	/* every power of ten and the number before it */
+	for (uint64_t p = 1; p <= 10000000000000000000ull; p *= 10) {
+		mt_unwind_out_u64(&o, p - 1);
+		mt_unwind_out_char(&o, ',');
+		mt_unwind_out_u64(&o, p);
+		mt_unwind_out_char(&o, ';');
+		snprintf(one, sizeof(one), "%llu,%llu;", (unsigned long long)(p - 1),
+			 (unsigned long long)p);
+		strcat(want, one);
+		if (p == 10000000000000000000ull)
+			break;
+	}
+	char *got = mt_unwind_out_detach(&o);
+	cr_assert_not_null(got);
+	cr_assert_str_eq(got, want);
+	free(got);
 }
