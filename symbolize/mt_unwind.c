@@ -1151,8 +1151,8 @@ static void process_cb(int kind, void *data, size_t size, void *ctx)
  * stack dump (copying the dumps was a fifth of the time).  The walk is a
  * function of the registers, the dump and the space's mappings alone; if
  * those change before the sample's turn, the record is read again from
- * the file.  @return : 1 walked (into s->frames), 0 not worth it. */
-static int spec_walk(struct state *s, struct queued_sample *q, size_t n)
+ * the file.  @return : 1 walked and queued (at time t), 0 not worth it. */
+static int spec_walk(struct state *s, struct queued_sample *q, size_t n, uint64_t t)
 {
 	const struct mt_perf_sample *smp = &q->smp;
 	if (s->spec_fd < 0 || n < 512 || smp->regs_abi == 0)
@@ -1173,16 +1173,25 @@ static int spec_walk(struct state *s, struct queued_sample *q, size_t n)
 	struct mt_unwind_memory mem = {
 		.base = regs.r[MT_UNWIND_REG_SP], .data = smp->stack, .size = n,
 	};
+	/* The frames go straight into the queue, after the sample. */
+	size_t head = queued_len(q);
+	uint8_t *room = mt_unwind_order_reserve(s->order,
+						head + s->o->max_depth * sizeof(*s->frames));
+	if (!room)
+		oom();
+	struct mt_unwind_frame *fr = (struct mt_unwind_frame *)(room + head);
 	unsigned nr = 0;
 	struct mt_unwind_space *sp = mt_unwind_maps_space(s->maps, smp->pid);
-	q->end = mt_unwind_walk(s->maps, sp, &regs, &mem, s->frames, s->o->max_depth, &nr,
-				&s->st);
+	q->end = mt_unwind_walk(s->maps, sp, &regs, &mem, fr, s->o->max_depth, &nr, &s->st);
 	for (unsigned i = 0; i < nr; i++)
-		s->frames[i].memo = NULL;	/* the memo may be reused by then */
+		fr[i].memo = NULL;	/* the memo may be reused by then */
 	q->nframes = nr;
 	q->sp = sp;
 	q->gen = sp ? sp->gen : 0;
 	q->spec = 1;
+	q->smp.stack = NULL;
+	memcpy(room, q, head);
+	mt_unwind_order_commit(s->order, Q_SAMPLE, head + nr * sizeof(*fr), t);
 	return 1;
 }
 
@@ -1261,11 +1270,9 @@ static void on_record(struct state *s, const struct mt_perf_item *it)
 		if (n > q.smp.stack_size)
 			n = q.smp.stack_size;
 		q.smp.stack_dyn_size = n;
-		int rc;
-		if (spec_walk(s, &q, n)) {
-			q.smp.stack = NULL;
-			rc = mt_unwind_order_push(s->order, Q_SAMPLE, &q, queued_len(&q), s->frames,
-						  q.nframes * sizeof(*s->frames), t);
+		int rc = 0;
+		if (spec_walk(s, &q, n, t)) {
+			/* queued */
 		} else if (n == 0 && q.smp.callchain) {
 			/* The callchain waits in the queue instead of the stack. */
 			rc = mt_unwind_order_push(s->order, Q_SAMPLE, &q, queued_len(&q),

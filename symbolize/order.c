@@ -113,15 +113,13 @@ static void chunk_release(struct mt_unwind_order *q, struct chunk *c)
 	}
 }
 
-int mt_unwind_order_push(struct mt_unwind_order *q, int kind, const void *a, size_t alen,
-			 const void *b, size_t blen, uint64_t time)
+void *mt_unwind_order_reserve(struct mt_unwind_order *q, size_t max)
 {
-	size_t size = alen + blen;
-	size_t need = (size + 7) & ~(size_t)7;
+	size_t need = (max + 7) & ~(size_t)7;
 	if (!q->cur || q->cur->cap - q->cur->len < need) {
 		struct chunk *c = chunk_get(q, need);
 		if (!c)
-			return -ENOMEM;
+			return NULL;
 		struct chunk *old = q->cur;
 		q->cur = c;
 		if (old && old->live == 0) {	/* everything in it was released */
@@ -133,14 +131,17 @@ int mt_unwind_order_push(struct mt_unwind_order *q, int kind, const void *a, siz
 		size_t ecap = q->ecap ? q->ecap * 2 : 1024;
 		struct entry *e = realloc(q->e, ecap * sizeof(*e));
 		if (!e)
-			return -ENOMEM;
+			return NULL;
 		q->e = e;
 		q->ecap = ecap;
 	}
+	return q->cur->data + q->cur->len;
+}
+
+void mt_unwind_order_commit(struct mt_unwind_order *q, int kind, size_t size, uint64_t time)
+{
+	size_t need = (size + 7) & ~(size_t)7;
 	struct chunk *c = q->cur;
-	memcpy(c->data + c->len, a, alen);
-	if (blen)
-		memcpy(c->data + c->len + alen, b, blen);
 	/* Mostly in order already: stay sorted while that holds. */
 	if (q->n == 0)
 		q->sorted = 1;
@@ -151,6 +152,18 @@ int mt_unwind_order_push(struct mt_unwind_order *q, int kind, const void *a, siz
 	c->len += need;
 	c->live++;
 	q->bytes += need;
+}
+
+int mt_unwind_order_push(struct mt_unwind_order *q, int kind, const void *a, size_t alen,
+			 const void *b, size_t blen, uint64_t time)
+{
+	uint8_t *room = mt_unwind_order_reserve(q, alen + blen);
+	if (!room)
+		return -ENOMEM;
+	memcpy(room, a, alen);
+	if (blen)
+		memcpy(room + alen, b, blen);
+	mt_unwind_order_commit(q, kind, alen + blen, time);
 	return 0;
 }
 

@@ -22,6 +22,12 @@ void mt_unwind_order_free(struct mt_unwind_order *q);
 int mt_unwind_order_push(struct mt_unwind_order *q, int kind, const void *a, size_t alen,
 			 const void *b, size_t blen, uint64_t time);
 
+/* Push in two steps, for an item made in place: room for up to max bytes
+ * (8-aligned; NULL when out of memory), then the item's real size (<= max)
+ * and time.  Nothing else may be pushed in between. */
+void *mt_unwind_order_reserve(struct mt_unwind_order *q, size_t max);
+void mt_unwind_order_commit(struct mt_unwind_order *q, int kind, size_t size, uint64_t time);
+
 typedef void (*mt_unwind_order_fn)(int kind, void *data, size_t size, void *ctx);
 
 /* Release the queued items with time <= limit, oldest first (ties in
