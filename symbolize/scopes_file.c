@@ -155,19 +155,6 @@ int mt_unwind_scopes_file_read(const char *dir, const uint8_t *id, size_t id_len
 	return rc;
 }
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-	for (size_t at = 0; at < n;) {
-		ssize_t k = write(fd, (const uint8_t *)buf + at, n - at);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		at += (size_t)k;
-	}
-	return 0;
-}
-
 /* The file's bytes after its header, in one buffer.  @return : NULL on ENOMEM. */
 static uint8_t *body(const struct mt_unwind_scopes_entry *e, size_t n, size_t *len,
 		     uint64_t *ranges, uint64_t *keys)
@@ -229,9 +216,12 @@ int mt_unwind_scopes_file_write(const char *dir, const uint8_t *id, size_t id_le
 		free(tmp);
 		tmp = NULL;
 	}
-	ok = fd >= 0 && fchmod(fd, 0644) == 0 && write_all(fd, h, HEADER) == 0 &&
-	     write_all(fd, b, len) == 0;
-	ok = fd >= 0 && close(fd) == 0 && ok && rename(tmp, path) == 0;
+	FILE *out = fd >= 0 ? fdopen(fd, "wb") : NULL;
+	if (fd >= 0 && !out)
+		close(fd);
+	ok = out && fchmod(fd, 0644) == 0 && fwrite(h, 1, HEADER, out) == HEADER &&
+	     fwrite(b, 1, len, out) == len;
+	ok = out && fclose(out) == 0 && ok && rename(tmp, path) == 0;
 	if (!ok && tmp)
 		unlink(tmp);
 	free(b);
