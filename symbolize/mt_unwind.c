@@ -1646,7 +1646,7 @@ static void summary(struct state *s, double secs)
 	const struct mt_unwind_scopes_stats *sc = &s->scopes;
 	if (sc->loaded || sc->saved || sc->unsound || sc->failed)
 		fprintf(stderr, "%s: scope index cache: %u indexes read, %u built, %u saved, %u"
-			" unsound files replaced, %u files could not be written\n", prog,
+			" unsound files ignored, %u files could not be written\n", prog,
 			sc->loaded, sc->built, sc->saved, sc->unsound, sc->failed);
 	if (s->callchains)
 		fprintf(stderr, "%s: %" PRIu64 " samples had no stack dump: their frames are the"

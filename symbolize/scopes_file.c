@@ -141,8 +141,8 @@ int mt_unwind_scopes_file_read(const char *dir, const uint8_t *id, size_t id_len
 		return 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	free(path);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -1;
+	if (fd < 0)	/* none yet, or no directory: nothing to read */
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
 	struct stat st;
 	int rc = -1;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= MAX_FILE &&

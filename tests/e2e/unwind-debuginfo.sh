@@ -91,7 +91,13 @@ grep -Eq 'scope index cache: [1-9][0-9]* indexes read, 0 built, 0 saved, 0 unsou
 for r in s1 s2 s3 s4; do
 	cmp -s "$tmp/$r.txt" "$tmp/dbg.txt" || { echo "FAIL scope cache run $r: other frames:"; cat "$tmp/$r.txt"; fail=1; }
 done
-[ $fail -eq 0 ] && echo "ok scope indexes: saved, read instead of rebuilt, replaced when damaged; same frames"
+# A cache directory that cannot be made: counted, nothing else changes.
+mt-unwind --debuginfo-path "$tmp/dbg" --debug-cache /dev/null/cache "$tmp/i.data" \
+	2>"$tmp/s5.err" | grep '^sample' | cut -f6 >"$tmp/s5.txt"
+grep -Eq 'scope index cache: 0 indexes read, [1-9][0-9]* built, 0 saved, 0 unsound files ignored, [1-9][0-9]* files could not be written' "$tmp/s5.err" ||
+	{ echo "FAIL unwritable cache not reported as such:"; cat "$tmp/s5.err"; fail=1; }
+cmp -s "$tmp/s5.txt" "$tmp/dbg.txt" || { echo "FAIL unwritable cache: other frames"; fail=1; }
+[ $fail -eq 0 ] && echo "ok scope indexes: saved, read instead of rebuilt, replaced when damaged, none when the directory cannot be made; same frames"
 
 # Another program in the recorded file's place: a build-id mismatch.
 cp "$MT_FIXTURES/unwind_recursion" "$tmp/bin/unwind_inline"
