@@ -418,6 +418,16 @@ static int callchain_frames(struct state *s, const struct mt_perf_sample *smp, u
 
 /* Unwind the sample and write "\tSTACK end=R\n" (deferred when out is the
  * main buffer). */
+/* A sample's stack dump as the walk reads it: its valid bytes (dyn_size,
+ * never more than were copied), at base (the sample's stack pointer). */
+static struct mt_unwind_memory dump_of(const struct mt_perf_sample *smp, uint64_t base)
+{
+	uint64_t n = smp->stack ? smp->stack_dyn_size : 0;
+	if (n > smp->stack_size)
+		n = smp->stack_size;
+	return (struct mt_unwind_memory){ .base = base, .data = smp->stack, .size = n };
+}
+
 static void put_stack(struct mt_unwind_out *out, struct state *s,
 		      const struct mt_perf_sample *smp, int drop_sampler)
 {
@@ -440,13 +450,7 @@ static void put_stack(struct mt_unwind_out *out, struct state *s,
 		put_nostack(out, s);
 		return;
 	} else {
-		struct mt_unwind_memory mem = {
-			.base = regs.r[MT_UNWIND_REG_SP],
-			.data = smp->stack,
-			.size = smp->stack ? smp->stack_dyn_size : 0,
-		};
-		if (mem.size > smp->stack_size)
-			mem.size = smp->stack_size;
+		struct mt_unwind_memory mem = dump_of(smp, regs.r[MT_UNWIND_REG_SP]);
 		struct mt_unwind_space *sp = mt_unwind_maps_space(s->maps, smp->pid);
 		end = mt_unwind_walk(s->maps, sp, &regs, &mem, s->frames, s->o->max_depth, &n,
 				     &s->st);
@@ -684,14 +688,9 @@ static void pending_unlink(struct state *s, struct pending *p)
 /* The 8 bytes at addr from the sample's stack dump, or 0 when outside it. */
 static uint64_t memptr_read(const struct mt_perf_sample *smp, uint64_t addr)
 {
-	uint64_t sp = preg(smp, R_SP), v = 0;
-	uint64_t n = smp->stack ? smp->stack_dyn_size : 0;
-	if (n > smp->stack_size)
-		n = smp->stack_size;
-	if (!sp || addr < sp || addr - sp > n || n - (addr - sp) < 8)
-		return 0;
-	memcpy(&v, smp->stack + (addr - sp), 8);
-	return v;
+	uint64_t sp = preg(smp, R_SP), v;
+	struct mt_unwind_memory dump = dump_of(smp, sp);
+	return sp && mt_unwind_memory_read(&dump, addr, &v) == 0 ? v : 0;
 }
 
 static void trace_return(struct state *s, const struct mt_perf_sample *smp,
@@ -1170,9 +1169,7 @@ static int spec_walk(struct state *s, struct queued_sample *q, size_t n, uint64_
 	struct mt_unwind_regs regs;
 	if (mt_unwind_arch_regs_from_perf(&regs, smp->regs_mask, smp->regs, smp->nr_regs) != 0)
 		return 0;
-	struct mt_unwind_memory mem = {
-		.base = regs.r[MT_UNWIND_REG_SP], .data = smp->stack, .size = n,
-	};
+	struct mt_unwind_memory mem = dump_of(smp, regs.r[MT_UNWIND_REG_SP]);
 	/* The frames go straight into the queue, after the sample. */
 	size_t head = queued_len(q);
 	uint8_t *room = mt_unwind_order_reserve(s->order,
@@ -1266,9 +1263,7 @@ static void on_record(struct state *s, const struct mt_perf_item *it)
 		q.spec = 0;
 		q.offset = it->offset;
 		q.size = h->size;
-		size_t n = q.smp.stack ? q.smp.stack_dyn_size : 0;
-		if (n > q.smp.stack_size)
-			n = q.smp.stack_size;
+		size_t n = dump_of(&q.smp, 0).size;
 		q.smp.stack_dyn_size = n;
 		int rc = 0;
 		if (spec_walk(s, &q, n, t)) {
