@@ -424,6 +424,7 @@ int mt_unwind_scopes_save(struct mt_unwind_scopes *set)
 		set->dirty = 0;
 	}
 out:
+	set->st.failed += rc != 0;
 	for (size_t i = 0; keys && i < n; i++)
 		free(keys[i]);
 	free(keys);

@@ -39,7 +39,7 @@ int mt_unwind_scopes_attach(struct mt_unwind_scopes **index, Dwarf *dw, const ch
 			    const uint8_t *id, size_t id_len);
 
 /* Write the set to its file when it has indexes the file lacks.
- * @return : 1 written, 0 nothing to write, -1 failed. */
+ * @return : 1 written, 0 nothing to write, -1 failed (counted in the stats). */
 int mt_unwind_scopes_save(struct mt_unwind_scopes *index);
 
 struct mt_unwind_scopes_stats {
@@ -47,7 +47,7 @@ struct mt_unwind_scopes_stats {
 	unsigned built;		/* made from the DWARF */
 	unsigned saved;		/* written to the cache */
 	unsigned unsound;	/* cache files that did not check out */
-	unsigned failed;	/* files that could not be written */
+	unsigned failed;	/* saves that could not write the file */
 };
 
 /* Accepts NULL (all zero). */
