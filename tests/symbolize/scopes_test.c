@@ -6,6 +6,7 @@
 #include <dwarf.h>
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,15 +154,15 @@ static char *temp_dir(void)
 /* The one .scopes file in dir. */
 static char *scopes_file_in(const char *dir)
 {
-	char *cmd, line[4096];
-	cr_assert_geq(asprintf(&cmd, "ls %s/*.scopes", dir), 0);
-	FILE *p = popen(cmd, "r");
-	free(cmd);
-	cr_assert_not_null(p);
-	cr_assert_not_null(fgets(line, sizeof(line), p), "no .scopes file in %s", dir);
-	pclose(p);
-	line[strcspn(line, "\n")] = '\0';
-	return strdup(line);
+	char *pattern;
+	glob_t g;
+	cr_assert_geq(asprintf(&pattern, "%s/*.scopes", dir), 0);
+	cr_assert_eq(glob(pattern, 0, NULL, &g), 0, "no .scopes file in %s", dir);
+	cr_assert_eq(g.gl_pathc, 1, "%zu .scopes files in %s", (size_t)g.gl_pathc, dir);
+	char *path = strdup(g.gl_pathv[0]);
+	globfree(&g);
+	free(pattern);
+	return path;
 }
 
 static uint8_t *slurp(const char *path, size_t *len)
