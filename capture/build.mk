@@ -6,6 +6,8 @@
 SAMPLER_SRCS := \
 	capture/sampler.c \
 	capture/sampler_rand.c \
+	capture/sampler_ring.c \
+	capture/sample_ring.c \
 	capture/sampler_table.c
 SAMPLER_ASM := \
 	capture/sampler_x86_64.S
@@ -36,7 +38,9 @@ CAPTURE_OBJS := \
 	$(B)/obj/capture/capture_run.o \
 	$(B)/obj/capture/capture_events.o \
 	$(B)/obj/capture/capture_elf.o \
-	$(B)/obj/capture/capture_proc.o
+	$(B)/obj/capture/capture_proc.o \
+	$(B)/obj/capture/capture_ring.o \
+	$(B)/obj/capture/sample_ring.o
 
 $(CAPTURE_OBJS): CPPFLAGS += $(LIBPERF_CFLAGS)
 $(CAPTURE_OBJS): | $(LIBPERF_DEP)

@@ -41,6 +41,9 @@ struct mt_capture_event {
 	char name[128];
 	struct perf_event_attr attr;
 	char path[PATH_MAX];
+	/* Not opened: its samples come from the sample ring, records of this
+	 * kind (MT_SAMPLE_RING_ALLOC, ...); 0 for a real event. */
+	int ring_kind;
 };
 
 struct mt_capture_events {
@@ -58,10 +61,11 @@ int mt_capture_elf_func_offset(const char *path, const char *name, uint64_t *off
 /* The uprobe PMU's type from sysfs.  @return : the type or -1 (err). */
 int mt_capture_uprobe_type(char *err);
 
-/* Add the sample mode's markers in sampler (mt:alloc, mt:free, mt:totals).
- * @return : 0 or -1 (err). */
+/* Add the sample mode's markers in sampler (mt:alloc, mt:free, mt:totals):
+ * uprobes, or with ring, events written from the sample ring (then every
+ * event's clock is CLOCK_MONOTONIC, the ring's).  @return : 0 or -1 (err). */
 int mt_capture_events_sample(struct mt_capture_events *evs, const char *sampler,
-			     unsigned stack_size, char *err);
+			     unsigned stack_size, int ring, char *err);
 
 /* Add trace mode's entry (and, when period is 1, return) probes on the
  * allocator functions lib defines.  @return : 0 or -1 (err). */
@@ -86,6 +90,38 @@ int mt_capture_proc_synthesize(struct mt_perf_writer *w, pid_t pid, uint64_t id,
  * malloc'd array in *tids, or -1 (err). */
 int mt_capture_proc_threads(pid_t pid, pid_t **tids, char *err);
 
+/* ---- the sample ring (capture_ring.c, sample_ring.h) -------------------- */
+
+struct mt_capture_ring;
+struct mt_perf_writer;
+
+/* A sample ring of data_size bytes (a power of two, >= 64 KiB) whose
+ * mt:alloc records copy up to stack_size bytes of stack; *env gets the
+ * NAME=VALUE string (malloc'd) that tells the sampler where it is.
+ * @return : 0 or -1 (err). */
+int mt_capture_ring_new(struct mt_capture_ring **out, size_t data_size, unsigned stack_size,
+			char **env, char *err);
+void mt_capture_ring_free(struct mt_capture_ring *r);
+
+/* The attr and sample id that records of kind are written with. */
+void mt_capture_ring_event(struct mt_capture_ring *r, int kind, const struct perf_event_attr *attr,
+			   uint64_t id);
+
+struct mt_capture_ring_drain {
+	uint64_t samples;	/* written */
+	uint64_t lost;		/* records the ring had no room for (LOST records written) */
+	uint64_t abandoned;	/* incomplete records skipped: their writer stopped */
+	uint64_t unread;	/* bytes reserved and not read yet */
+	int pending;		/* stopped at a record still being written */
+	int damaged;		/* the ring holds an impossible record: reading stopped */
+};
+
+/* Write the complete records reserved before the call as samples, and a
+ * LOST record per kind for what was dropped since the last call.
+ * @return : 0 or the writer's error. */
+int mt_capture_ring_drain(struct mt_capture_ring *r, struct mt_perf_writer *w,
+			  struct mt_capture_ring_drain *d);
+
 /* ---- the capture run ---------------------------------------------------- */
 
 enum {
@@ -100,6 +136,7 @@ struct mt_capture_run_opts {
 	char *const *argv;	/* else run this command */
 	char *const *env;	/* NAME=VALUE strings to set in the command, NULL-ended */
 	unsigned mmap_pages;	/* per CPU ring, a power of two */
+	struct mt_capture_ring *ring;	/* sample mode's ring, or NULL */
 	int out_fd;		/* closed by mt_capture_run once the stream is complete */
 	const char *out_name;
 	/* Set by the SIGINT/SIGTERM handlers: how many arrived, the last one. */
@@ -109,6 +146,9 @@ struct mt_capture_run_opts {
 struct mt_capture_stats {
 	uint64_t samples, lost, records, bytes;
 	uint64_t unfollowed;	/* -p with uprobes: threads/children created meanwhile */
+	uint64_t ring_abandoned;	/* sample ring: records whose writer stopped midway */
+	uint64_t ring_unread;	/* sample ring: bytes never completed, at the end */
+	int ring_damaged;	/* sample ring: an impossible record stopped the reading */
 	double seconds;
 	int status;		/* the command's wait status (launch mode) */
 	int exited;		/* status is valid */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static struct mt_capture_event *event_add(struct mt_capture_events *evs, const char *name,
 					  unsigned stack_size, int with_stack, char *err)
@@ -102,7 +103,7 @@ static int uprobe_add(struct mt_capture_events *evs, const char *name, const cha
 }
 
 int mt_capture_events_sample(struct mt_capture_events *evs, const char *sampler,
-			     unsigned stack_size, char *err)
+			     unsigned stack_size, int ring, char *err)
 {
 	static const struct { const char *name, *fn; int stack; uint64_t regs; } markers[] = {
 		{ "mt:alloc", "mt_sampler_mark_alloc", 1, MT_CAPTURE_REGS_ENTRY },
@@ -117,7 +118,13 @@ int mt_capture_events_sample(struct mt_capture_events *evs, const char *sampler,
 				 sampler, markers[i].fn);
 		if (rc)
 			return -1;
-		evs->ev[evs->nr - 1].attr.sample_regs_user = markers[i].regs;
+		struct mt_capture_event *e = &evs->ev[evs->nr - 1];
+		e->attr.sample_regs_user = markers[i].regs;
+		if (ring) {
+			e->ring_kind = (int)i + 1;	/* MT_SAMPLE_RING_ALLOC, _FREE, _TOTALS */
+			e->attr.use_clockid = 1;
+			e->attr.clockid = CLOCK_MONOTONIC;
+		}
 	}
 	return 0;
 }

@@ -49,7 +49,12 @@ struct run {
 	int nrings;
 	size_t ring_size;		/* bytes of data per ring */
 	int tracks_new_tasks;	/* -p with uprobes: count what is not followed */
+	struct mt_capture_ring_drain ring_last;	/* the sample ring's last drain */
 };
+
+/* Sample ids of the events written from the sample ring: far above the
+ * kernel's, which count up from 1 since boot. */
+#define RING_ID_BASE 0x6d74000000000000ULL
 
 /* libperf's debug output would mix with ours: errors come back as codes. */
 static int libperf_quiet(enum libperf_print_level level, const char *fmt, va_list ap)
@@ -146,6 +151,7 @@ static int prepare_uprobes(struct run *r, char *err)
 	*d = evs->ev[1];
 	snprintf(d->name, sizeof(d->name), "dummy:u");
 	d->path[0] = 0;
+	d->ring_kind = 0;
 	d->attr.type = PERF_TYPE_SOFTWARE;
 	d->attr.config = PERF_COUNT_SW_DUMMY;
 	d->attr.uprobe_path = 0;
@@ -156,7 +162,9 @@ static int prepare_uprobes(struct run *r, char *err)
 		evs->ev[i].attr.inherit = 0;
 		evs->ev[i].attr.uprobe_path = (uint64_t)(uintptr_t)evs->ev[i].path;
 	}
-	if (r->o->pid) {
+	if (r->o->ring) {
+		r->nr[0] = 1;	/* the markers' events come from the sample ring */
+	} else if (r->o->pid) {
 		r->nr[0] = evs->nr;
 		r->tracks_new_tasks = 1;
 	} else {
@@ -261,6 +269,16 @@ static int write_header(struct run *r, uint64_t *first_id, char *err)
 	}
 	for (int i = 0; !rc && i < evs->nr; i++) {
 		size_t n = 0;
+		if (evs->ev[i].ring_kind) {
+			uint64_t id = RING_ID_BASE + (uint64_t)i;
+			struct perf_event_attr a = evs->ev[i].attr;
+			a.uprobe_path = 0;
+			mt_capture_ring_event(r->o->ring, evs->ev[i].ring_kind, &a, id);
+			rc = mt_perf_writer_attr(r->w, &a, &id, 1);
+			if (!rc)
+				rc = mt_perf_writer_event_name(r->w, id, evs->ev[i].name);
+			continue;
+		}
 		int threads = i < r->first[0] + r->nr[0] ? nthr : 1;
 		for (int c = 0; c < ncpu; c++) {
 			for (int t = 0; t < threads; t++) {
@@ -333,11 +351,27 @@ static int copy_record(struct run *r, struct ring *rg, union perf_event *ev)
 	return mt_perf_writer_record(r->w, &ev->header);
 }
 
-/* Copy every record waiting in the rings to the output.
+/* Write the sample ring's complete records (see drain).  @return : how many. */
+static uint64_t drain_sample_ring(struct run *r)
+{
+	struct mt_capture_ring_drain *d = &r->ring_last;
+	if (mt_capture_ring_drain(r->o->ring, r->w, d))
+		r->write_failed = 1;
+	r->st->samples += d->samples;
+	r->st->lost += d->lost;
+	r->st->ring_abandoned += d->abandoned;
+	r->st->ring_damaged = d->damaged;
+	return d->samples + (d->lost != 0);
+}
+
+/* Copy every record waiting in the rings to the output, the sample ring's
+ * first.  A FINISHED_ROUND follows unless a sample ring record reserved
+ * before this drain is still being written: it will come in a later round
+ * with a time before this round's (docs/formats/sample-ring.md).
  * @return : the number of records copied. */
 static uint64_t drain(struct run *r)
 {
-	uint64_t n = 0;
+	uint64_t n = r->o->ring ? drain_sample_ring(r) : 0;
 	struct perf_mmap *map;
 	for (int l = 0; l < 2; l++) {
 	if (!r->evlist[l])
@@ -369,7 +403,7 @@ static uint64_t drain(struct run *r)
 		 * position after the last record read. */
 	}
 	}
-	if (n && !r->write_failed) {
+	if (n && !r->write_failed && !r->ring_last.pending) {
 		struct perf_event_header h = { .type = FINISHED_ROUND, .size = sizeof(h) };
 		if (mt_perf_writer_record(r->w, &h) || mt_perf_writer_flush(r->w))
 			r->write_failed = 1;
@@ -533,6 +567,13 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 			perf_evlist__disable(r.evlist[l]);
 	while (drain(&r))
 		;
+	/* Records the command's processes were still writing when it exited:
+	 * wait for them (an abandoned one is skipped after a second). */
+	for (int i = 0; o->ring && r.ring_last.unread && !r.ring_last.damaged && i < 150; i++) {
+		usleep(10000);
+		drain(&r);
+	}
+	st->ring_unread = r.ring_last.unread;
 	if (r.write_failed || mt_perf_writer_flush(r.w)) {
 		snprintf(err, MT_CAPTURE_ERRLEN, "cannot write '%s': %s", o->out_name,
 			 mt_perf_writer_error(r.w));

@@ -15,6 +15,10 @@
 
 enum { EXIT_DATA = 1, EXIT_USAGE = 2, EXIT_ENV = 3 };
 
+/* The sample ring's size in --mmap-pages units (32 MiB by default): one
+ * ring for all CPUs, read every 10 ms. */
+#define RING_PAGES 16
+
 static const char usage_text[] =
 	"usage: mt-capture [options] [--] COMMAND [ARGS...]\n"
 	"       mt-capture [options] -p PID\n"
@@ -41,7 +45,10 @@ static const char usage_text[] =
 	"  -c, --count N          event mode: a sample every N events; trace mode: record\n"
 	"                         every Nth call of each function (no return probes)\n"
 	"      --stack-size N     bytes of user stack per sample (8192, at most 65528)\n"
-	"      --mmap-pages N     ring buffer pages per CPU, a power of two (512)\n"
+	"      --mmap-pages N     ring buffer pages per CPU, a power of two (512); sample\n"
+	"                         mode's sample ring is 16 times that\n"
+	"      --no-ring          sample mode: the sampler's events reach mt-capture through\n"
+	"                         uprobes on its markers, not a shared ring (slower)\n"
 	"  -h, --help             this text\n"
 	"\n"
 	"Environment: MT_SAMPLER=PATH overrides where libmt-sampler.so is found\n"
@@ -230,12 +237,13 @@ int main(int argc, char **argv)
 		{ "count", required_argument, NULL, 'c' },
 		{ "stack-size", required_argument, NULL, 'S' },
 		{ "mmap-pages", required_argument, NULL, 'M' },
+		{ "no-ring", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *output = NULL, *mode_s = NULL, *lib = NULL, *event = NULL;
 	uint64_t pid = 0, rate = 524288, seed = 0, freq = 0, count = 0, stack = 8192, pages = 512;
-	int seeded = 0, opt;
+	int seeded = 0, no_ring = 0, opt;
 	char err[MT_CAPTURE_ERRLEN];
 
 	while ((opt = getopt_long(argc, argv, "+o:p:e:F:c:h", longopts, NULL)) != -1) {
@@ -252,6 +260,7 @@ int main(int argc, char **argv)
 		case 'c': num = &count; break;
 		case 'S': num = &stack; break;
 		case 'M': num = &pages; break;
+		case 'R': no_ring = 1; break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		default: fputs(usage_text, stderr); return EXIT_USAGE;
 		}
@@ -293,6 +302,9 @@ int main(int argc, char **argv)
 		return fail(EXIT_USAGE, "-c is for trace and event modes (sample mode: --rate)%s%s", "", "");
 	if (lib && mode != MT_CAPTURE_TRACE)
 		return fail(EXIT_USAGE, "--lib is for trace mode%s%s", "", "");
+	if (no_ring && (mode != MT_CAPTURE_SAMPLE || pid))
+		return fail(EXIT_USAGE, "--no-ring is for sample mode with a command (-p always uses "
+			    "uprobes)%s%s", "", "");
 	if (have_cmd) {
 		char why[128];
 		if (!command_exists(cmd[0], why, sizeof(why)))
@@ -302,6 +314,7 @@ int main(int argc, char **argv)
 	static struct mt_capture_events evs;
 	char path[PATH_MAX], orig[PATH_MAX], tmpdir[PATH_MAX] = "";
 	char *env[5] = { NULL };
+	struct mt_capture_ring *ring = NULL;
 	int rc;
 	switch (mode) {
 	case MT_CAPTURE_SAMPLE:
@@ -317,7 +330,7 @@ int main(int argc, char **argv)
 			return fail(EXIT_ENV, "cannot copy '%s' to a private directory: %s", orig,
 				    strerror(errno));
 		}
-		rc = mt_capture_events_sample(&evs, path, (unsigned)stack, err);
+		rc = mt_capture_events_sample(&evs, path, (unsigned)stack, have_cmd && !no_ring, err);
 		if (!rc && have_cmd) {
 			const char *old = getenv("LD_PRELOAD");
 			if (asprintf(&env[0], "LD_PRELOAD=%s%s%s", path, old && *old ? ":" : "",
@@ -325,6 +338,10 @@ int main(int argc, char **argv)
 			    asprintf(&env[1], "MT_SAMPLER_RATE=%" PRIu64, rate) < 0 ||
 			    (seeded && asprintf(&env[2], "MT_SAMPLER_SEED=%" PRIu64, seed) < 0))
 				return fail(EXIT_ENV, "out of memory%s%s", "", "");
+			/* The sample ring: RING_PAGES times the per-CPU ring. */
+			if (!no_ring && mt_capture_ring_new(&ring, RING_PAGES * pages * (size_t)sysconf(_SC_PAGESIZE),
+							    (unsigned)stack, &env[seeded ? 3 : 2], err))
+				return fail(EXIT_ENV, "%s%s", err, "");
 		}
 		break;
 	case MT_CAPTURE_TRACE:
@@ -384,13 +401,14 @@ int main(int argc, char **argv)
 
 	struct mt_capture_run_opts ro = {
 		.evs = &evs, .pid = (pid_t)pid, .argv = have_cmd ? cmd : NULL, .env = env,
-		.mmap_pages = (unsigned)pages, .out_fd = fd, .out_name = out_name,
+		.mmap_pages = (unsigned)pages, .ring = ring, .out_fd = fd, .out_name = out_name,
 		.stops = &stops, .stop_signal = &stop_signal,
 	};
 	struct mt_capture_stats st;
 	rc = mt_capture_run(&ro, &st, err);
 	for (int i = 0; env[i]; i++)
 		free(env[i]);
+	mt_capture_ring_free(ring);
 	if (tmpdir[0]) {	/* mapped copies stay valid after the unlink */
 		unlink(path);
 		rmdir(tmpdir);
@@ -402,6 +420,11 @@ int main(int argc, char **argv)
 	fprintf(stderr, "mt-capture: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64
 		" bytes, %.3f s%s\n", st.samples, st.lost, st.bytes, st.seconds,
 		st.lost ? " (samples lost: raise --mmap-pages, or --rate in sample mode)" : "");
+	if (st.ring_abandoned || st.ring_unread || st.ring_damaged)
+		fprintf(stderr, "mt-capture: sample ring: %" PRIu64 " records abandoned by their "
+			"writer, %" PRIu64 " bytes never completed%s\n", st.ring_abandoned,
+			st.ring_unread, st.ring_damaged ? ", reading stopped at a damaged record "
+			"(the program wrote over the ring?)" : "");
 	if (st.unfollowed)
 		fprintf(stderr, "mt-capture: %" PRIu64 " threads or processes started after attaching "
 			"were not followed (uprobe events cannot be inherited into a running "

@@ -3,7 +3,8 @@
  * Intercepts the C allocator, keeps exact per-thread totals and samples
  * allocations on the byte line (sampler_rand.h).  Sampled allocations, frees
  * of sampled pointers and exit totals call marker functions that mt-capture
- * uprobes (sampler_x86_64.S, docs/formats/capture-events.md).
+ * uprobes or that write to its sample ring (sampler_x86_64.S,
+ * sampler_ring.h, docs/formats/capture-events.md).
  *
  * Counters follow the single-writer discipline: a thread's block is written
  * only by that thread, with one-instruction adds (signal-safe), and read by
@@ -17,10 +18,12 @@
  * free() consults through a filter.
  *
  * Environment: MT_SAMPLER_RATE (mean gap in bytes, default 524288),
- * MT_SAMPLER_SEED (reproducible draws; else a fresh seed per process).
+ * MT_SAMPLER_SEED (reproducible draws; else a fresh seed per process),
+ * MT_SAMPLER_RING (the sample ring, set by mt-capture).
  */
 #include "capture/sampler_arch.h"
 #include "capture/sampler_rand.h"
+#include "capture/sampler_ring.h"
 #include "capture/sampler_table.h"
 
 #include <dlfcn.h>
@@ -333,6 +336,7 @@ static void init(void)
 			seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32);
 	}
 	my_pid = getpid();
+	mt_sampler_ring_init(my_pid);
 	pthread_key_create(&exit_key, on_thread_exit);
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 	in_init = 0;
@@ -549,6 +553,7 @@ static void after_fork_child(void)
 	blockless_free_marks = 0;
 	g_live = g_peak = 0;
 	my_pid = getpid();
+	mt_sampler_ring_after_fork(my_pid);
 	if (me) {
 		uint64_t rng = me->rng, rem = (uint64_t)me->remaining;
 		memset(me, 0, sizeof(*me));

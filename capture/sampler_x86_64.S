@@ -1,5 +1,7 @@
-/* x86_64 part of the sampler: the marker functions mt-capture uprobes, and
- * the call that passes the exit totals in twelve registers.
+/* x86_64 part of the sampler: the marker functions, and the call that passes
+ * the exit totals in twelve registers.  mt-capture either uprobes the markers
+ * or gives the sampler a sample ring (sample_ring.h), to which the markers
+ * then hand their registers themselves.
  *
  * Each marker starts with `push %rbp`, an instruction the kernel's uprobe
  * code emulates instead of single-stepping: about 1 us per hit where a
@@ -11,7 +13,7 @@
  */
 	.text
 
-	.macro MARKER name
+	.macro MARKER name kind
 	.globl \name
 	.protected \name	/* exported for the uprobe, called directly */
 	.type \name, @function
@@ -24,14 +26,59 @@
 	pop %rbp
 	.cfi_adjust_cfa_offset -8
 	.cfi_restore %rbp
+	cmpl $0, mt_sampler_ring_on(%rip)
+	jne 1f
+	ret
+/* With the sample ring: the registers as they were at the entry, in perf's
+ * numbering (AX BX CX DX SI DI BP SP IP FLAGS CS SS DS ES FS GS R8..R15;
+ * FLAGS and DS..GS 0), to mt_sampler_ring_emit(kind, regs).  200 bytes
+ * keep the call 16-byte aligned. */
+1:	sub $200, %rsp
+	.cfi_adjust_cfa_offset 200
+	mov %rax, 0(%rsp)
+	mov %rbx, 8(%rsp)
+	mov %rcx, 16(%rsp)
+	mov %rdx, 24(%rsp)
+	mov %rsi, 32(%rsp)
+	mov %rdi, 40(%rsp)
+	mov %rbp, 48(%rsp)
+	lea 200(%rsp), %rax
+	mov %rax, 56(%rsp)
+	lea \name(%rip), %rax
+	mov %rax, 64(%rsp)
+	xor %eax, %eax
+	mov %rax, 72(%rsp)
+	mov %cs, %eax
+	mov %rax, 80(%rsp)
+	mov %ss, %eax
+	mov %rax, 88(%rsp)
+	xor %eax, %eax
+	mov %rax, 96(%rsp)
+	mov %rax, 104(%rsp)
+	mov %rax, 112(%rsp)
+	mov %rax, 120(%rsp)
+	mov %r8, 128(%rsp)
+	mov %r9, 136(%rsp)
+	mov %r10, 144(%rsp)
+	mov %r11, 152(%rsp)
+	mov %r12, 160(%rsp)
+	mov %r13, 168(%rsp)
+	mov %r14, 176(%rsp)
+	mov %r15, 184(%rsp)
+	mov $\kind, %edi
+	mov %rsp, %rsi
+	call mt_sampler_ring_emit
+	add $200, %rsp
+	.cfi_adjust_cfa_offset -200
 	ret
 	.cfi_endproc
 	.size \name, . - \name
 	.endm
 
-	MARKER mt_sampler_mark_alloc
-	MARKER mt_sampler_mark_free
-	MARKER mt_sampler_mark_totals
+	/* kinds: MT_SAMPLE_RING_ALLOC, _FREE, _TOTALS (sample_ring.h) */
+	MARKER mt_sampler_mark_alloc 1
+	MARKER mt_sampler_mark_free 2
+	MARKER mt_sampler_mark_totals 3
 
 /* void mt_sampler_report_totals(const uint64_t v[12])
  * Calls mt_sampler_mark_totals with v[0..11] in DI SI DX CX R8 R9 AX R10 R11

@@ -1,0 +1,225 @@
+/* mt-capture's side of the sample ring (sample_ring.h): make the ring, and
+ * turn its records into the perf samples of the mt:alloc, mt:free and
+ * mt:totals events, as their uprobes would have written them. */
+#include "capture/capture.h"
+#include "capture/sample_ring.h"
+#include "codec/perf_stream.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+/* An incomplete record this old (its writer stopped or was killed in the
+ * middle) is skipped and counted as lost. */
+#define STUCK_NS 1000000000ULL
+
+struct mt_capture_ring {
+	struct mt_sample_ring ring;
+	void *map;
+	size_t map_size;
+	int fd;
+	struct {
+		struct perf_event_attr attr;
+		uint64_t id;
+		uint64_t lost_seen;
+	} ev[MT_SAMPLE_RING_KINDS];
+	uint64_t stuck_tail, stuck_since;
+	int damaged;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int mt_capture_ring_new(struct mt_capture_ring **out, size_t data_size, unsigned stack_size,
+			char **env, char *err)
+{
+	struct mt_capture_ring *r = calloc(1, sizeof(*r));
+	uint64_t token = 0;
+	if (!r) {
+		snprintf(err, MT_CAPTURE_ERRLEN, "out of memory");
+		return -1;
+	}
+	r->map = MAP_FAILED;
+	r->map_size = MT_SAMPLE_RING_HEADER + data_size;
+	/* Close-on-exec: the command opens /proc/OUR_PID/fd/N instead, which
+	 * also works after it closes its descriptors or execs. */
+	r->fd = memfd_create("mt-sample-ring", MFD_CLOEXEC);
+	if (r->fd < 0 || ftruncate(r->fd, (off_t)r->map_size) ||
+	    (r->map = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0)) ==
+		    MAP_FAILED) {
+		snprintf(err, MT_CAPTURE_ERRLEN, "cannot make the sample ring (%zu bytes): %s",
+			 r->map_size, strerror(errno));
+		mt_capture_ring_free(r);
+		return -1;
+	}
+	if (getrandom(&token, sizeof(token), 0) != sizeof(token))
+		token = mono_ns() ^ (uint64_t)getpid() << 40;
+	struct mt_sample_ring_header *h = r->map;
+	h->magic = MT_SAMPLE_RING_MAGIC;
+	h->token = token;
+	h->data_size = data_size;
+	h->stack_size = stack_size;
+	if (mt_sample_ring_attach(&r->ring, r->map, r->map_size, token) ||
+	    asprintf(env, "%s=%llx:/proc/%d/fd/%d", MT_SAMPLE_RING_ENV, (unsigned long long)token,
+		     (int)getpid(), r->fd) < 0) {
+		snprintf(err, MT_CAPTURE_ERRLEN, "cannot make the sample ring");
+		mt_capture_ring_free(r);
+		return -1;
+	}
+	*out = r;
+	return 0;
+}
+
+void mt_capture_ring_free(struct mt_capture_ring *r)
+{
+	if (!r)
+		return;
+	if (r->map != MAP_FAILED)
+		munmap(r->map, r->map_size);
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r);
+}
+
+void mt_capture_ring_event(struct mt_capture_ring *r, int kind, const struct perf_event_attr *attr,
+			   uint64_t id)
+{
+	r->ev[kind].attr = *attr;
+	r->ev[kind].id = id;
+}
+
+/* Append the 8-byte value v at *p. */
+static void put(unsigned char **p, uint64_t v)
+{
+	memcpy(*p, &v, 8);
+	*p += 8;
+}
+
+/* The sample the event's uprobe would have written for rec (the attr's
+ * sample_type bits that mt-capture sets: capture_events.c). */
+static int write_sample(struct mt_capture_ring *r, struct mt_perf_writer *w,
+			const struct mt_sample_ring_record *rec)
+{
+	const struct perf_event_attr *a = &r->ev[rec->kind].attr;
+	uint64_t st = a->sample_type;
+	unsigned char head[512], *p = head + sizeof(struct perf_event_header);
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		put(&p, r->ev[rec->kind].id);
+	if (st & PERF_SAMPLE_IP)
+		put(&p, rec->regs[8]);
+	if (st & PERF_SAMPLE_TID)
+		put(&p, (uint64_t)rec->tid << 32 | rec->pid);
+	if (st & PERF_SAMPLE_TIME)
+		put(&p, rec->time);
+	if (st & PERF_SAMPLE_PERIOD)
+		put(&p, 1);
+	if (st & PERF_SAMPLE_CALLCHAIN)
+		put(&p, 0);	/* no kernel part, as for a uprobe */
+	if (st & PERF_SAMPLE_REGS_USER) {
+		put(&p, PERF_SAMPLE_REGS_ABI_64);
+		for (int i = 0; i < MT_SAMPLE_RING_REGS; i++)
+			if (a->sample_regs_user >> i & 1)
+				put(&p, rec->regs[i]);
+	}
+	uint64_t size = 0, dyn = 0;
+	if (st & PERF_SAMPLE_STACK_USER) {
+		size = a->sample_stack_user;
+		dyn = rec->dyn_size < size ? rec->dyn_size : size;
+		put(&p, size);
+	}
+	uint64_t total = (uint64_t)(p - head) + size + (size ? 8 : 0);
+	struct perf_event_header *h = (struct perf_event_header *)head;
+	h->type = PERF_RECORD_SAMPLE;
+	h->misc = PERF_RECORD_MISC_USER;
+	h->size = (uint16_t)total;
+	if (total > 65535)
+		return MT_PERF_EFORMAT;
+	static const unsigned char zeros[4096];
+	int rc = mt_perf_writer_write(w, head, (size_t)(p - head));
+	if (!rc && dyn)
+		rc = mt_perf_writer_write(w, rec->stack, dyn);
+	for (uint64_t left = size - dyn; !rc && left; ) {
+		size_t n = left < sizeof(zeros) ? (size_t)left : sizeof(zeros);
+		rc = mt_perf_writer_write(w, zeros, n);
+		left -= n;
+	}
+	if (!rc && size)
+		rc = mt_perf_writer_write(w, &dyn, 8);
+	return rc;
+}
+
+/* A LOST record for the events of kind dropped since the last one. */
+static int write_lost(struct mt_capture_ring *r, struct mt_perf_writer *w, int kind, uint64_t n)
+{
+	unsigned char rec[64], *p = rec + sizeof(struct perf_event_header);
+	uint64_t st = r->ev[kind].attr.sample_type;
+	put(&p, r->ev[kind].id);
+	put(&p, n);
+	if (st & PERF_SAMPLE_TID)
+		put(&p, 0);
+	if (st & PERF_SAMPLE_TIME)
+		put(&p, mono_ns());
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		put(&p, r->ev[kind].id);
+	struct perf_event_header *h = (struct perf_event_header *)rec;
+	h->type = PERF_RECORD_LOST;
+	h->misc = 0;
+	h->size = (uint16_t)(p - rec);
+	return mt_perf_writer_record(w, h);
+}
+
+int mt_capture_ring_drain(struct mt_capture_ring *r, struct mt_perf_writer *w,
+			  struct mt_capture_ring_drain *d)
+{
+	struct mt_sample_ring *ring = &r->ring;
+	uint64_t limit = mt_sample_ring_head(ring);
+	const struct mt_sample_ring_record *rec;
+	int rc = 0, got;
+	memset(d, 0, sizeof(*d));
+	while (!r->damaged && (got = mt_sample_ring_next(ring, limit, &rec)) != 0) {
+		if (got == -2) {
+			r->damaged = 1;	/* a wild write of the program: stop reading */
+			break;
+		}
+		if (got == -1) {
+			uint64_t tail = mt_sample_ring_tail(ring), t = mono_ns();
+			if (tail != r->stuck_tail || !r->stuck_since) {
+				r->stuck_tail = tail;
+				r->stuck_since = t;
+			}
+			if (t - r->stuck_since < STUCK_NS || mt_sample_ring_skip(ring)) {
+				d->pending = 1;
+				break;
+			}
+			d->abandoned++;
+			r->stuck_since = 0;
+			continue;
+		}
+		if (rec->kind != MT_SAMPLE_RING_PAD && !rc) {
+			rc = write_sample(r, w, rec);
+			d->samples++;
+		}
+		mt_sample_ring_release(ring, rec);
+	}
+	for (int k = 1; k < MT_SAMPLE_RING_KINDS; k++) {
+		uint64_t lost = __atomic_load_n(&ring->h->lost[k], __ATOMIC_RELAXED);
+		if (lost != r->ev[k].lost_seen) {
+			if (!rc)
+				rc = write_lost(r, w, k, lost - r->ev[k].lost_seen);
+			d->lost += lost - r->ev[k].lost_seen;
+			r->ev[k].lost_seen = lost;
+		}
+	}
+	d->damaged = r->damaged;
+	d->unread = mt_sample_ring_head(ring) - mt_sample_ring_tail(ring);
+	return rc;
+}

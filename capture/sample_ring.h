@@ -1,0 +1,107 @@
+/* The sample ring: shared memory through which libmt-sampler.so hands its
+ * marker events (mt:alloc with registers and a stack copy, mt:free,
+ * mt:totals) to mt-capture, which writes them to the stream as the perf
+ * samples the markers' uprobes would have produced.  A uprobe hit costs
+ * ~3 us of traps and kernel copying per sampled object; a write here is a
+ * memcpy of the stack and a few stores.
+ *
+ * Many producers (every thread of every process of the command, which
+ * inherit the mapping across fork and map it again after exec), one
+ * consumer.  A producer reserves space by moving head with a CAS, fills
+ * its record and publishes it by storing its commit word last.  The
+ * consumer reads records in head order and moves tail past them.  Records
+ * are 16-byte aligned and never wrap: one that would is preceded by a pad
+ * record to the end of the data area.  A commit word holds the record's
+ * absolute position XOR MT_SAMPLE_RING_COMMIT, so stale bytes from an
+ * earlier lap are not taken for a commit.  When a record does not fit, the
+ * producer counts it in lost[kind] instead.  Nothing here allocates or
+ * takes a lock: the sampler calls it inside malloc and signal handlers.
+ * Layout and protocol: docs/formats/sample-ring.md.
+ */
+#ifndef MT_SAMPLE_RING_H
+#define MT_SAMPLE_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MT_SAMPLE_RING_MAGIC 0x31676e697274746dULL	/* "mttring1" */
+#define MT_SAMPLE_RING_COMMIT 0x6d74636f6d6d6974ULL
+#define MT_SAMPLE_RING_RESERVED 0x6d74726573657276ULL
+#define MT_SAMPLE_RING_HEADER 4096	/* bytes before the data area */
+#define MT_SAMPLE_RING_ENV "MT_SAMPLER_RING"
+
+/* Record kinds: the marker events, and padding. */
+enum { MT_SAMPLE_RING_PAD, MT_SAMPLE_RING_ALLOC, MT_SAMPLE_RING_FREE, MT_SAMPLE_RING_TOTALS,
+       MT_SAMPLE_RING_KINDS };
+
+/* perf's x86_64 user register numbering (PERF_REG_X86_*), all 24 slots. */
+#define MT_SAMPLE_RING_REGS 24
+
+struct mt_sample_ring_header {
+	uint64_t magic;
+	uint64_t token;		/* random: the file the environment names is ours */
+	uint64_t data_size;	/* a power of two */
+	uint64_t stack_size;	/* bytes of stack an ALLOC record copies (at most) */
+	uint64_t head __attribute__((aligned(64)));	/* bytes reserved, ever */
+	uint64_t tail __attribute__((aligned(64)));	/* bytes consumed, ever */
+	uint64_t lost[MT_SAMPLE_RING_KINDS] __attribute__((aligned(64)));
+};
+
+struct mt_sample_ring_record {
+	/* position ^ MT_SAMPLE_RING_RESERVED once size and kind are set,
+	 * position ^ MT_SAMPLE_RING_COMMIT once the record is complete */
+	uint64_t commit;
+	uint32_t size;		/* bytes of the whole record, a multiple of 16 */
+	uint32_t kind;
+	/* ALLOC, FREE and TOTALS records only: */
+	uint32_t pid, tid;
+	uint64_t time;		/* CLOCK_MONOTONIC, ns */
+	uint64_t regs[MT_SAMPLE_RING_REGS];	/* as at the marker's entry */
+	uint64_t stack_size;	/* bytes asked for */
+	uint64_t dyn_size;	/* bytes copied, which follow */
+	unsigned char stack[];
+};
+
+#define MT_SAMPLE_RING_PAD_SIZE 16	/* a pad record: commit, size, kind */
+
+struct mt_sample_ring {
+	struct mt_sample_ring_header *h;
+	unsigned char *data;
+	uint64_t mask;
+};
+
+/* Attach to a mapped ring of map_size bytes.  @return : 0, or -1 when the
+ * header is not a ring of that size with that token. */
+int mt_sample_ring_attach(struct mt_sample_ring *r, void *map, size_t map_size, uint64_t token);
+
+/* Producer: room for a record of len bytes (rounded up to 16).
+ * @return : the record (size and kind set, commit not), or NULL when the
+ * ring is full (counted in lost[kind]). */
+struct mt_sample_ring_record *mt_sample_ring_reserve(struct mt_sample_ring *r, size_t len,
+						     uint32_t kind);
+/* Producer: publish a reserved record. */
+void mt_sample_ring_commit(struct mt_sample_ring *r, struct mt_sample_ring_record *rec);
+
+/* Consumer: the record at tail when it is complete and lies before limit
+ * (a head read earlier); pad records are skipped.
+ * @return : 1 with *rec, 0 nothing before limit, -1 the record at tail is
+ * not complete yet, -2 the ring is damaged (a size that cannot be). */
+int mt_sample_ring_next(struct mt_sample_ring *r, uint64_t limit,
+			const struct mt_sample_ring_record **rec);
+/* Consumer: done with the record mt_sample_ring_next gave. */
+void mt_sample_ring_release(struct mt_sample_ring *r, const struct mt_sample_ring_record *rec);
+/* Consumer: skip an incomplete record whose writer is gone, when its size
+ * can be trusted.  @return : 0, or -1 when it cannot. */
+int mt_sample_ring_skip(struct mt_sample_ring *r);
+
+static inline uint64_t mt_sample_ring_head(const struct mt_sample_ring *r)
+{
+	return __atomic_load_n(&r->h->head, __ATOMIC_ACQUIRE);
+}
+
+static inline uint64_t mt_sample_ring_tail(const struct mt_sample_ring *r)
+{
+	return __atomic_load_n(&r->h->tail, __ATOMIC_RELAXED);
+}
+
+#endif
