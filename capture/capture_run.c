@@ -517,6 +517,8 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 		}
 		close(r.go_fd);
 		r.go_fd = -1;
+		if (o->ring)
+			mt_capture_ring_populate(o->ring);
 		/* EOF: the exec succeeded (the pipe is close-on-exec). */
 		ssize_t got;
 		while ((got = read(r.err_fd, &e, sizeof(e))) < 0 && errno == EINTR)

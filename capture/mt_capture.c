@@ -17,7 +17,7 @@ enum { EXIT_DATA = 1, EXIT_USAGE = 2, EXIT_ENV = 3 };
 
 /* The sample ring's size in --mmap-pages units (32 MiB by default): one
  * ring for all CPUs, read every 10 ms. */
-#define RING_PAGES 16
+#define RING_PAGES 4
 
 static const char usage_text[] =
 	"usage: mt-capture [options] [--] COMMAND [ARGS...]\n"

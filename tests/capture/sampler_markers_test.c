@@ -28,11 +28,11 @@ Test(sampler_markers, start_with_an_emulated_push_rbp)
 		"mt_sampler_mark_alloc", "mt_sampler_mark_free", "mt_sampler_mark_totals",
 	};
 	for (size_t i = 0; i < 3; i++) {
-		unsigned char b[3];
+		unsigned char b[4];
 		first_bytes(markers[i], b, sizeof(b));
-		/* push %rbp; pop %rbp; ret */
-		cr_expect(b[0] == 0x55 && b[1] == 0x5d && b[2] == 0xc3,
-			  "%s starts %02x %02x %02x", markers[i], b[0], b[1], b[2]);
+		/* push %rbp; pop %rbp; cmpl $0, mt_sampler_ring_on(%rip) */
+		cr_expect(b[0] == 0x55 && b[1] == 0x5d && b[2] == 0x83 && b[3] == 0x3d,
+			  "%s starts %02x %02x %02x %02x", markers[i], b[0], b[1], b[2], b[3]);
 	}
 }
 
