@@ -52,7 +52,8 @@ $(B)/bin/mt-capture: $(CAPTURE_OBJS) $(B)/libmtcodec.a $(LIBPERF_DEP)
 BINS += $(B)/bin/mt-capture
 
 # ---- tests
-FIXTURE_NAMES += capture_alloc capture_forkexec capture_bench capture_rate capture_signal capture_semantics
+FIXTURE_NAMES += capture_alloc capture_forkexec capture_bench capture_rate capture_signal capture_semantics \
+	capture_stacks
 E2E_TESTS += \
 	tests/e2e/capture-sample-totals.sh \
 	tests/e2e/capture-sample-rate.sh \
@@ -64,7 +65,9 @@ E2E_TESTS += \
 	tests/e2e/capture-cli.sh \
 	tests/e2e/capture-signal.sh \
 	tests/e2e/capture-sampler-semantics.sh \
-	tests/e2e/capture-ring.sh
+	tests/e2e/capture-ring.sh \
+	tests/e2e/capture-ring-stacks.sh \
+	tests/e2e/capture-ring-loss.sh
 
 CAPTURE_TEST_OBJS := \
 	$(B)/obj/tests/capture/sampler_rand_test.o \

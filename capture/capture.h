@@ -114,6 +114,7 @@ void mt_capture_ring_event(struct mt_capture_ring *r, int kind, const struct per
 
 struct mt_capture_ring_drain {
 	uint64_t samples;	/* written */
+	uint64_t bytes;		/* of the ring consumed */
 	uint64_t lost;		/* records the ring had no room for (LOST records written) */
 	uint64_t abandoned;	/* incomplete records skipped: their writer stopped */
 	uint64_t unread;	/* bytes reserved and not read yet */

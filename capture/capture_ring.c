@@ -29,6 +29,7 @@ struct mt_capture_ring {
 		uint64_t lost_seen;
 	} ev[MT_SAMPLE_RING_KINDS];
 	uint64_t stuck_tail, stuck_since;
+	uint64_t lost_read_ns;	/* when the lost counters were last read */
 	int damaged;
 };
 
@@ -49,6 +50,7 @@ int mt_capture_ring_new(struct mt_capture_ring **out, size_t data_size, unsigned
 		return -1;
 	}
 	r->map = MAP_FAILED;
+	r->lost_read_ns = mono_ns();
 	r->map_size = MT_SAMPLE_RING_HEADER + data_size;
 	/* Close-on-exec: the command opens /proc/OUR_PID/fd/N instead, which
 	 * also works after it closes its descriptors or execs. */
@@ -162,7 +164,10 @@ static int write_sample(struct mt_capture_ring *r, struct mt_perf_writer *w,
 	return rc;
 }
 
-/* A LOST record for the events of kind dropped since the last one. */
+/* A LOST record for the events of kind dropped since the last one, with
+ * the time the counters were read before: the drops came after it, and a
+ * reader must know of them before any later record (mt-unwind compares the
+ * sampler's marker counts in mt:totals with the events it saw). */
 static int write_lost(struct mt_capture_ring *r, struct mt_perf_writer *w, int kind, uint64_t n)
 {
 	unsigned char rec[64], *p = rec + sizeof(struct perf_event_header);
@@ -172,7 +177,7 @@ static int write_lost(struct mt_capture_ring *r, struct mt_perf_writer *w, int k
 	if (st & PERF_SAMPLE_TID)
 		put(&p, 0);
 	if (st & PERF_SAMPLE_TIME)
-		put(&p, mono_ns());
+		put(&p, r->lost_read_ns);
 	if (st & PERF_SAMPLE_IDENTIFIER)
 		put(&p, r->ev[kind].id);
 	struct perf_event_header *h = (struct perf_event_header *)rec;
@@ -213,8 +218,10 @@ int mt_capture_ring_drain(struct mt_capture_ring *r, struct mt_perf_writer *w,
 			rc = write_sample(r, w, rec);
 			d->samples++;
 		}
+		d->bytes += rec->size;
 		mt_sample_ring_release(ring, rec);
 	}
+	uint64_t lost_read_ns = mono_ns();
 	for (int k = 1; k < MT_SAMPLE_RING_KINDS; k++) {
 		uint64_t lost = __atomic_load_n(&ring->h->lost[k], __ATOMIC_RELAXED);
 		if (lost != r->ev[k].lost_seen) {
@@ -224,6 +231,7 @@ int mt_capture_ring_drain(struct mt_capture_ring *r, struct mt_perf_writer *w,
 			r->ev[k].lost_seen = lost;
 		}
 	}
+	r->lost_read_ns = lost_read_ns;
 	d->damaged = r->damaged;
 	d->unread = mt_sample_ring_head(ring) - mt_sample_ring_tail(ring);
 	return rc;

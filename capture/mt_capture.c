@@ -338,9 +338,13 @@ int main(int argc, char **argv)
 			    asprintf(&env[1], "MT_SAMPLER_RATE=%" PRIu64, rate) < 0 ||
 			    (seeded && asprintf(&env[2], "MT_SAMPLER_SEED=%" PRIu64, seed) < 0))
 				return fail(EXIT_ENV, "out of memory%s%s", "", "");
-			/* The sample ring: RING_PAGES times the per-CPU ring. */
-			if (!no_ring && mt_capture_ring_new(&ring, RING_PAGES * pages * (size_t)sysconf(_SC_PAGESIZE),
-							    (unsigned)stack, &env[seeded ? 3 : 2], err))
+			/* The sample ring: RING_PAGES times the per-CPU ring, and
+			 * room for 32 samples at least. */
+			size_t ring_size = RING_PAGES * pages * (size_t)sysconf(_SC_PAGESIZE);
+			while (ring_size < 32 * (stack + 512))
+				ring_size *= 2;
+			if (!no_ring && mt_capture_ring_new(&ring, ring_size, (unsigned)stack,
+							    &env[seeded ? 3 : 2], err))
 				return fail(EXIT_ENV, "%s%s", err, "");
 		}
 		break;

@@ -28,14 +28,15 @@ struct mt_sample_ring_record *mt_sample_ring_reserve(struct mt_sample_ring *r, s
 {
 	struct mt_sample_ring_header *h = r->h;
 	uint64_t size = ALIGN16(len), pad, head = __atomic_load_n(&h->head, __ATOMIC_RELAXED);
-	if (size > h->data_size / 2)
-		goto full;
+	uint64_t room = kind == MT_SAMPLE_RING_TOTALS ? h->data_size : h->data_size - h->data_size / 16;
+	if (size > h->data_size / 4)
+		return NULL;
 	do {
 		uint64_t off = head & r->mask;
 		pad = off + size > h->data_size ? h->data_size - off : 0;
 		uint64_t tail = __atomic_load_n(&h->tail, __ATOMIC_ACQUIRE);
-		if (head + pad + size - tail > h->data_size)
-			goto full;
+		if (head + pad + size - tail > room)
+			return NULL;
 	} while (!__atomic_compare_exchange_n(&h->head, &head, head + pad + size, 1,
 					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
 	if (pad) {
@@ -50,10 +51,12 @@ struct mt_sample_ring_record *mt_sample_ring_reserve(struct mt_sample_ring *r, s
 	rec->kind = kind;
 	__atomic_store_n(&rec->commit, head ^ MT_SAMPLE_RING_RESERVED, __ATOMIC_RELEASE);
 	return rec;
-full:
+}
+
+void mt_sample_ring_lose(struct mt_sample_ring *r, uint32_t kind)
+{
 	if (kind < MT_SAMPLE_RING_KINDS)
-		__atomic_add_fetch(&h->lost[kind], 1, __ATOMIC_RELAXED);
-	return NULL;
+		__atomic_add_fetch(&r->h->lost[kind], 1, __ATOMIC_RELAXED);
 }
 
 /* The absolute position of a record, from its reserved commit word. */

@@ -74,11 +74,15 @@ struct mt_sample_ring {
  * header is not a ring of that size with that token. */
 int mt_sample_ring_attach(struct mt_sample_ring *r, void *map, size_t map_size, uint64_t token);
 
-/* Producer: room for a record of len bytes (rounded up to 16).
+/* Producer: room for a record of len bytes (rounded up to 16).  Samples
+ * (ALLOC, FREE) leave the last sixteenth of the ring to TOTALS records, so
+ * that the exact totals get through a ring that samples keep full.
  * @return : the record (size and kind set, commit not), or NULL when the
- * ring is full (counted in lost[kind]). */
+ * ring is full (the caller retries or calls mt_sample_ring_lose). */
 struct mt_sample_ring_record *mt_sample_ring_reserve(struct mt_sample_ring *r, size_t len,
 						     uint32_t kind);
+/* Producer: count a record of kind that found no room. */
+void mt_sample_ring_lose(struct mt_sample_ring *r, uint32_t kind);
 /* Producer: publish a reserved record. */
 void mt_sample_ring_commit(struct mt_sample_ring *r, struct mt_sample_ring_record *rec);
 

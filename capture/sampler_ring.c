@@ -181,10 +181,19 @@ void mt_sampler_ring_emit(uint64_t kind, const uint64_t *regs)
 	uint64_t want = kind == MT_SAMPLE_RING_ALLOC ? stack_size : 0;
 	uintptr_t sp = regs[REG_SP];
 	long n = want ? stack_extent(sp, want) : 0;
-	struct mt_sample_ring_record *rec =
-		mt_sample_ring_reserve(&ring, sizeof(*rec) + (n < 0 ? want : (uint64_t)n), (uint32_t)kind);
-	if (!rec)
+	size_t len = sizeof(struct mt_sample_ring_record) + (n < 0 ? want : (uint64_t)n);
+	struct mt_sample_ring_record *rec = mt_sample_ring_reserve(&ring, len, (uint32_t)kind);
+	/* Totals come once per thread and process, at their end, and nothing
+	 * else carries them: wait up to a second for mt-capture to make room. */
+	for (int i = 0; !rec && kind == MT_SAMPLE_RING_TOTALS && i < 1000; i++) {
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+		rec = mt_sample_ring_reserve(&ring, len, (uint32_t)kind);
+	}
+	if (!rec) {
+		mt_sample_ring_lose(&ring, (uint32_t)kind);
 		return;
+	}
 	/* The time after the reservation: see docs/formats/sample-ring.md. */
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);

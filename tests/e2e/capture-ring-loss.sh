@@ -1,0 +1,29 @@
+#!/bin/bash
+# A sample ring too small for the burst loses samples, never silently and
+# never the totals: mt-capture's lost count, the LOST records in the stream
+# and the marker calls the sampler counted all agree, and every thread's
+# exact totals still arrive (they may use the ring's last sixteenth, and
+# wait for room).
+. "$(dirname "$0")/capture-lib.sh"
+capture_skip_unless_perf
+
+# 60,000 marker events in a few ms into the smallest ring (512 KiB).
+"$CAP" --mmap-pages 1 --rate 1 -o "$T/l.data" -- "$MT_FIXTURES/capture_alloc" 2 3000 \
+	>"$T/out" 2>"$T/err" || fail "mt-capture: $(cat "$T/err")"
+lost=$(capture_lost "$T/err")
+[ "$lost" -gt 0 ] || fail "nothing lost: the ring held the burst? $(cat "$T/err")"
+mt-unwind -o "$T/l.txt" "$T/l.data" 2>"$T/uw" || fail "mt-unwind: $(cat "$T/uw")"
+grep -q "^mt-unwind: the recording lost $lost events" "$T/uw" ||
+	fail "LOST records do not add up to mt-capture's $lost: $(cat "$T/uw")"
+grep -q "^mt-unwind: $lost marker events the sampler made are missing" "$T/uw" ||
+	fail "the sampler's marker counts do not match the loss of $lost: $(cat "$T/uw")"
+if grep -q 'reason=dropped' "$T/l.txt"; then fail "a loss without a LOST record before it"; fi
+# Two workers, the main thread, the process: all four totals, exact.
+capture_regs "$T/l.data" >"$T/regs"
+[ "$(awk '$2 == "mt:totals"' "$T/regs" | wc -l)" = 4 ] || fail "totals missing: $(grep totals "$T/regs")"
+while read -r _ tid allocs _ frees _; do
+	awk -v t="$tid" -v a="${allocs#allocs=}" -v f="${frees#frees=}" \
+		'$2 == "mt:totals" && $3 == 1 && $10 == t && $5 == a && $6 == f { ok = 1 } END { exit !ok }' \
+		"$T/regs" || fail "worker $tid: totals differ from the fixture's $allocs $frees"
+done <"$T/out"
+echo "ok: $lost of $((lost + $(capture_samples "$T/err"))) lost, all accounted for, totals exact"

@@ -1,0 +1,28 @@
+#!/bin/bash
+# The sample ring gives the samples the uprobes gave: the same allocations
+# (one --seed), with the same frames, on every kind of stack the sampler's
+# copy must bound itself on (capture_stacks: the main thread's, another
+# thread's, an alternate signal stack, a coroutine's mmap'd stack; 40
+# allocations each, more than the 16 mapping lookups a thread makes before
+# it copies foreign stacks with process_vm_readv).
+. "$(dirname "$0")/capture-lib.sh"
+capture_skip_unless_perf
+
+for how in ring no-ring; do
+	opt=; [ $how = no-ring ] && opt=--no-ring
+	"$CAP" $opt --rate 1 --seed 7 -o "$T/$how.data" -- "$MT_FIXTURES/capture_stacks" \
+		2>"$T/$how.err" || fail "mt-capture $opt: $(cat "$T/$how.err")"
+	[ "$(capture_lost "$T/$how.err")" = 0 ] || fail "$how: samples lost: $(cat "$T/$how.err")"
+	mt-unwind -o "$T/$how.txt" "$T/$how.data" 2>"$T/$how.uw" || fail "mt-unwind: $(cat "$T/$how.uw")"
+	# kind, comm, fields without the pointer (ASLR), frames, end: per line, sorted
+	grep '^alloc' "$T/$how.txt" | cut -f1,4- | sed 's/ptr=0x[0-9a-f]* //' | sort >"$T/$how.cmp"
+done
+cmp -s "$T/ring.cmp" "$T/no-ring.cmp" ||
+	fail "ring and uprobe samples differ: $(diff "$T/ring.cmp" "$T/no-ring.cmp" | head -5)"
+for site in 'main;on_main_stack;allocate_here;malloc end=complete' \
+	'start_thread;on_thread_stack;allocate_here;malloc end=complete' \
+	'__restore_rt;allocate_here;malloc' '__start_context;allocate_here;malloc'; do
+	n=$(grep -cF -- "$site" "$T/ring.cmp" || true)
+	[ "$n" = 40 ] || fail "$n samples, not 40, end in '$site'"
+done
+echo "ok: $(wc -l <"$T/ring.cmp") mt:alloc samples, identical through the ring and the uprobes"
