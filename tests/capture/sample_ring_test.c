@@ -1,0 +1,261 @@
+/* The sample ring's protocol (capture/sample_ring.c): order, wrapping, full
+ * rings, incomplete and abandoned records, damage, many producers. */
+#include "capture/sample_ring.h"
+
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DATA (64 * 1024)
+#define REC sizeof(struct mt_sample_ring_record)
+
+static void *map;
+
+static struct mt_sample_ring make(size_t data, uint64_t token)
+{
+	map = aligned_alloc(4096, MT_SAMPLE_RING_HEADER + data);
+	cr_assert(map);
+	memset(map, 0xa5, MT_SAMPLE_RING_HEADER + data);	/* stale bytes everywhere */
+	struct mt_sample_ring_header *h = map;
+	memset(h, 0, sizeof(*h));
+	h->magic = MT_SAMPLE_RING_MAGIC;
+	h->token = token;
+	h->data_size = data;
+	h->stack_size = 64;
+	struct mt_sample_ring r;
+	cr_assert_eq(mt_sample_ring_attach(&r, map, MT_SAMPLE_RING_HEADER + data, token), 0);
+	return r;
+}
+
+static void fini(void)
+{
+	free(map);
+	map = NULL;
+}
+
+/* A record of kind with n stack bytes of value v, committed. */
+static void put(struct mt_sample_ring *r, uint32_t kind, size_t n, unsigned char v)
+{
+	struct mt_sample_ring_record *rec = mt_sample_ring_reserve(r, REC + n, kind);
+	cr_assert(rec, "no room for %zu bytes", REC + n);
+	rec->time = v;
+	rec->dyn_size = n;
+	memset(rec->stack, v, n);
+	mt_sample_ring_commit(r, rec);
+}
+
+/* The next record: its kind, stack length and value checked, released. */
+static void get(struct mt_sample_ring *r, uint32_t kind, size_t n, unsigned char v)
+{
+	const struct mt_sample_ring_record *rec;
+	cr_assert_eq(mt_sample_ring_next(r, mt_sample_ring_head(r), &rec), 1);
+	cr_assert_eq(rec->kind, kind);
+	cr_assert_eq(rec->dyn_size, n);
+	cr_assert_eq(rec->time, v);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(rec->stack[i], v, "byte %zu", i);
+	mt_sample_ring_release(r, rec);
+}
+
+Test(sample_ring, records_come_out_in_order_with_their_bytes, .fini = fini)
+{
+	struct mt_sample_ring r = make(DATA, 1);
+	put(&r, MT_SAMPLE_RING_ALLOC, 100, 1);
+	put(&r, MT_SAMPLE_RING_FREE, 0, 2);
+	put(&r, MT_SAMPLE_RING_TOTALS, 8, 3);
+	get(&r, MT_SAMPLE_RING_ALLOC, 100, 1);
+	get(&r, MT_SAMPLE_RING_FREE, 0, 2);
+	get(&r, MT_SAMPLE_RING_TOTALS, 8, 3);
+	const struct mt_sample_ring_record *rec;
+	cr_assert_eq(mt_sample_ring_next(&r, mt_sample_ring_head(&r), &rec), 0);
+	cr_assert_eq(mt_sample_ring_tail(&r), mt_sample_ring_head(&r));
+}
+
+Test(sample_ring, attach_refuses_another_token_size_or_magic, .fini = fini)
+{
+	struct mt_sample_ring r = make(DATA, 42), s;
+	cr_assert_eq(mt_sample_ring_attach(&s, map, MT_SAMPLE_RING_HEADER + DATA, 43), -1);
+	cr_assert_eq(mt_sample_ring_attach(&s, map, MT_SAMPLE_RING_HEADER + DATA / 2, 42), -1);
+	r.h->magic ^= 1;
+	cr_assert_eq(mt_sample_ring_attach(&s, map, MT_SAMPLE_RING_HEADER + DATA, 42), -1);
+}
+
+Test(sample_ring, an_incomplete_record_holds_back_the_ones_after_it, .fini = fini)
+{
+	struct mt_sample_ring r = make(DATA, 1);
+	struct mt_sample_ring_record *a = mt_sample_ring_reserve(&r, REC, MT_SAMPLE_RING_FREE);
+	put(&r, MT_SAMPLE_RING_FREE, 0, 9);
+	const struct mt_sample_ring_record *rec;
+	cr_assert_eq(mt_sample_ring_next(&r, mt_sample_ring_head(&r), &rec), -1);
+	a->time = 8;
+	a->dyn_size = 0;
+	mt_sample_ring_commit(&r, a);
+	get(&r, MT_SAMPLE_RING_FREE, 0, 8);
+	get(&r, MT_SAMPLE_RING_FREE, 0, 9);
+}
+
+Test(sample_ring, records_reserved_after_the_limit_wait_for_the_next_drain, .fini = fini)
+{
+	struct mt_sample_ring r = make(DATA, 1);
+	put(&r, MT_SAMPLE_RING_FREE, 0, 1);
+	uint64_t limit = mt_sample_ring_head(&r);
+	put(&r, MT_SAMPLE_RING_FREE, 0, 2);
+	const struct mt_sample_ring_record *rec;
+	cr_assert_eq(mt_sample_ring_next(&r, limit, &rec), 1);
+	mt_sample_ring_release(&r, rec);
+	cr_assert_eq(mt_sample_ring_next(&r, limit, &rec), 0);
+	get(&r, MT_SAMPLE_RING_FREE, 0, 2);
+}
+
+Test(sample_ring, a_record_that_would_wrap_starts_over_after_a_pad, .fini = fini)
+{
+	struct mt_sample_ring r = make(DATA, 1);
+	size_t big = DATA / 5 - REC;	/* four fit, the fifth would cross the end */
+	for (int lap = 0; lap < 7; lap++) {
+		for (unsigned char v = 1; v <= 3; v++)
+			put(&r, MT_SAMPLE_RING_ALLOC, big, (unsigned char)(v + 10 * lap));
+		for (unsigned char v = 1; v <= 3; v++)
+			get(&r, MT_SAMPLE_RING_ALLOC, big, (unsigned char)(v + 10 * lap));
+	}
+	/* Every record was whole, so none crossed the end: pads filled the gaps. */
+	cr_assert_gt(mt_sample_ring_head(&r), 4 * (uint64_t)DATA);
+	cr_assert_eq(mt_sample_ring_head(&r) % 16, 0);
+}
+
+Test(sample_ring, a_stale_commit_from_an_earlier_lap_is_not_taken, .fini = fini)
+{
+	struct mt_sample_ring r = make(DATA, 1);
+	size_t n = DATA / 4 - REC;	/* exactly four per lap: same offsets each lap */
+	for (int i = 0; i < 4; i++) {
+		put(&r, MT_SAMPLE_RING_ALLOC, n, (unsigned char)i);
+		get(&r, MT_SAMPLE_RING_ALLOC, n, (unsigned char)i);
+	}
+	/* Lap 2, offset 0 still holds lap 1's complete record: reserve there
+	 * without committing. */
+	struct mt_sample_ring_record *a = mt_sample_ring_reserve(&r, REC + n, MT_SAMPLE_RING_ALLOC);
+	cr_assert_eq((unsigned char *)a, r.data);
+	const struct mt_sample_ring_record *rec;
+	cr_assert_eq(mt_sample_ring_next(&r, mt_sample_ring_head(&r), &rec), -1);
+}
+
+Test(sample_ring, samples_leave_room_for_totals_and_a_full_ring_refuses, .fini = fini)
+{
+	struct mt_sample_ring r = make(DATA, 1);
+	int samples = 0, totals = 0;
+	while (mt_sample_ring_reserve(&r, 1024, MT_SAMPLE_RING_ALLOC))
+		samples++;
+	while (mt_sample_ring_reserve(&r, 1024, MT_SAMPLE_RING_TOTALS))
+		totals++;
+	cr_expect_eq(samples, 60, "samples took %d KiB of 64", samples);
+	cr_expect_eq(totals, 4, "totals got %d KiB", totals);
+	struct mt_sample_ring_record *none = mt_sample_ring_reserve(&r, 16, MT_SAMPLE_RING_TOTALS);
+	cr_expect_null(none, "head %llu tail %llu", (unsigned long long)r.h->head,
+		       (unsigned long long)r.h->tail);
+	mt_sample_ring_lose(&r, MT_SAMPLE_RING_ALLOC);
+	mt_sample_ring_lose(&r, MT_SAMPLE_RING_ALLOC);
+	cr_expect_eq(r.h->lost[MT_SAMPLE_RING_ALLOC], 2);
+	/* Larger than a quarter of the ring: never. */
+	cr_assert_eq(mt_sample_ring_tail(&r), 0);
+	r.h->tail = r.h->head;
+	none = mt_sample_ring_reserve(&r, DATA / 4 + 16, MT_SAMPLE_RING_TOTALS);
+	cr_expect_null(none);
+}
+
+Test(sample_ring, an_abandoned_record_can_be_skipped_only_once_sized, .fini = fini)
+{
+	struct mt_sample_ring r = make(DATA, 1);
+	struct mt_sample_ring_record *a = mt_sample_ring_reserve(&r, REC + 64, MT_SAMPLE_RING_ALLOC);
+	put(&r, MT_SAMPLE_RING_FREE, 0, 5);
+	uint64_t commit = a->commit;
+	a->commit = 0;	/* its writer stopped before it wrote anything */
+	cr_assert_eq(mt_sample_ring_skip(&r), -1);
+	a->commit = commit;	/* size and kind written, then it stopped */
+	cr_assert_eq(mt_sample_ring_skip(&r), 0);
+	get(&r, MT_SAMPLE_RING_FREE, 0, 5);
+}
+
+Test(sample_ring, an_impossible_record_is_reported_as_damage, .fini = fini)
+{
+	struct mt_sample_ring r = make(DATA, 1);
+	struct mt_sample_ring_record *a = mt_sample_ring_reserve(&r, REC, MT_SAMPLE_RING_FREE);
+	a->dyn_size = 0;
+	mt_sample_ring_commit(&r, a);
+	const struct mt_sample_ring_record *rec;
+	a->size = 8;
+	cr_expect_eq(mt_sample_ring_next(&r, mt_sample_ring_head(&r), &rec), -2);
+	a->size = DATA;
+	cr_expect_eq(mt_sample_ring_next(&r, mt_sample_ring_head(&r), &rec), -2);
+	a->size = (uint32_t)((REC + 15) & ~(size_t)15);
+	a->dyn_size = 1 << 20;
+	cr_expect_eq(mt_sample_ring_next(&r, mt_sample_ring_head(&r), &rec), -2);
+	a->dyn_size = 0;
+	a->kind = 77;
+	cr_expect_eq(mt_sample_ring_next(&r, mt_sample_ring_head(&r), &rec), -2);
+}
+
+/* Four producers, one consumer: each producer's records arrive complete,
+ * in its order, and arrivals plus losses make up what it wrote. */
+#define PRODUCERS 4
+#define PER_PRODUCER 200000
+
+static struct mt_sample_ring shared;
+
+static void *produce(void *arg)
+{
+	uint32_t id = (uint32_t)(uintptr_t)arg;
+	for (uint64_t i = 0; i < PER_PRODUCER; i++) {
+		size_t n = 8 * (i % 40);
+		struct mt_sample_ring_record *rec =
+			mt_sample_ring_reserve(&shared, REC + n, MT_SAMPLE_RING_ALLOC);
+		if (!rec) {
+			mt_sample_ring_lose(&shared, MT_SAMPLE_RING_ALLOC);
+			continue;
+		}
+		rec->tid = id;
+		rec->time = i;
+		rec->dyn_size = n;
+		for (size_t k = 0; k < n; k += 8)
+			memcpy(rec->stack + k, &i, 8);
+		mt_sample_ring_commit(&shared, rec);
+	}
+	return NULL;
+}
+
+Test(sample_ring, many_producers_one_consumer, .fini = fini)
+{
+	shared = make(DATA, 1);
+	pthread_t t[PRODUCERS];
+	for (uintptr_t i = 0; i < PRODUCERS; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, produce, (void *)i), 0);
+	uint64_t got[PRODUCERS] = { 0 }, next[PRODUCERS] = { 0 };
+	int joined[PRODUCERS] = { 0 }, done = 0;
+	for (;;) {
+		const struct mt_sample_ring_record *rec;
+		int rc = mt_sample_ring_next(&shared, mt_sample_ring_head(&shared), &rec);
+		cr_assert_neq(rc, -2, "damaged");
+		if (rc == 1) {
+			cr_assert_lt(rec->tid, PRODUCERS);
+			cr_assert_geq(rec->time, next[rec->tid], "producer %u out of order", rec->tid);
+			cr_assert_eq(rec->dyn_size, 8 * (rec->time % 40));
+			for (size_t k = 0; k < rec->dyn_size; k += 8)
+				cr_assert_eq(memcmp(rec->stack + k, &rec->time, 8), 0);
+			next[rec->tid] = rec->time + 1;
+			got[rec->tid]++;
+			mt_sample_ring_release(&shared, rec);
+		} else if (done) {
+			break;
+		} else if (rc == 0) {
+			int alive = 0;
+			for (int i = 0; i < PRODUCERS; i++)
+				if (!joined[i] && !(joined[i] = pthread_tryjoin_np(t[i], NULL) == 0))
+					alive++;
+			done = alive == 0;	/* one more pass reads what they left */
+		}
+	}
+	uint64_t total = 0;
+	for (int i = 0; i < PRODUCERS; i++)
+		total += got[i];
+	cr_assert_eq(total + shared.h->lost[MT_SAMPLE_RING_ALLOC], PRODUCERS * PER_PRODUCER);
+	cr_assert_gt(total, 0);
+}
