@@ -67,7 +67,8 @@ E2E_TESTS += \
 	tests/e2e/capture-sampler-semantics.sh \
 	tests/e2e/capture-ring.sh \
 	tests/e2e/capture-ring-stacks.sh \
-	tests/e2e/capture-ring-loss.sh
+	tests/e2e/capture-ring-loss.sh \
+	tests/e2e/capture-no-ring.sh
 
 CAPTURE_TEST_OBJS := \
 	$(B)/obj/tests/capture/sampler_rand_test.o \

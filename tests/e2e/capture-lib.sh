@@ -7,6 +7,18 @@ trap 'rm -rf "$T"' EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# MT_CAPTURE_NO_RING=1 (tests/e2e/capture-no-ring.sh): sample mode through
+# the markers' uprobes instead of the sample ring.
+if [ "${MT_CAPTURE_NO_RING:-}" = 1 ]; then
+	printf '#!/bin/sh
+case " $* " in *" --mode "*|*" -e "*|*" -p "*) exec "%s" "$@";; esac
+exec "%s" --no-ring "$@"
+' \
+		"$CAP" "$CAP" >"$T/mt-capture-no-ring"
+	chmod +x "$T/mt-capture-no-ring"
+	CAP=$T/mt-capture-no-ring
+fi
+
 # Skip (77) unless perf_event_open and uprobes work here.
 capture_skip_unless_perf() {
 	command -v perf >/dev/null || { echo "perf not installed"; exit 77; }
