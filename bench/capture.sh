@@ -1,6 +1,7 @@
 #!/bin/sh
 # mt-capture cost, in one run, as ratios to the same workload uninstrumented:
-#  - sample mode at the default rate (512 KiB) vs jemalloc's sampled profiler
+#  - sample mode at the default rate (512 KiB), through the sample ring and
+#    through uprobes (--no-ring), vs jemalloc's sampled profiler
 #    (prof:true, lg_prof_sample:19 = 512 KiB) and heaptrack, on capture_bench
 #    with 4 threads: "tight" = 32M small allocations and nothing else (about
 #    30 ns of CPU each), "mixed" = 16M allocations with 2 hashing passes over
@@ -40,7 +41,7 @@ shift
 W_ARGS="$*"
 W="$MT_FIXTURES/capture_bench $W_ARGS"
 # Interleaved runs, so that load from other processes hits all alike.
-rm -f "$T/base" "$T/sample" "$T/inner" "$T/preload" "$T/je" "$T/jeprof"
+rm -f "$T/base" "$T/sample" "$T/inner" "$T/noring" "$T/preload" "$T/je" "$T/jeprof"
 for i in $(seq "$RUNS"); do
 	secs $W >>"$T/base"
 	secs env LD_PRELOAD="$MT_BUILD/libmt-sampler.so" $W >>"$T/preload"
@@ -49,6 +50,7 @@ for i in $(seq "$RUNS"); do
 	secs "$CAP" -o "$T/s.data" -- /usr/bin/time -o "$T/in" -f "%e" $W >>"$T/sample"
 	cp "$T/last.err" "$T/s.err"
 	cat "$T/in" >>"$T/inner"
+	secs "$CAP" --no-ring -o "$T/s.data" -- $W >>"$T/noring"
 	# mt-capture exits at once and a background process closes its uprobes
 	# (~80 ms per uprobe and CPU on 6.18); the next capture would wait for it.
 	sleep 2
@@ -58,6 +60,7 @@ done
 b=$(med "$T/base" 1) bc=$(med "$T/base" 2)
 s=$(med "$T/sample" 1) sc=$(med "$T/sample" 2)
 si=$(med "$T/inner" 1)
+nr=$(med "$T/noring" 1) nrc=$(med "$T/noring" 2)
 p=$(med "$T/preload" 1) pc=$(med "$T/preload" 2)
 j=$(med "$T/je" 1) jc=$(med "$T/je" 2)
 jp=$(med "$T/jeprof" 1) jpc=$(med "$T/jeprof" 2)
@@ -78,12 +81,14 @@ echo
 echo "| run | wall s | wall vs uninstrumented | cpu s | cpu vs uninstrumented |"
 echo "|---|---|---|---|---|"
 awk -v b="$b" -v s="$s" -v p="$p" -v j="$j" -v jp="$jp" -v h="$h" -v bc="$bc" -v sc="$sc" \
-    -v pc="$pc" -v jc="$jc" -v jpc="$jpc" -v hc="$hc" -v n="$samples" -v on="$jeprof_on" -v si="$si" '
+    -v pc="$pc" -v jc="$jc" -v jpc="$jpc" -v hc="$hc" -v n="$samples" -v on="$jeprof_on" -v si="$si" \
+    -v nr="$nr" -v nrc="$nrc" '
 function row(name, w, c) { printf "| %s | %.3f | %.2fx | %.3f | %.2fx |\n", name, w, w / b, c, c / bc }
 BEGIN {
 	row("uninstrumented (glibc malloc)", b, bc)
 	row("mt-capture sample mode, --rate 524288 (" n ")", s, sc)
 	printf "| the program itself under that capture (wall from inside; cpu: whole capture) | %.3f | %.2fx | %.3f | %.2fx |\n", si, si / b, sc, sc / bc
+	row("the same with --no-ring (the markers uprobed, as before the sample ring)", nr, nrc)
 	row("libmt-sampler.so preloaded, no capture (counters, sampling decisions)", p, pc)
 	row("jemalloc, no profiling", j, jc)
 	row("jemalloc prof:true,lg_prof_sample:19" (on ? "" : " (NOT ACTIVE)") sprintf(" (wall %.2fx of plain jemalloc)", jp / j), jp, jpc)
