@@ -68,6 +68,7 @@ E2E_TESTS += \
 	tests/e2e/capture-ring.sh \
 	tests/e2e/capture-ring-stacks.sh \
 	tests/e2e/capture-ring-loss.sh \
+	tests/e2e/capture-ring-outlive.sh \
 	tests/e2e/capture-no-ring.sh
 
 CAPTURE_TEST_OBJS := \

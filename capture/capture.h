@@ -108,6 +108,11 @@ void mt_capture_ring_free(struct mt_capture_ring *r);
  * find them mapped, and the command's page faults map 16 at a time. */
 void mt_capture_ring_populate(struct mt_capture_ring *r);
 
+/* Tell the command's processes that nobody reads the ring any more (a
+ * command that outlives the capture then neither fills it nor waits for
+ * room). */
+void mt_capture_ring_close(struct mt_capture_ring *r);
+
 /* The attr and sample id that records of kind are written with. */
 void mt_capture_ring_event(struct mt_capture_ring *r, int kind, const struct perf_event_attr *attr,
 			   uint64_t id);

@@ -81,6 +81,11 @@ int mt_capture_ring_new(struct mt_capture_ring **out, size_t data_size, unsigned
 	return 0;
 }
 
+void mt_capture_ring_close(struct mt_capture_ring *r)
+{
+	__atomic_store_n(&r->ring.h->closed, 1, __ATOMIC_RELEASE);
+}
+
 void mt_capture_ring_populate(struct mt_capture_ring *r)
 {
 	madvise(r->map, r->map_size, MADV_POPULATE_WRITE);	/* a hint: errors do not matter */

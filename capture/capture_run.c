@@ -587,6 +587,8 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 		rc = 0;
 	}
 out:
+	if (o->ring)
+		mt_capture_ring_close(o->ring);
 	if (r.child && r.go_fd < 0 && !st->exited && !st->detached) {
 		/* Capture ended early: the command carries on; wait for it. */
 		int status;

@@ -339,9 +339,9 @@ int main(int argc, char **argv)
 			    (seeded && asprintf(&env[2], "MT_SAMPLER_SEED=%" PRIu64, seed) < 0))
 				return fail(EXIT_ENV, "out of memory%s%s", "", "");
 			/* The sample ring: RING_PAGES times the per-CPU ring, and
-			 * room for 32 samples at least. */
+			 * room for 32 samples and 64 KiB at least. */
 			size_t ring_size = RING_PAGES * pages * (size_t)sysconf(_SC_PAGESIZE);
-			while (ring_size < 32 * (stack + 512))
+			while (ring_size < 32 * (stack + 512) || ring_size < 65536)
 				ring_size *= 2;
 			if (!no_ring && mt_capture_ring_new(&ring, ring_size, (unsigned)stack,
 							    &env[seeded ? 3 : 2], err))

@@ -42,6 +42,7 @@ struct mt_sample_ring_header {
 	uint64_t token;		/* random: the file the environment names is ours */
 	uint64_t data_size;	/* a power of two */
 	uint64_t stack_size;	/* bytes of stack an ALLOC record copies (at most) */
+	uint64_t closed;	/* set by the consumer when it stops reading */
 	uint64_t head __attribute__((aligned(64)));	/* bytes reserved, ever */
 	uint64_t tail __attribute__((aligned(64)));	/* bytes consumed, ever */
 	uint64_t lost[MT_SAMPLE_RING_KINDS] __attribute__((aligned(64)));

@@ -178,6 +178,9 @@ static uint64_t copy_checked(unsigned char *to, uintptr_t sp, uint64_t n)
 
 void mt_sampler_ring_emit(uint64_t kind, const uint64_t *regs)
 {
+	/* The capture is over (the command outlived it): nobody reads. */
+	if (__atomic_load_n(&ring.h->closed, __ATOMIC_RELAXED))
+		return;
 	uint64_t want = kind == MT_SAMPLE_RING_ALLOC ? stack_size : 0;
 	uintptr_t sp = regs[REG_SP];
 	long n = want ? stack_extent(sp, want) : 0;
@@ -185,7 +188,8 @@ void mt_sampler_ring_emit(uint64_t kind, const uint64_t *regs)
 	struct mt_sample_ring_record *rec = mt_sample_ring_reserve(&ring, len, (uint32_t)kind);
 	/* Totals come once per thread and process, at their end, and nothing
 	 * else carries them: wait up to a second for mt-capture to make room. */
-	for (int i = 0; !rec && kind == MT_SAMPLE_RING_TOTALS && i < 1000; i++) {
+	for (int i = 0; !rec && kind == MT_SAMPLE_RING_TOTALS && i < 1000 &&
+			!__atomic_load_n(&ring.h->closed, __ATOMIC_RELAXED); i++) {
 		struct timespec ms = { 0, 1000000 };
 		nanosleep(&ms, NULL);
 		rec = mt_sample_ring_reserve(&ring, len, (uint32_t)kind);

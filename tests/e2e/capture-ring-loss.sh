@@ -1,7 +1,7 @@
 #!/bin/bash
 # A sample ring too small for the burst loses samples, never silently and
 # never the totals: mt-capture's lost count, the LOST records in the stream
-# and the marker calls the sampler counted all agree, and every thread's
+# and the marker calls the sampler counted agree, and every thread's
 # exact totals still arrive (they may use the ring's last sixteenth, and
 # wait for room).
 . "$(dirname "$0")/capture-lib.sh"
@@ -15,8 +15,11 @@ lost=$(capture_lost "$T/err")
 mt-unwind -o "$T/l.txt" "$T/l.data" 2>"$T/uw" || fail "mt-unwind: $(cat "$T/uw")"
 grep -q "^mt-unwind: the recording lost $lost events" "$T/uw" ||
 	fail "LOST records do not add up to mt-capture's $lost: $(cat "$T/uw")"
-grep -q "^mt-unwind: $lost marker events the sampler made are missing" "$T/uw" ||
-	fail "the sampler's marker counts do not match the loss of $lost: $(cat "$T/uw")"
+# The threads' own counts miss all but the frees made after a thread's
+# counters retired (its TLS destructors: counted for the process only).
+missing=$(sed -n 's/^mt-unwind: \([0-9]*\) marker events the sampler made are missing.*/\1/p' "$T/uw")
+[ -n "$missing" ] && [ "$missing" -le "$lost" ] && [ "$missing" -ge $((lost - 100)) ] ||
+	fail "the sampler's marker counts (${missing:-none} missing) do not match the loss of $lost: $(cat "$T/uw")"
 if grep -q 'reason=dropped' "$T/l.txt"; then fail "a loss without a LOST record before it"; fi
 # Two workers, the main thread, the process: all four totals, exact.
 capture_regs "$T/l.data" >"$T/regs"
