@@ -158,7 +158,7 @@ struct mt_capture_stats {
 	uint64_t samples, lost, records, bytes;
 	uint64_t unfollowed;	/* -p with uprobes: threads/children created meanwhile */
 	uint64_t ring_abandoned;	/* sample ring: records whose writer stopped midway */
-	uint64_t ring_unread;	/* sample ring: bytes never completed, at the end */
+	uint64_t ring_unread;	/* sample ring: bytes held back by an incomplete record, at the end */
 	int ring_damaged;	/* sample ring: an impossible record stopped the reading */
 	double seconds;
 	int status;		/* the command's wait status (launch mode) */

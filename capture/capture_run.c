@@ -572,13 +572,14 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 			perf_evlist__disable(r.evlist[l]);
 	while (drain(&r))
 		;
-	/* Records the command's processes were still writing when it exited:
-	 * wait for them (an abandoned one is skipped after a second). */
-	for (int i = 0; o->ring && r.ring_last.unread && !r.ring_last.damaged && i < 150; i++) {
+	/* A record still being written when the command exited (by a process
+	 * that outlives it): wait for it; an abandoned one is skipped after a
+	 * second.  Records reserved after the last drain are not waited for. */
+	for (int i = 0; o->ring && r.ring_last.pending && i < 150; i++) {
 		usleep(10000);
 		drain(&r);
 	}
-	st->ring_unread = r.ring_last.unread;
+	st->ring_unread = r.ring_last.pending ? r.ring_last.unread : 0;
 	if (r.write_failed || mt_perf_writer_flush(r.w)) {
 		snprintf(err, MT_CAPTURE_ERRLEN, "cannot write '%s': %s", o->out_name,
 			 mt_perf_writer_error(r.w));
