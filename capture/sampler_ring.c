@@ -14,6 +14,7 @@
 #include "capture/sampler_ring.h"
 #include "capture/sample_ring.h"
 
+#include <emmintrin.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -176,6 +177,26 @@ static uint64_t copy_checked(unsigned char *to, uintptr_t sp, uint64_t n)
 	return got > 0 ? (uint64_t)got : 0;
 }
 
+/* Copy n bytes (a multiple of 8) to the 16-byte aligned to with
+ * non-temporal stores: the copy is for mt-capture, on another CPU, and
+ * should not push the program's own data out of this CPU's caches. */
+static void copy_streaming(unsigned char *to, const unsigned char *from, size_t n)
+{
+	size_t i = 0;
+	for (; i + 64 <= n; i += 64) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(from + i));
+		__m128i b = _mm_loadu_si128((const __m128i *)(from + i + 16));
+		__m128i c = _mm_loadu_si128((const __m128i *)(from + i + 32));
+		__m128i d = _mm_loadu_si128((const __m128i *)(from + i + 48));
+		_mm_stream_si128((__m128i *)(to + i), a);
+		_mm_stream_si128((__m128i *)(to + i + 16), b);
+		_mm_stream_si128((__m128i *)(to + i + 32), c);
+		_mm_stream_si128((__m128i *)(to + i + 48), d);
+	}
+	_mm_sfence();	/* before the commit's release store */
+	memcpy(to + i, from + i, n - i);
+}
+
 void mt_sampler_ring_emit(uint64_t kind, const uint64_t *regs)
 {
 	/* The capture is over (the command outlived it): nobody reads. */
@@ -209,6 +230,6 @@ void mt_sampler_ring_emit(uint64_t kind, const uint64_t *regs)
 	if (n < 0)
 		rec->dyn_size = copy_checked(rec->stack, sp, want);
 	else
-		memcpy(rec->stack, (const void *)sp, (size_t)(rec->dyn_size = (uint64_t)n));
+		copy_streaming(rec->stack, (const unsigned char *)sp, (size_t)(rec->dyn_size = (uint64_t)n));
 	mt_sample_ring_commit(&ring, rec);
 }
