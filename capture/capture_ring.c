@@ -219,10 +219,9 @@ int mt_capture_ring_drain(struct mt_capture_ring *r, struct mt_perf_writer *w,
 			r->stuck_since = 0;
 			continue;
 		}
-		if (rec->kind != MT_SAMPLE_RING_PAD && !rc) {
+		if (!rc)	/* after a write error, records are only consumed */
 			rc = write_sample(r, w, rec);
-			d->samples++;
-		}
+		d->samples++;
 		d->bytes += rec->size;
 		mt_sample_ring_release(ring, rec);
 	}

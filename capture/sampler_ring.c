@@ -145,8 +145,12 @@ static long stack_extent(uintptr_t sp, uint64_t want)
 {
 	uintptr_t lo, hi;
 	if (!(home_known && sp >= home_lo && sp < home_hi)) {
-		if (lookups >= MAX_LOOKUPS || mapping_of(sp, &lo, &hi))
+		if (lookups >= MAX_LOOKUPS)
 			return -1;
+		if (mapping_of(sp, &lo, &hi)) {
+			lookups = MAX_LOOKUPS;	/* no /proc here: do not try again */
+			return -1;
+		}
 		uintptr_t anchor = stack_anchor();
 		if (anchor >= lo && anchor < hi) {
 			home_lo = lo;
