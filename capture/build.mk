@@ -53,7 +53,7 @@ BINS += $(B)/bin/mt-capture
 
 # ---- tests
 FIXTURE_NAMES += capture_alloc capture_forkexec capture_bench capture_rate capture_signal capture_semantics \
-	capture_stacks
+	capture_stacks capture_scribble
 E2E_TESTS += \
 	tests/e2e/capture-sample-totals.sh \
 	tests/e2e/capture-sample-rate.sh \
@@ -69,6 +69,7 @@ E2E_TESTS += \
 	tests/e2e/capture-ring-stacks.sh \
 	tests/e2e/capture-ring-loss.sh \
 	tests/e2e/capture-ring-outlive.sh \
+	tests/e2e/capture-ring-hostile.sh \
 	tests/e2e/capture-no-ring.sh
 
 CAPTURE_TEST_OBJS := \

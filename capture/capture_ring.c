@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 /* An incomplete record this old (its writer stopped or was killed in the
- * middle) is skipped and counted as lost. */
+ * middle) is skipped and counted; one whose size is not even written
+ * makes the ring damaged. */
 #define STUCK_NS 1000000000ULL
 
 struct mt_capture_ring {
@@ -28,6 +29,7 @@ struct mt_capture_ring {
 		uint64_t id;
 		uint64_t lost_seen;
 	} ev[MT_SAMPLE_RING_KINDS];
+	struct mt_sample_ring_header made;	/* the header as mt-capture wrote it */
 	uint64_t stuck_tail, stuck_since;
 	uint64_t lost_read_ns;	/* when the lost counters were last read */
 	int damaged;
@@ -70,6 +72,7 @@ int mt_capture_ring_new(struct mt_capture_ring **out, size_t data_size, unsigned
 	h->token = token;
 	h->data_size = data_size;
 	h->stack_size = stack_size;
+	r->made = *h;
 	if (mt_sample_ring_attach(&r->ring, r->map, r->map_size, token) ||
 	    asprintf(env, "%s=%llx:/proc/%d/fd/%d", MT_SAMPLE_RING_ENV, (unsigned long long)token,
 		     (int)getpid(), r->fd) < 0) {
@@ -192,6 +195,23 @@ static int write_lost(struct mt_capture_ring *r, struct mt_perf_writer *w, int k
 	return mt_perf_writer_record(w, h);
 }
 
+/* Has the program written over the ring's header?  (Its records are
+ * checked one by one as they are read.) */
+static int header_damaged(const struct mt_capture_ring *r)
+{
+	const struct mt_sample_ring_header *h = r->ring.h, *m = &r->made;
+	uint64_t head = mt_sample_ring_head(&r->ring), tail = mt_sample_ring_tail(&r->ring);
+	if (h->magic != m->magic || h->token != m->token || h->data_size != m->data_size ||
+	    h->stack_size != m->stack_size || head < tail || head - tail > r->ring.size)
+		return 1;
+	for (int k = 0; k < MT_SAMPLE_RING_KINDS; k++) {
+		uint64_t lost = __atomic_load_n(&h->lost[k], __ATOMIC_RELAXED);
+		if (lost < r->ev[k].lost_seen || lost - r->ev[k].lost_seen > ((uint64_t)1 << 32))
+			return 1;
+	}
+	return 0;
+}
+
 int mt_capture_ring_drain(struct mt_capture_ring *r, struct mt_perf_writer *w,
 			  struct mt_capture_ring_drain *d)
 {
@@ -200,9 +220,11 @@ int mt_capture_ring_drain(struct mt_capture_ring *r, struct mt_perf_writer *w,
 	const struct mt_sample_ring_record *rec;
 	int rc = 0, got;
 	memset(d, 0, sizeof(*d));
+	if (!r->damaged && header_damaged(r))
+		r->damaged = 1;
 	while (!r->damaged && (got = mt_sample_ring_next(ring, limit, &rec)) != 0) {
 		if (got == -2) {
-			r->damaged = 1;	/* a wild write of the program: stop reading */
+			r->damaged = 1;
 			break;
 		}
 		if (got == -1) {
@@ -211,8 +233,14 @@ int mt_capture_ring_drain(struct mt_capture_ring *r, struct mt_perf_writer *w,
 				r->stuck_tail = tail;
 				r->stuck_since = t;
 			}
-			if (t - r->stuck_since < STUCK_NS || mt_sample_ring_skip(ring)) {
+			if (t - r->stuck_since < STUCK_NS) {
 				d->pending = 1;
+				break;
+			}
+			if (mt_sample_ring_skip(ring)) {
+				/* Not even a size: written over, or a writer
+				 * killed between reserving and its first store. */
+				r->damaged = 1;
 				break;
 			}
 			d->abandoned++;
@@ -226,7 +254,9 @@ int mt_capture_ring_drain(struct mt_capture_ring *r, struct mt_perf_writer *w,
 		mt_sample_ring_release(ring, rec);
 	}
 	uint64_t lost_read_ns = mono_ns();
-	for (int k = 1; k < MT_SAMPLE_RING_KINDS; k++) {
+	if (!r->damaged && header_damaged(r))
+		r->damaged = 1;
+	for (int k = 1; k < MT_SAMPLE_RING_KINDS && !r->damaged; k++) {
 		uint64_t lost = __atomic_load_n(&ring->h->lost[k], __ATOMIC_RELAXED);
 		if (lost != r->ev[k].lost_seen) {
 			if (!rc)
@@ -236,7 +266,11 @@ int mt_capture_ring_drain(struct mt_capture_ring *r, struct mt_perf_writer *w,
 		}
 	}
 	r->lost_read_ns = lost_read_ns;
+	/* A wild write of the program: nothing read from the ring can be
+	 * trusted any more; stop reading, and let the writers know. */
+	if (r->damaged)
+		mt_capture_ring_close(r);
 	d->damaged = r->damaged;
-	d->unread = mt_sample_ring_head(ring) - mt_sample_ring_tail(ring);
+	d->unread = r->damaged ? 0 : mt_sample_ring_head(ring) - mt_sample_ring_tail(ring);
 	return rc;
 }

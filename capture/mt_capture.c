@@ -56,9 +56,10 @@ static const char usage_text[] =
 	"\n"
 	"At the end one line on stderr: samples, lost samples, bytes, duration.\n"
 	"Exit status: the command's (128+N when killed by signal N); with -p 0.\n"
-	"Errors: 1 output failed or data lost in writing, 2 usage (also: COMMAND\n"
-	"not found), 3 environment (perf_event_open denied: perf_event_paranoid /\n"
-	"CAP_PERFMON; sampler or uprobe PMU missing).\n";
+	"Errors: 1 output failed or data lost in writing (also: the program wrote\n"
+	"over the sample ring), 2 usage (also: COMMAND not found), 3 environment\n"
+	"(perf_event_open denied: perf_event_paranoid / CAP_PERFMON; sampler or\n"
+	"uprobe PMU missing).\n";
 
 static volatile sig_atomic_t stops, stop_signal;
 
@@ -424,11 +425,13 @@ int main(int argc, char **argv)
 	fprintf(stderr, "mt-capture: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64
 		" bytes, %.3f s%s\n", st.samples, st.lost, st.bytes, st.seconds,
 		st.lost ? " (samples lost: raise --mmap-pages, or --rate in sample mode)" : "");
-	if (st.ring_abandoned || st.ring_unread || st.ring_damaged)
+	if (st.ring_abandoned || st.ring_unread)
 		fprintf(stderr, "mt-capture: sample ring: %" PRIu64 " records abandoned by their "
-			"writer, %" PRIu64 " bytes never completed%s\n", st.ring_abandoned,
-			st.ring_unread, st.ring_damaged ? ", reading stopped at a damaged record "
-			"(the program wrote over the ring?)" : "");
+			"writer, %" PRIu64 " bytes never completed\n", st.ring_abandoned,
+			st.ring_unread);
+	if (st.ring_damaged && !rc)
+		fprintf(stderr, "mt-capture: the sample ring was written over (by the program?): "
+			"its records were read no further, and what they held is lost\n");
 	if (st.unfollowed)
 		fprintf(stderr, "mt-capture: %" PRIu64 " threads or processes started after attaching "
 			"were not followed (uprobe events cannot be inherited into a running "
@@ -437,6 +440,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mt-capture: %s\n", err);
 		return EXIT_DATA;
 	}
+	if (st.ring_damaged)
+		return EXIT_DATA;
 	if (st.detached)
 		return 128 + (int)stop_signal;
 	if (st.exited)

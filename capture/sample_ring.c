@@ -14,7 +14,8 @@ int mt_sample_ring_attach(struct mt_sample_ring *r, void *map, size_t map_size, 
 		return -1;
 	r->h = h;
 	r->data = (unsigned char *)map + MT_SAMPLE_RING_HEADER;
-	r->mask = h->data_size - 1;
+	r->size = h->data_size;
+	r->mask = r->size - 1;
 	return 0;
 }
 
@@ -28,12 +29,12 @@ struct mt_sample_ring_record *mt_sample_ring_reserve(struct mt_sample_ring *r, s
 {
 	struct mt_sample_ring_header *h = r->h;
 	uint64_t size = ALIGN16(len), pad, head = __atomic_load_n(&h->head, __ATOMIC_RELAXED);
-	uint64_t room = kind == MT_SAMPLE_RING_TOTALS ? h->data_size : h->data_size - h->data_size / 16;
-	if (size > h->data_size / 4)
+	uint64_t room = kind == MT_SAMPLE_RING_TOTALS ? r->size : r->size - r->size / 16;
+	if (size > r->size / 4)
 		return NULL;
 	do {
 		uint64_t off = head & r->mask;
-		pad = off + size > h->data_size ? h->data_size - off : 0;
+		pad = off + size > r->size ? r->size - off : 0;
 		uint64_t tail = __atomic_load_n(&h->tail, __ATOMIC_ACQUIRE);
 		if (head + pad + size - tail > room)
 			return NULL;
@@ -79,7 +80,7 @@ int mt_sample_ring_next(struct mt_sample_ring *r, uint64_t limit,
 			return -1;
 		uint64_t size = rec->size, off = tail & r->mask;
 		if (size < MT_SAMPLE_RING_PAD_SIZE || size % 16 || size > limit - tail ||
-		    off + size > r->h->data_size)
+		    off + size > r->size)
 			return -2;
 		if (rec->kind != MT_SAMPLE_RING_PAD) {
 			if (rec->kind >= MT_SAMPLE_RING_KINDS ||
@@ -104,7 +105,7 @@ int mt_sample_ring_skip(struct mt_sample_ring *r)
 	uint64_t size = rec->size;
 	if (__atomic_load_n(&rec->commit, __ATOMIC_ACQUIRE) != (tail ^ MT_SAMPLE_RING_RESERVED) ||
 	    size < sizeof(*rec) || size % 16 || size > mt_sample_ring_head(r) - tail ||
-	    (tail & r->mask) + size > r->h->data_size)
+	    (tail & r->mask) + size > r->size)
 		return -1;
 	__atomic_store_n(&r->h->tail, tail + size, __ATOMIC_RELEASE);
 	return 0;

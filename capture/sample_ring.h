@@ -65,10 +65,13 @@ struct mt_sample_ring_record {
 
 #define MT_SAMPLE_RING_PAD_SIZE 16	/* a pad record: commit, size, kind */
 
+/* One side's view.  The size is the side's own copy: the header is in
+ * memory the program can write over, so nothing that bounds an access is
+ * read from it. */
 struct mt_sample_ring {
 	struct mt_sample_ring_header *h;
 	unsigned char *data;
-	uint64_t mask;
+	uint64_t size, mask;
 };
 
 /* Attach to a mapped ring of map_size bytes.  @return : 0, or -1 when the
