@@ -76,14 +76,17 @@ CAPTURE_TEST_OBJS := \
 	$(B)/obj/tests/capture/sampler_rand_test.o \
 	$(B)/obj/tests/capture/sampler_markers_test.o \
 	$(B)/obj/tests/capture/sample_ring_test.o \
+	$(B)/obj/tests/capture/capture_ring_test.o \
+	$(B)/obj/capture/capture_ring.o \
 	$(B)/obj/capture/sample_ring.o \
 	$(B)/obj/capture/sampler_rand.o \
 	$(B)/obj/capture/capture_elf.o
 
 # The markers test reads the built sampler.
-$(B)/tests/capture-tests: $(CAPTURE_TEST_OBJS) | $(B)/libmt-sampler.so
+$(B)/tests/capture-tests: $(CAPTURE_TEST_OBJS) $(B)/libmtcodec.a | $(B)/libmt-sampler.so
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $(CAPTURE_TEST_OBJS) -lcriterion -lelf -lm -pthread $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CAPTURE_TEST_OBJS) $(B)/libmtcodec.a -lcriterion -lelf -lm \
+		-pthread $(LDLIBS)
 UNIT_TESTS += $(B)/tests/capture-tests
 BENCHES += bench/capture.sh
 MANPAGES += docs/man/mt-capture.1

@@ -11,12 +11,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-/* An incomplete record this old (its writer stopped or was killed in the
- * middle) is skipped and counted; one whose size is not even written
- * makes the ring damaged. */
+/* An incomplete record this old whose writer is gone is skipped and
+ * counted as lost (see abandoned()). */
 #define STUCK_NS 1000000000ULL
 
 struct mt_capture_ring {
@@ -28,6 +28,7 @@ struct mt_capture_ring {
 		struct perf_event_attr attr;
 		uint64_t id;
 		uint64_t lost_seen;
+		uint64_t abandoned;	/* skipped records not yet in a LOST record */
 	} ev[MT_SAMPLE_RING_KINDS];
 	struct mt_sample_ring_header made;	/* the header as mt-capture wrote it */
 	uint64_t stuck_tail, stuck_since;
@@ -72,6 +73,7 @@ int mt_capture_ring_new(struct mt_capture_ring **out, size_t data_size, unsigned
 	h->token = token;
 	h->data_size = data_size;
 	h->stack_size = stack_size;
+	h->pid_ns = mt_sample_ring_pid_ns();
 	r->made = *h;
 	if (mt_sample_ring_attach(&r->ring, r->map, r->map_size, token) ||
 	    asprintf(env, "%s=%llx:/proc/%d/fd/%d", MT_SAMPLE_RING_ENV, (unsigned long long)token,
@@ -119,10 +121,11 @@ static void put(unsigned char **p, uint64_t v)
 	*p += 8;
 }
 
-/* The sample the event's uprobe would have written for rec (the attr's
- * sample_type bits that mt-capture sets: capture_events.c). */
+/* The sample the event's uprobe would have written for rec (a checked
+ * copy; its stack bytes at stack) with the attr's sample_type bits that
+ * mt-capture sets (capture_events.c). */
 static int write_sample(struct mt_capture_ring *r, struct mt_perf_writer *w,
-			const struct mt_sample_ring_record *rec)
+			const struct mt_sample_ring_record *rec, const unsigned char *stack)
 {
 	const struct perf_event_attr *a = &r->ev[rec->kind].attr;
 	uint64_t st = a->sample_type;
@@ -147,7 +150,11 @@ static int write_sample(struct mt_capture_ring *r, struct mt_perf_writer *w,
 	}
 	uint64_t size = 0, dyn = 0;
 	if (st & PERF_SAMPLE_STACK_USER) {
-		size = a->sample_stack_user;
+		/* As the kernel does (perf_sample_ustack_size): the dump
+		 * shrinks so that the record, with its size and dyn_size
+		 * fields, fits the 16-bit record size. */
+		uint64_t fits = (0xffff - ((uint64_t)(p - head) + 16) - 8 + 7) & ~(uint64_t)7;
+		size = a->sample_stack_user < fits ? a->sample_stack_user : fits;
 		dyn = rec->dyn_size < size ? rec->dyn_size : size;
 		put(&p, size);
 	}
@@ -156,12 +163,10 @@ static int write_sample(struct mt_capture_ring *r, struct mt_perf_writer *w,
 	h->type = PERF_RECORD_SAMPLE;
 	h->misc = PERF_RECORD_MISC_USER;
 	h->size = (uint16_t)total;
-	if (total > 65535)
-		return MT_PERF_EFORMAT;
 	static const unsigned char zeros[4096];
 	int rc = mt_perf_writer_write(w, head, (size_t)(p - head));
 	if (!rc && dyn)
-		rc = mt_perf_writer_write(w, rec->stack, dyn);
+		rc = mt_perf_writer_write(w, stack, dyn);
 	for (uint64_t left = size - dyn; !rc && left; ) {
 		size_t n = left < sizeof(zeros) ? (size_t)left : sizeof(zeros);
 		rc = mt_perf_writer_write(w, zeros, n);
@@ -195,14 +200,39 @@ static int write_lost(struct mt_capture_ring *r, struct mt_perf_writer *w, int k
 	return mt_perf_writer_record(w, h);
 }
 
+/* Is the incomplete record at the ring's tail abandoned: incomplete for a
+ * second and its writer gone?  Then it is skipped, and counted as lost (a
+ * writer that is only stopped, by a debugger or SIGSTOP, holds the reading
+ * back until it goes on: skipping its record would let it write into space
+ * given to others).  One whose writer cannot be told (it is between
+ * reserving and its first stores) is waited for. */
+static int abandoned(struct mt_capture_ring *r, uint64_t limit)
+{
+	uint64_t t = mono_ns();
+	uint32_t kind, pid, tid;
+	if (r->ring.tail != r->stuck_tail || !r->stuck_since) {
+		r->stuck_tail = r->ring.tail;
+		r->stuck_since = t;
+	}
+	if (t - r->stuck_since < STUCK_NS || mt_sample_ring_stuck(&r->ring, limit, &kind, &pid, &tid))
+		return 0;
+	if (syscall(SYS_tgkill, (pid_t)pid, (pid_t)tid, 0) == 0 || errno != ESRCH ||
+	    mt_sample_ring_skip(&r->ring, limit))
+		return 0;
+	r->stuck_since = 0;
+	r->ev[kind].abandoned++;
+	return 1;
+}
+
 /* Has the program written over the ring's header?  (Its records are
  * checked one by one as they are read.) */
 static int header_damaged(const struct mt_capture_ring *r)
 {
 	const struct mt_sample_ring_header *h = r->ring.h, *m = &r->made;
-	uint64_t head = mt_sample_ring_head(&r->ring), tail = mt_sample_ring_tail(&r->ring);
+	uint64_t head = mt_sample_ring_head(&r->ring), tail = r->ring.tail;
 	if (h->magic != m->magic || h->token != m->token || h->data_size != m->data_size ||
-	    h->stack_size != m->stack_size || head < tail || head - tail > r->ring.size)
+	    h->stack_size != m->stack_size || h->tail != tail || head < tail ||
+	    head - tail > r->ring.size || head % 16)
 		return 1;
 	for (int k = 0; k < MT_SAMPLE_RING_KINDS; k++) {
 		uint64_t lost = __atomic_load_n(&h->lost[k], __ATOMIC_RELAXED);
@@ -217,52 +247,43 @@ int mt_capture_ring_drain(struct mt_capture_ring *r, struct mt_perf_writer *w,
 {
 	struct mt_sample_ring *ring = &r->ring;
 	uint64_t limit = mt_sample_ring_head(ring);
-	const struct mt_sample_ring_record *rec;
+	struct mt_sample_ring_record rec;
+	const unsigned char *stack;
 	int rc = 0, got;
 	memset(d, 0, sizeof(*d));
 	if (!r->damaged && header_damaged(r))
 		r->damaged = 1;
-	while (!r->damaged && (got = mt_sample_ring_next(ring, limit, &rec)) != 0) {
+	while (!r->damaged && (got = mt_sample_ring_next(ring, limit, &rec, &stack)) != 0) {
 		if (got == -2) {
 			r->damaged = 1;
 			break;
 		}
 		if (got == -1) {
-			uint64_t tail = mt_sample_ring_tail(ring), t = mono_ns();
-			if (tail != r->stuck_tail || !r->stuck_since) {
-				r->stuck_tail = tail;
-				r->stuck_since = t;
-			}
-			if (t - r->stuck_since < STUCK_NS) {
+			if (!abandoned(r, limit)) {
 				d->pending = 1;
 				break;
 			}
-			if (mt_sample_ring_skip(ring)) {
-				/* Not even a size: written over, or a writer
-				 * killed between reserving and its first store. */
-				r->damaged = 1;
-				break;
-			}
 			d->abandoned++;
-			r->stuck_since = 0;
 			continue;
 		}
 		if (!rc)	/* after a write error, records are only consumed */
-			rc = write_sample(r, w, rec);
+			rc = write_sample(r, w, &rec, stack);
 		d->samples++;
-		d->bytes += rec->size;
-		mt_sample_ring_release(ring, rec);
+		d->bytes += rec.size;
+		mt_sample_ring_release(ring, &rec);
 	}
 	uint64_t lost_read_ns = mono_ns();
 	if (!r->damaged && header_damaged(r))
 		r->damaged = 1;
 	for (int k = 1; k < MT_SAMPLE_RING_KINDS && !r->damaged; k++) {
 		uint64_t lost = __atomic_load_n(&ring->h->lost[k], __ATOMIC_RELAXED);
-		if (lost != r->ev[k].lost_seen) {
+		uint64_t n = lost - r->ev[k].lost_seen + r->ev[k].abandoned;
+		if (n) {
 			if (!rc)
-				rc = write_lost(r, w, k, lost - r->ev[k].lost_seen);
-			d->lost += lost - r->ev[k].lost_seen;
+				rc = write_lost(r, w, k, n);
+			d->lost += n;
 			r->ev[k].lost_seen = lost;
+			r->ev[k].abandoned = 0;
 		}
 	}
 	r->lost_read_ns = lost_read_ns;
@@ -271,6 +292,6 @@ int mt_capture_ring_drain(struct mt_capture_ring *r, struct mt_perf_writer *w,
 	if (r->damaged)
 		mt_capture_ring_close(r);
 	d->damaged = r->damaged;
-	d->unread = r->damaged ? 0 : mt_sample_ring_head(ring) - mt_sample_ring_tail(ring);
+	d->unread = r->damaged ? 0 : mt_sample_ring_head(ring) - ring->tail;
 	return rc;
 }

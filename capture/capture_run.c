@@ -570,6 +570,10 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 	for (int l = 0; l < 2; l++)
 		if (r.evlist[l])
 			perf_evlist__disable(r.evlist[l]);
+	/* Like the events, the ring takes nothing more: processes that outlive
+	 * the command stop writing, and the drains below come to an end. */
+	if (o->ring)
+		mt_capture_ring_close(o->ring);
 	while (drain(&r))
 		;
 	/* A record still being written when the command exited (by a process

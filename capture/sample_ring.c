@@ -1,9 +1,18 @@
-/* The sample ring's protocol (sample_ring.h): lock-free, allocation-free. */
+/* The sample ring's protocol (sample_ring.h): lock-free, allocation-free.
+ * Every value read from the shared memory is checked before it bounds an
+ * access: the program can write there. */
 #include "capture/sample_ring.h"
 
 #include <string.h>
+#include <sys/stat.h>
 
 #define ALIGN16(n) (((n) + 15) & ~(uint64_t)15)
+
+uint64_t mt_sample_ring_pid_ns(void)
+{
+	struct stat sb;
+	return stat("/proc/self/ns/pid", &sb) ? 0 : (uint64_t)sb.st_ino;
+}
 
 int mt_sample_ring_attach(struct mt_sample_ring *r, void *map, size_t map_size, uint64_t token)
 {
@@ -16,6 +25,7 @@ int mt_sample_ring_attach(struct mt_sample_ring *r, void *map, size_t map_size, 
 	r->data = (unsigned char *)map + MT_SAMPLE_RING_HEADER;
 	r->size = h->data_size;
 	r->mask = r->size - 1;
+	r->tail = __atomic_load_n(&h->tail, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -25,21 +35,32 @@ static struct mt_sample_ring_record *at(struct mt_sample_ring *r, uint64_t pos)
 }
 
 struct mt_sample_ring_record *mt_sample_ring_reserve(struct mt_sample_ring *r, size_t len,
-						     uint32_t kind)
+						     uint32_t kind, uint32_t pid, uint32_t tid,
+						     uint64_t *pos)
 {
 	struct mt_sample_ring_header *h = r->h;
 	uint64_t size = ALIGN16(len), pad, head = __atomic_load_n(&h->head, __ATOMIC_RELAXED);
 	uint64_t room = kind == MT_SAMPLE_RING_TOTALS ? r->size : r->size - r->size / 16;
 	if (size > r->size / 4)
 		return NULL;
-	do {
+	for (;;) {
+		uint64_t tail = __atomic_load_n(&h->tail, __ATOMIC_ACQUIRE);
+		if (head & 15)
+			return NULL;	/* written over: no record may straddle the end */
+		if (tail > head) {	/* our head is older than the tail we read */
+			head = __atomic_load_n(&h->head, __ATOMIC_RELAXED);
+			if (tail > head)
+				return NULL;	/* written over */
+			continue;
+		}
 		uint64_t off = head & r->mask;
 		pad = off + size > r->size ? r->size - off : 0;
-		uint64_t tail = __atomic_load_n(&h->tail, __ATOMIC_ACQUIRE);
 		if (head + pad + size - tail > room)
 			return NULL;
-	} while (!__atomic_compare_exchange_n(&h->head, &head, head + pad + size, 1,
-					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+		if (__atomic_compare_exchange_n(&h->head, &head, head + pad + size, 1,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			break;
+	}
 	if (pad) {
 		struct mt_sample_ring_record *p = at(r, head);
 		p->size = (uint32_t)pad;
@@ -50,7 +71,10 @@ struct mt_sample_ring_record *mt_sample_ring_reserve(struct mt_sample_ring *r, s
 	struct mt_sample_ring_record *rec = at(r, head);
 	rec->size = (uint32_t)size;
 	rec->kind = kind;
+	rec->pid = pid;
+	rec->tid = tid;
 	__atomic_store_n(&rec->commit, head ^ MT_SAMPLE_RING_RESERVED, __ATOMIC_RELEASE);
+	*pos = head;
 	return rec;
 }
 
@@ -60,53 +84,93 @@ void mt_sample_ring_lose(struct mt_sample_ring *r, uint32_t kind)
 		__atomic_add_fetch(&r->h->lost[kind], 1, __ATOMIC_RELAXED);
 }
 
-/* The absolute position of a record, from its reserved commit word. */
-void mt_sample_ring_commit(struct mt_sample_ring *r, struct mt_sample_ring_record *rec)
+void mt_sample_ring_commit(struct mt_sample_ring *r, struct mt_sample_ring_record *rec,
+			   uint64_t pos)
 {
 	(void)r;
-	uint64_t pos = rec->commit ^ MT_SAMPLE_RING_RESERVED;
 	__atomic_store_n(&rec->commit, pos ^ MT_SAMPLE_RING_COMMIT, __ATOMIC_RELEASE);
 }
 
+/* The fixed part of the record at tail, copied (16 bytes of a pad). */
+static uint64_t copy_at_tail(struct mt_sample_ring *r, struct mt_sample_ring_record *copy,
+			     uint64_t limit)
+{
+	const struct mt_sample_ring_record *rec = at(r, r->tail);
+	uint64_t commit = __atomic_load_n(&rec->commit, __ATOMIC_ACQUIRE);
+	uint64_t room = r->size - (r->tail & r->mask);	/* to the end of the data area */
+	size_t n = sizeof(*copy) <= room && sizeof(*copy) <= limit - r->tail ? sizeof(*copy)
+									   : MT_SAMPLE_RING_PAD_SIZE;
+	memcpy(copy, rec, n);
+	if (n < sizeof(*copy))
+		memset((char *)copy + n, 0, sizeof(*copy) - n);
+	return commit;
+}
+
+/* Is the copied record one that can be, at tail before limit?  (complete:
+ * its dyn_size is written too.) */
+static int plausible(const struct mt_sample_ring *r, const struct mt_sample_ring_record *c,
+		     uint64_t limit, int complete)
+{
+	uint64_t size = c->size;
+	if (size < MT_SAMPLE_RING_PAD_SIZE || size % 16 || size > limit - r->tail ||
+	    (r->tail & r->mask) + size > r->size || c->kind >= MT_SAMPLE_RING_KINDS)
+		return 0;
+	if (c->kind == MT_SAMPLE_RING_PAD)
+		return complete;
+	return size >= sizeof(*c) && (!complete || c->dyn_size <= size - sizeof(*c));
+}
+
 int mt_sample_ring_next(struct mt_sample_ring *r, uint64_t limit,
-			const struct mt_sample_ring_record **out)
+			struct mt_sample_ring_record *copy, const unsigned char **stack)
 {
 	for (;;) {
-		uint64_t tail = mt_sample_ring_tail(r);
-		if (tail >= limit)
+		if (r->tail >= limit)
 			return 0;
-		struct mt_sample_ring_record *rec = at(r, tail);
-		if (__atomic_load_n(&rec->commit, __ATOMIC_ACQUIRE) != (tail ^ MT_SAMPLE_RING_COMMIT))
+		if (copy_at_tail(r, copy, limit) != (r->tail ^ MT_SAMPLE_RING_COMMIT))
 			return -1;
-		uint64_t size = rec->size, off = tail & r->mask;
-		if (size < MT_SAMPLE_RING_PAD_SIZE || size % 16 || size > limit - tail ||
-		    off + size > r->size)
+		if (!plausible(r, copy, limit, 1))
 			return -2;
-		if (rec->kind != MT_SAMPLE_RING_PAD) {
-			if (rec->kind >= MT_SAMPLE_RING_KINDS ||
-			    size < sizeof(*rec) || rec->dyn_size > size - sizeof(*rec))
-				return -2;
-			*out = rec;
+		if (copy->kind != MT_SAMPLE_RING_PAD) {
+			*stack = at(r, r->tail)->stack;
 			return 1;
 		}
-		__atomic_store_n(&r->h->tail, tail + size, __ATOMIC_RELEASE);
+		mt_sample_ring_release(r, copy);
 	}
 }
 
-void mt_sample_ring_release(struct mt_sample_ring *r, const struct mt_sample_ring_record *rec)
+void mt_sample_ring_release(struct mt_sample_ring *r, const struct mt_sample_ring_record *copy)
 {
-	__atomic_store_n(&r->h->tail, mt_sample_ring_tail(r) + rec->size, __ATOMIC_RELEASE);
+	r->tail += copy->size;
+	__atomic_store_n(&r->h->tail, r->tail, __ATOMIC_RELEASE);
 }
 
-int mt_sample_ring_skip(struct mt_sample_ring *r)
+/* The reserved record at tail, copied.  @return : 0, or -1 (none). */
+static int reserved_at_tail(struct mt_sample_ring *r, uint64_t limit,
+			    struct mt_sample_ring_record *c)
 {
-	uint64_t tail = mt_sample_ring_tail(r);
-	struct mt_sample_ring_record *rec = at(r, tail);
-	uint64_t size = rec->size;
-	if (__atomic_load_n(&rec->commit, __ATOMIC_ACQUIRE) != (tail ^ MT_SAMPLE_RING_RESERVED) ||
-	    size < sizeof(*rec) || size % 16 || size > mt_sample_ring_head(r) - tail ||
-	    (tail & r->mask) + size > r->size)
+	if (r->tail >= limit || copy_at_tail(r, c, limit) != (r->tail ^ MT_SAMPLE_RING_RESERVED) ||
+	    !plausible(r, c, limit, 0))
 		return -1;
-	__atomic_store_n(&r->h->tail, tail + size, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int mt_sample_ring_stuck(struct mt_sample_ring *r, uint64_t limit, uint32_t *kind, uint32_t *pid,
+			 uint32_t *tid)
+{
+	struct mt_sample_ring_record c;
+	if (reserved_at_tail(r, limit, &c))
+		return -1;
+	*kind = c.kind;
+	*pid = c.pid;
+	*tid = c.tid;
+	return 0;
+}
+
+int mt_sample_ring_skip(struct mt_sample_ring *r, uint64_t limit)
+{
+	struct mt_sample_ring_record c;
+	if (reserved_at_tail(r, limit, &c))
+		return -1;
+	mt_sample_ring_release(r, &c);
 	return 0;
 }

@@ -43,6 +43,7 @@ struct mt_sample_ring_header {
 	uint64_t data_size;	/* a power of two */
 	uint64_t stack_size;	/* bytes of stack an ALLOC record copies (at most) */
 	uint64_t closed;	/* set by the consumer when it stops reading */
+	uint64_t pid_ns;	/* inode of the consumer's pid namespace */
 	uint64_t head __attribute__((aligned(64)));	/* bytes reserved, ever */
 	uint64_t tail __attribute__((aligned(64)));	/* bytes consumed, ever */
 	uint64_t lost[MT_SAMPLE_RING_KINDS] __attribute__((aligned(64)));
@@ -65,51 +66,64 @@ struct mt_sample_ring_record {
 
 #define MT_SAMPLE_RING_PAD_SIZE 16	/* a pad record: commit, size, kind */
 
-/* One side's view.  The size is the side's own copy: the header is in
- * memory the program can write over, so nothing that bounds an access is
- * read from it. */
+/* One side's view.  The size, and the consumer's tail, are the side's own
+ * copies: the shared memory is the program's to write over, so nothing that
+ * bounds an access is read from it. */
 struct mt_sample_ring {
 	struct mt_sample_ring_header *h;
 	unsigned char *data;
 	uint64_t size, mask;
+	uint64_t tail;		/* consumer: bytes consumed (stored to h->tail) */
 };
+
+/* The inode of the calling process's pid namespace (0 if unknown): the
+ * pids in records are the writer's, the kernel's records use the
+ * reader's, so both must see the same. */
+uint64_t mt_sample_ring_pid_ns(void);
 
 /* Attach to a mapped ring of map_size bytes.  @return : 0, or -1 when the
  * header is not a ring of that size with that token. */
 int mt_sample_ring_attach(struct mt_sample_ring *r, void *map, size_t map_size, uint64_t token);
 
-/* Producer: room for a record of len bytes (rounded up to 16).  Samples
- * (ALLOC, FREE) leave the last sixteenth of the ring to TOTALS records, so
- * that the exact totals get through a ring that samples keep full.
- * @return : the record (size and kind set, commit not), or NULL when the
- * ring is full (the caller retries or calls mt_sample_ring_lose). */
+/* Producer: room for a record of len bytes (rounded up to 16) written by
+ * thread tid of process pid.  Samples (ALLOC, FREE) leave the last
+ * sixteenth of the ring to TOTALS records, so that the exact totals get
+ * through a ring that samples keep full.
+ * @return : the record (size, kind, pid, tid set; *pos its position), or
+ * NULL when the ring is full (the caller retries or calls
+ * mt_sample_ring_lose). */
 struct mt_sample_ring_record *mt_sample_ring_reserve(struct mt_sample_ring *r, size_t len,
-						     uint32_t kind);
+						     uint32_t kind, uint32_t pid, uint32_t tid,
+						     uint64_t *pos);
 /* Producer: count a record of kind that found no room. */
 void mt_sample_ring_lose(struct mt_sample_ring *r, uint32_t kind);
-/* Producer: publish a reserved record. */
-void mt_sample_ring_commit(struct mt_sample_ring *r, struct mt_sample_ring_record *rec);
+/* Producer: publish the record reserved at pos. */
+void mt_sample_ring_commit(struct mt_sample_ring *r, struct mt_sample_ring_record *rec,
+			   uint64_t pos);
 
 /* Consumer: the record at tail when it is complete and lies before limit
- * (a head read earlier); pad records are skipped.
- * @return : 1 with *rec, 0 nothing before limit, -1 the record at tail is
- * not complete yet, -2 the ring is damaged (a size that cannot be). */
+ * (a head read earlier); pad records are skipped.  *copy gets the record's
+ * fixed part, checked (the shared one may change under us: use only the
+ * copy), *stack its copy->dyn_size stack bytes (their values may change,
+ * not where they are).
+ * @return : 1, 0 nothing before limit, -1 the record at tail is not
+ * complete yet, -2 the ring is damaged (a record that cannot be). */
 int mt_sample_ring_next(struct mt_sample_ring *r, uint64_t limit,
-			const struct mt_sample_ring_record **rec);
-/* Consumer: done with the record mt_sample_ring_next gave. */
-void mt_sample_ring_release(struct mt_sample_ring *r, const struct mt_sample_ring_record *rec);
-/* Consumer: skip an incomplete record whose writer is gone, when its size
- * can be trusted.  @return : 0, or -1 when it cannot. */
-int mt_sample_ring_skip(struct mt_sample_ring *r);
+			struct mt_sample_ring_record *copy, const unsigned char **stack);
+/* Consumer: done with the record mt_sample_ring_next gave (copy). */
+void mt_sample_ring_release(struct mt_sample_ring *r, const struct mt_sample_ring_record *copy);
+/* Consumer: the incomplete record at tail, as far as its writer set it up:
+ * @return : 0 with kind, pid and tid (reserved: size known), -1 not even
+ * that (its writer is between reserving and its first stores). */
+int mt_sample_ring_stuck(struct mt_sample_ring *r, uint64_t limit, uint32_t *kind, uint32_t *pid,
+			 uint32_t *tid);
+/* Consumer: skip the incomplete record at tail (its writer is gone), whose
+ * size mt_sample_ring_stuck found.  @return : 0, or -1 when it cannot. */
+int mt_sample_ring_skip(struct mt_sample_ring *r, uint64_t limit);
 
 static inline uint64_t mt_sample_ring_head(const struct mt_sample_ring *r)
 {
 	return __atomic_load_n(&r->h->head, __ATOMIC_ACQUIRE);
-}
-
-static inline uint64_t mt_sample_ring_tail(const struct mt_sample_ring *r)
-{
-	return __atomic_load_n(&r->h->tail, __ATOMIC_RELAXED);
 }
 
 #endif

@@ -71,6 +71,8 @@ void mt_sampler_ring_init(pid_t pid)
 			why = strerror(errno);
 		else if (mt_sample_ring_attach(&ring, map, (size_t)sb.st_size, token))
 			why = "not the ring of this capture";
+		else if (ring.h->pid_ns && ring.h->pid_ns != mt_sample_ring_pid_ns())
+			why = "another pid namespace than mt-capture's: its pids would not match";
 		if (fd >= 0)
 			close(fd);
 		if (!why) {
@@ -131,12 +133,19 @@ static int mapping_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
 	return found;
 }
 
-/* Where this thread's own stack lives: see the top of the file. */
-static uintptr_t stack_anchor(void)
+/* Where this thread's own stack lives (see the top of the file), and how
+ * far up it may be copied: for a thread other than the main one, to the
+ * end of the page that holds its descriptor, above which the mapping may
+ * have merged with an unrelated one that could be unmapped later. */
+static uintptr_t stack_anchor(uintptr_t *top)
 {
-	if (tid() == (uint32_t)ring_pid)
+	if (tid() == (uint32_t)ring_pid) {
+		*top = UINTPTR_MAX;	/* [stack] merges with nothing */
 		return (uintptr_t)__libc_stack_end;
-	return (uintptr_t)__builtin_thread_pointer();
+	}
+	uintptr_t tp = (uintptr_t)__builtin_thread_pointer();
+	*top = (tp | 4095) + 1;
+	return tp;
 }
 
 /* How many bytes from sp up can be read with memcpy: up to want, or -1 when
@@ -151,10 +160,10 @@ static long stack_extent(uintptr_t sp, uint64_t want)
 			lookups = MAX_LOOKUPS;	/* no /proc here: do not try again */
 			return -1;
 		}
-		uintptr_t anchor = stack_anchor();
+		uintptr_t top, anchor = stack_anchor(&top);
 		if (anchor >= lo && anchor < hi) {
 			home_lo = lo;
-			home_hi = hi;
+			home_hi = hi < top ? hi : top;
 			home_known = 1;
 		} else {
 			lookups++;
@@ -201,6 +210,28 @@ static void copy_streaming(unsigned char *to, const unsigned char *from, size_t 
 	memcpy(to + i, from + i, n - i);
 }
 
+/* Totals come once per thread and process, at their end, and nothing else
+ * carries them: on a full ring, wait up to a second for mt-capture to make
+ * room.  A second in which it read nothing means it is gone (killed, or its
+ * output blocks): then nobody in this process waits again. */
+static struct mt_sample_ring_record *wait_for_room(size_t len, uint64_t *pos)
+{
+	static int reader_gone;
+	uint64_t tail = __atomic_load_n(&ring.h->tail, __ATOMIC_RELAXED);
+	for (int i = 0; i < 1000 && !__atomic_load_n(&reader_gone, __ATOMIC_RELAXED) &&
+			!__atomic_load_n(&ring.h->closed, __ATOMIC_RELAXED); i++) {
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+		struct mt_sample_ring_record *rec = mt_sample_ring_reserve(
+			&ring, len, MT_SAMPLE_RING_TOTALS, (uint32_t)ring_pid, tid(), pos);
+		if (rec)
+			return rec;
+	}
+	if (__atomic_load_n(&ring.h->tail, __ATOMIC_RELAXED) == tail)
+		__atomic_store_n(&reader_gone, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
 void mt_sampler_ring_emit(uint64_t kind, const uint64_t *regs)
 {
 	/* The capture is over (the command outlived it): nobody reads. */
@@ -210,15 +241,11 @@ void mt_sampler_ring_emit(uint64_t kind, const uint64_t *regs)
 	uintptr_t sp = regs[REG_SP];
 	long n = want ? stack_extent(sp, want) : 0;
 	size_t len = sizeof(struct mt_sample_ring_record) + (n < 0 ? want : (uint64_t)n);
-	struct mt_sample_ring_record *rec = mt_sample_ring_reserve(&ring, len, (uint32_t)kind);
-	/* Totals come once per thread and process, at their end, and nothing
-	 * else carries them: wait up to a second for mt-capture to make room. */
-	for (int i = 0; !rec && kind == MT_SAMPLE_RING_TOTALS && i < 1000 &&
-			!__atomic_load_n(&ring.h->closed, __ATOMIC_RELAXED); i++) {
-		struct timespec ms = { 0, 1000000 };
-		nanosleep(&ms, NULL);
-		rec = mt_sample_ring_reserve(&ring, len, (uint32_t)kind);
-	}
+	uint64_t pos;
+	struct mt_sample_ring_record *rec =
+		mt_sample_ring_reserve(&ring, len, (uint32_t)kind, (uint32_t)ring_pid, tid(), &pos);
+	if (!rec && kind == MT_SAMPLE_RING_TOTALS)
+		rec = wait_for_room(len, &pos);
 	if (!rec) {
 		mt_sample_ring_lose(&ring, (uint32_t)kind);
 		return;
@@ -227,13 +254,11 @@ void mt_sampler_ring_emit(uint64_t kind, const uint64_t *regs)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	rec->time = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	rec->pid = (uint32_t)ring_pid;
-	rec->tid = tid();
 	memcpy(rec->regs, regs, sizeof(rec->regs));
 	rec->stack_size = want;
 	if (n < 0)
 		rec->dyn_size = copy_checked(rec->stack, sp, want);
 	else
 		copy_streaming(rec->stack, (const unsigned char *)sp, (size_t)(rec->dyn_size = (uint64_t)n));
-	mt_sample_ring_commit(&ring, rec);
+	mt_sample_ring_commit(&ring, rec, pos);
 }

@@ -34,28 +34,47 @@ static void fini(void)
 	map = NULL;
 }
 
+/* Reserve a record of kind for n stack bytes (pid 1, tid 2). */
+static struct mt_sample_ring_record *reserve(struct mt_sample_ring *r, uint32_t kind, size_t len,
+					     uint64_t *pos)
+{
+	return mt_sample_ring_reserve(r, len, kind, 1, 2, pos);
+}
+
 /* A record of kind with n stack bytes of value v, committed. */
 static void put(struct mt_sample_ring *r, uint32_t kind, size_t n, unsigned char v)
 {
-	struct mt_sample_ring_record *rec = mt_sample_ring_reserve(r, REC + n, kind);
+	uint64_t pos;
+	struct mt_sample_ring_record *rec = reserve(r, kind, REC + n, &pos);
 	cr_assert(rec, "no room for %zu bytes", REC + n);
 	rec->time = v;
 	rec->dyn_size = n;
 	memset(rec->stack, v, n);
-	mt_sample_ring_commit(r, rec);
+	mt_sample_ring_commit(r, rec, pos);
 }
 
 /* The next record: its kind, stack length and value checked, released. */
 static void get(struct mt_sample_ring *r, uint32_t kind, size_t n, unsigned char v)
 {
-	const struct mt_sample_ring_record *rec;
-	cr_assert_eq(mt_sample_ring_next(r, mt_sample_ring_head(r), &rec), 1);
-	cr_assert_eq(rec->kind, kind);
-	cr_assert_eq(rec->dyn_size, n);
-	cr_assert_eq(rec->time, v);
+	struct mt_sample_ring_record rec;
+	const unsigned char *stack;
+	cr_assert_eq(mt_sample_ring_next(r, mt_sample_ring_head(r), &rec, &stack), 1);
+	cr_assert_eq(rec.kind, kind);
+	cr_assert_eq(rec.dyn_size, n);
+	cr_assert_eq(rec.time, v);
+	cr_assert_eq(rec.pid, 1);
+	cr_assert_eq(rec.tid, 2);
 	for (size_t i = 0; i < n; i++)
-		cr_assert_eq(rec->stack[i], v, "byte %zu", i);
-	mt_sample_ring_release(r, rec);
+		cr_assert_eq(stack[i], v, "byte %zu", i);
+	mt_sample_ring_release(r, &rec);
+}
+
+/* What mt_sample_ring_next says now. */
+static int next(struct mt_sample_ring *r, uint64_t limit)
+{
+	struct mt_sample_ring_record rec;
+	const unsigned char *stack;
+	return mt_sample_ring_next(r, limit, &rec, &stack);
 }
 
 Test(sample_ring, records_come_out_in_order_with_their_bytes, .fini = fini)
@@ -67,9 +86,9 @@ Test(sample_ring, records_come_out_in_order_with_their_bytes, .fini = fini)
 	get(&r, MT_SAMPLE_RING_ALLOC, 100, 1);
 	get(&r, MT_SAMPLE_RING_FREE, 0, 2);
 	get(&r, MT_SAMPLE_RING_TOTALS, 8, 3);
-	const struct mt_sample_ring_record *rec;
-	cr_assert_eq(mt_sample_ring_next(&r, mt_sample_ring_head(&r), &rec), 0);
-	cr_assert_eq(mt_sample_ring_tail(&r), mt_sample_ring_head(&r));
+	cr_assert_eq(next(&r, mt_sample_ring_head(&r)), 0);
+	cr_assert_eq(r.tail, mt_sample_ring_head(&r));
+	cr_assert_eq(r.h->tail, r.tail);
 }
 
 Test(sample_ring, attach_refuses_another_token_size_or_magic, .fini = fini)
@@ -84,13 +103,13 @@ Test(sample_ring, attach_refuses_another_token_size_or_magic, .fini = fini)
 Test(sample_ring, an_incomplete_record_holds_back_the_ones_after_it, .fini = fini)
 {
 	struct mt_sample_ring r = make(DATA, 1);
-	struct mt_sample_ring_record *a = mt_sample_ring_reserve(&r, REC, MT_SAMPLE_RING_FREE);
+	uint64_t pos;
+	struct mt_sample_ring_record *a = reserve(&r, MT_SAMPLE_RING_FREE, REC, &pos);
 	put(&r, MT_SAMPLE_RING_FREE, 0, 9);
-	const struct mt_sample_ring_record *rec;
-	cr_assert_eq(mt_sample_ring_next(&r, mt_sample_ring_head(&r), &rec), -1);
+	cr_assert_eq(next(&r, mt_sample_ring_head(&r)), -1);
 	a->time = 8;
 	a->dyn_size = 0;
-	mt_sample_ring_commit(&r, a);
+	mt_sample_ring_commit(&r, a, pos);
 	get(&r, MT_SAMPLE_RING_FREE, 0, 8);
 	get(&r, MT_SAMPLE_RING_FREE, 0, 9);
 }
@@ -101,10 +120,11 @@ Test(sample_ring, records_reserved_after_the_limit_wait_for_the_next_drain, .fin
 	put(&r, MT_SAMPLE_RING_FREE, 0, 1);
 	uint64_t limit = mt_sample_ring_head(&r);
 	put(&r, MT_SAMPLE_RING_FREE, 0, 2);
-	const struct mt_sample_ring_record *rec;
-	cr_assert_eq(mt_sample_ring_next(&r, limit, &rec), 1);
-	mt_sample_ring_release(&r, rec);
-	cr_assert_eq(mt_sample_ring_next(&r, limit, &rec), 0);
+	struct mt_sample_ring_record rec;
+	const unsigned char *stack;
+	cr_assert_eq(mt_sample_ring_next(&r, limit, &rec, &stack), 1);
+	mt_sample_ring_release(&r, &rec);
+	cr_assert_eq(next(&r, limit), 0);
 	get(&r, MT_SAMPLE_RING_FREE, 0, 2);
 }
 
@@ -133,65 +153,100 @@ Test(sample_ring, a_stale_commit_from_an_earlier_lap_is_not_taken, .fini = fini)
 	}
 	/* Lap 2, offset 0 still holds lap 1's complete record: reserve there
 	 * without committing. */
-	struct mt_sample_ring_record *a = mt_sample_ring_reserve(&r, REC + n, MT_SAMPLE_RING_ALLOC);
+	uint64_t pos;
+	struct mt_sample_ring_record *a = reserve(&r, MT_SAMPLE_RING_ALLOC, REC + n, &pos);
 	cr_assert_eq((unsigned char *)a, r.data);
-	const struct mt_sample_ring_record *rec;
-	cr_assert_eq(mt_sample_ring_next(&r, mt_sample_ring_head(&r), &rec), -1);
+	cr_assert_eq(pos, 4 * (uint64_t)(DATA / 4));
+	cr_assert_eq(next(&r, mt_sample_ring_head(&r)), -1);
 }
 
 Test(sample_ring, samples_leave_room_for_totals_and_a_full_ring_refuses, .fini = fini)
 {
 	struct mt_sample_ring r = make(DATA, 1);
 	int samples = 0, totals = 0;
-	while (mt_sample_ring_reserve(&r, 1024, MT_SAMPLE_RING_ALLOC))
+	uint64_t pos;
+	while (reserve(&r, MT_SAMPLE_RING_ALLOC, 1024, &pos))
 		samples++;
-	while (mt_sample_ring_reserve(&r, 1024, MT_SAMPLE_RING_TOTALS))
+	while (reserve(&r, MT_SAMPLE_RING_TOTALS, 1024, &pos))
 		totals++;
 	cr_expect_eq(samples, 60, "samples took %d KiB of 64", samples);
 	cr_expect_eq(totals, 4, "totals got %d KiB", totals);
-	struct mt_sample_ring_record *none = mt_sample_ring_reserve(&r, 16, MT_SAMPLE_RING_TOTALS);
+	struct mt_sample_ring_record *none = reserve(&r, MT_SAMPLE_RING_TOTALS, 16, &pos);
 	cr_expect_null(none, "head %llu tail %llu", (unsigned long long)r.h->head,
 		       (unsigned long long)r.h->tail);
 	mt_sample_ring_lose(&r, MT_SAMPLE_RING_ALLOC);
 	mt_sample_ring_lose(&r, MT_SAMPLE_RING_ALLOC);
 	cr_expect_eq(r.h->lost[MT_SAMPLE_RING_ALLOC], 2);
 	/* Larger than a quarter of the ring: never. */
-	cr_assert_eq(mt_sample_ring_tail(&r), 0);
+	cr_assert_eq(r.tail, 0);
 	r.h->tail = r.h->head;
-	none = mt_sample_ring_reserve(&r, DATA / 4 + 16, MT_SAMPLE_RING_TOTALS);
+	none = reserve(&r, MT_SAMPLE_RING_TOTALS, DATA / 4 + 16, &pos);
 	cr_expect_null(none);
 }
 
 Test(sample_ring, an_abandoned_record_can_be_skipped_only_once_sized, .fini = fini)
 {
 	struct mt_sample_ring r = make(DATA, 1);
-	struct mt_sample_ring_record *a = mt_sample_ring_reserve(&r, REC + 64, MT_SAMPLE_RING_ALLOC);
+	uint64_t pos, limit;
+	struct mt_sample_ring_record *a = reserve(&r, MT_SAMPLE_RING_ALLOC, REC + 64, &pos);
 	put(&r, MT_SAMPLE_RING_FREE, 0, 5);
+	limit = mt_sample_ring_head(&r);
 	uint64_t commit = a->commit;
+	uint32_t kind, pid, tid;
 	a->commit = 0;	/* its writer stopped before it wrote anything */
-	cr_assert_eq(mt_sample_ring_skip(&r), -1);
-	a->commit = commit;	/* size and kind written, then it stopped */
-	cr_assert_eq(mt_sample_ring_skip(&r), 0);
+	cr_assert_eq(mt_sample_ring_stuck(&r, limit, &kind, &pid, &tid), -1);
+	cr_assert_eq(mt_sample_ring_skip(&r, limit), -1);
+	a->commit = commit;	/* size, kind, pid and tid written, then it stopped */
+	cr_assert_eq(mt_sample_ring_stuck(&r, limit, &kind, &pid, &tid), 0);
+	cr_assert_eq(kind, MT_SAMPLE_RING_ALLOC);
+	cr_assert_eq(pid, 1);
+	cr_assert_eq(tid, 2);
+	cr_assert_eq(mt_sample_ring_skip(&r, limit), 0);
 	get(&r, MT_SAMPLE_RING_FREE, 0, 5);
 }
 
 Test(sample_ring, an_impossible_record_is_reported_as_damage, .fini = fini)
 {
 	struct mt_sample_ring r = make(DATA, 1);
-	struct mt_sample_ring_record *a = mt_sample_ring_reserve(&r, REC, MT_SAMPLE_RING_FREE);
+	uint64_t pos;
+	struct mt_sample_ring_record *a = reserve(&r, MT_SAMPLE_RING_FREE, REC, &pos);
 	a->dyn_size = 0;
-	mt_sample_ring_commit(&r, a);
-	const struct mt_sample_ring_record *rec;
+	mt_sample_ring_commit(&r, a, pos);
+	uint64_t limit = mt_sample_ring_head(&r);
 	a->size = 8;
-	cr_expect_eq(mt_sample_ring_next(&r, mt_sample_ring_head(&r), &rec), -2);
+	cr_expect_eq(next(&r, limit), -2);
 	a->size = DATA;
-	cr_expect_eq(mt_sample_ring_next(&r, mt_sample_ring_head(&r), &rec), -2);
+	cr_expect_eq(next(&r, limit), -2);
 	a->size = (uint32_t)((REC + 15) & ~(size_t)15);
 	a->dyn_size = 1 << 20;
-	cr_expect_eq(mt_sample_ring_next(&r, mt_sample_ring_head(&r), &rec), -2);
+	cr_expect_eq(next(&r, limit), -2);
 	a->dyn_size = 0;
 	a->kind = 77;
-	cr_expect_eq(mt_sample_ring_next(&r, mt_sample_ring_head(&r), &rec), -2);
+	cr_expect_eq(next(&r, limit), -2);
+	a->kind = MT_SAMPLE_RING_FREE;
+	cr_expect_eq(next(&r, limit), 1);
+}
+
+Test(sample_ring, what_the_program_writes_in_the_header_bounds_nothing, .fini = fini)
+{
+	struct mt_sample_ring r = make(DATA, 1);
+	put(&r, MT_SAMPLE_RING_FREE, 0, 1);
+	get(&r, MT_SAMPLE_RING_FREE, 0, 1);
+	/* A rewound tail: the consumer reads on from its own. */
+	r.h->tail = 0;
+	cr_assert_eq(next(&r, mt_sample_ring_head(&r)), 0);
+	r.h->tail = r.tail;
+	put(&r, MT_SAMPLE_RING_FREE, 0, 2);
+	r.h->tail = 0;
+	get(&r, MT_SAMPLE_RING_FREE, 0, 2);
+	/* A data size said to be larger, or a head off the 16-byte grid:
+	 * records still land inside the data area, or not at all. */
+	r.h->data_size = (uint64_t)1 << 40;
+	put(&r, MT_SAMPLE_RING_FREE, 0, 3);
+	get(&r, MT_SAMPLE_RING_FREE, 0, 3);
+	uint64_t pos;
+	r.h->head += 8;
+	cr_assert_null(reserve(&r, MT_SAMPLE_RING_FREE, REC, &pos));
 }
 
 /* Four producers, one consumer: each producer's records arrive complete,
@@ -206,18 +261,18 @@ static void *produce(void *arg)
 	uint32_t id = (uint32_t)(uintptr_t)arg;
 	for (uint64_t i = 0; i < PER_PRODUCER; i++) {
 		size_t n = 8 * (i % 40);
+		uint64_t pos;
 		struct mt_sample_ring_record *rec =
-			mt_sample_ring_reserve(&shared, REC + n, MT_SAMPLE_RING_ALLOC);
+			mt_sample_ring_reserve(&shared, REC + n, MT_SAMPLE_RING_ALLOC, 1, id, &pos);
 		if (!rec) {
 			mt_sample_ring_lose(&shared, MT_SAMPLE_RING_ALLOC);
 			continue;
 		}
-		rec->tid = id;
 		rec->time = i;
 		rec->dyn_size = n;
 		for (size_t k = 0; k < n; k += 8)
 			memcpy(rec->stack + k, &i, 8);
-		mt_sample_ring_commit(&shared, rec);
+		mt_sample_ring_commit(&shared, rec, pos);
 	}
 	return NULL;
 }
@@ -228,21 +283,22 @@ Test(sample_ring, many_producers_one_consumer, .fini = fini)
 	pthread_t t[PRODUCERS];
 	for (uintptr_t i = 0; i < PRODUCERS; i++)
 		cr_assert_eq(pthread_create(&t[i], NULL, produce, (void *)i), 0);
-	uint64_t got[PRODUCERS] = { 0 }, next[PRODUCERS] = { 0 };
+	uint64_t got[PRODUCERS] = { 0 }, seq[PRODUCERS] = { 0 };
 	int joined[PRODUCERS] = { 0 }, done = 0;
 	for (;;) {
-		const struct mt_sample_ring_record *rec;
-		int rc = mt_sample_ring_next(&shared, mt_sample_ring_head(&shared), &rec);
+		struct mt_sample_ring_record rec;
+		const unsigned char *stack;
+		int rc = mt_sample_ring_next(&shared, mt_sample_ring_head(&shared), &rec, &stack);
 		cr_assert_neq(rc, -2, "damaged");
 		if (rc == 1) {
-			cr_assert_lt(rec->tid, PRODUCERS);
-			cr_assert_geq(rec->time, next[rec->tid], "producer %u out of order", rec->tid);
-			cr_assert_eq(rec->dyn_size, 8 * (rec->time % 40));
-			for (size_t k = 0; k < rec->dyn_size; k += 8)
-				cr_assert_eq(memcmp(rec->stack + k, &rec->time, 8), 0);
-			next[rec->tid] = rec->time + 1;
-			got[rec->tid]++;
-			mt_sample_ring_release(&shared, rec);
+			cr_assert_lt(rec.tid, PRODUCERS);
+			cr_assert_geq(rec.time, seq[rec.tid], "producer %u out of order", rec.tid);
+			cr_assert_eq(rec.dyn_size, 8 * (rec.time % 40));
+			for (size_t k = 0; k < rec.dyn_size; k += 8)
+				cr_assert_eq(memcmp(stack + k, &rec.time, 8), 0);
+			seq[rec.tid] = rec.time + 1;
+			got[rec.tid]++;
+			mt_sample_ring_release(&shared, &rec);
 		} else if (done) {
 			break;
 		} else if (rc == 0) {

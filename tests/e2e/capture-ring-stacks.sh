@@ -8,8 +8,9 @@
 . "$(dirname "$0")/capture-lib.sh"
 capture_skip_unless_perf
 
-for how in ring no-ring; do
-	opt=; [ $how = no-ring ] && opt=--no-ring
+for how in ring no-ring ring-64k no-ring-64k; do
+	opt=; case $how in no-ring*) opt=--no-ring;; esac
+	case $how in *64k) opt="$opt --stack-size 65528 --mmap-pages 4096";; esac
 	"$CAP" $opt --rate 1 --seed 7 -o "$T/$how.data" -- "$MT_FIXTURES/capture_stacks" \
 		2>"$T/$how.err" || fail "mt-capture $opt: $(cat "$T/$how.err")"
 	[ "$(capture_lost "$T/$how.err")" = 0 ] || fail "$how: samples lost: $(cat "$T/$how.err")"
@@ -19,6 +20,16 @@ for how in ring no-ring; do
 done
 cmp -s "$T/ring.cmp" "$T/no-ring.cmp" ||
 	fail "ring and uprobe samples differ: $(diff "$T/ring.cmp" "$T/no-ring.cmp" | head -5)"
+# The largest dump: the kernel shrinks it to fit the record's 16-bit size,
+# and so does mt-capture.
+cmp -s "$T/ring-64k.cmp" "$T/no-ring-64k.cmp" ||
+	fail "ring and uprobe samples differ at --stack-size 65528: $(diff "$T/ring-64k.cmp" "$T/no-ring-64k.cmp" | head -5)"
+for how in ring no-ring; do
+	perf script -i "$T/$how-64k.data" -D 2>/dev/null | grep 'PERF_RECORD_SAMPLE' | grep -o '\[0x[0-9a-f]*\]' |
+		sort | uniq -c | sort -rn | head -1 >"$T/$how.sizes"
+done
+cmp -s "$T/ring.sizes" "$T/no-ring.sizes" ||
+	fail "record sizes at --stack-size 65528: ring $(cat "$T/ring.sizes"), uprobes $(cat "$T/no-ring.sizes")"
 for site in 'main;on_main_stack;allocate_here;malloc end=complete' \
 	'start_thread;on_thread_stack;allocate_here;malloc end=complete' \
 	'__restore_rt;allocate_here;malloc' '__start_context;allocate_here;malloc'; do
