@@ -133,19 +133,25 @@ static int mapping_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
 	return found;
 }
 
-/* Where this thread's own stack lives (see the top of the file), and how
- * far up it may be copied: for a thread other than the main one, to the
- * end of the page that holds its descriptor, above which the mapping may
- * have merged with an unrelated one that could be unmapped later. */
-static uintptr_t stack_anchor(uintptr_t *top)
+/* Is [lo, hi) this thread's own stack (see the top of the file)?  Then
+ * *top is how far up it may be copied: for a glibc thread's stack block,
+ * to the end of the page that holds its descriptor, above which the
+ * mapping may have merged with an unrelated one that could be unmapped
+ * later; the main thread's [stack] merges with nothing.  (A child forked
+ * by a thread other than main runs on that thread's stack block.) */
+static int home_stack(uintptr_t lo, uintptr_t hi, uintptr_t *top)
 {
-	if (tid() == (uint32_t)ring_pid) {
-		*top = UINTPTR_MAX;	/* [stack] merges with nothing */
-		return (uintptr_t)__libc_stack_end;
-	}
 	uintptr_t tp = (uintptr_t)__builtin_thread_pointer();
-	*top = (tp | 4095) + 1;
-	return tp;
+	uintptr_t start = (uintptr_t)__libc_stack_end;
+	if (tp >= lo && tp < hi) {
+		*top = (tp | 4095) + 1;
+		return 1;
+	}
+	if (tid() == (uint32_t)ring_pid && start >= lo && start < hi) {
+		*top = UINTPTR_MAX;
+		return 1;
+	}
+	return 0;
 }
 
 /* How many bytes from sp up can be read with memcpy: up to want, or -1 when
@@ -160,8 +166,8 @@ static long stack_extent(uintptr_t sp, uint64_t want)
 			lookups = MAX_LOOKUPS;	/* no /proc here: do not try again */
 			return -1;
 		}
-		uintptr_t top, anchor = stack_anchor(&top);
-		if (anchor >= lo && anchor < hi) {
+		uintptr_t top;
+		if (home_stack(lo, hi, &top)) {
 			home_lo = lo;
 			home_hi = hi < top ? hi : top;
 			home_known = 1;
