@@ -67,6 +67,7 @@ E2E_TESTS += \
 	tests/e2e/capture-sampler-semantics.sh \
 	tests/e2e/capture-ring.sh \
 	tests/e2e/capture-ring-stacks.sh \
+	tests/e2e/capture-ring-python.sh \
 	tests/e2e/capture-ring-loss.sh \
 	tests/e2e/capture-ring-outlive.sh \
 	tests/e2e/capture-ring-hostile.sh \
