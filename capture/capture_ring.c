@@ -74,6 +74,7 @@ int mt_capture_ring_new(struct mt_capture_ring **out, size_t data_size, unsigned
 	h->data_size = data_size;
 	h->stack_size = stack_size;
 	h->pid_ns = mt_sample_ring_pid_ns();
+	h->reader_pid = (uint64_t)getpid();
 	r->made = *h;
 	if (mt_sample_ring_attach(&r->ring, r->map, r->map_size, token) ||
 	    asprintf(env, "%s=%llx:/proc/%d/fd/%d", MT_SAMPLE_RING_ENV, (unsigned long long)token,
@@ -231,8 +232,8 @@ static int header_damaged(const struct mt_capture_ring *r)
 	const struct mt_sample_ring_header *h = r->ring.h, *m = &r->made;
 	uint64_t head = mt_sample_ring_head(&r->ring), tail = r->ring.tail;
 	if (h->magic != m->magic || h->token != m->token || h->data_size != m->data_size ||
-	    h->stack_size != m->stack_size || h->tail != tail || head < tail ||
-	    head - tail > r->ring.size || head % 16)
+	    h->stack_size != m->stack_size || h->reader_pid != m->reader_pid || h->tail != tail ||
+	    head < tail || head - tail > r->ring.size || head % 16)
 		return 1;
 	for (int k = 0; k < MT_SAMPLE_RING_KINDS; k++) {
 		uint64_t lost = __atomic_load_n(&h->lost[k], __ATOMIC_RELAXED);
@@ -287,6 +288,7 @@ int mt_capture_ring_drain(struct mt_capture_ring *r, struct mt_perf_writer *w,
 		}
 	}
 	r->lost_read_ns = lost_read_ns;
+	__atomic_store_n(&ring->h->wake, 0, __ATOMIC_RELAXED);	/* the next half fill wakes us */
 	/* A wild write of the program: nothing read from the ring can be
 	 * trusted any more; stop reading, and let the writers know. */
 	if (r->damaged)

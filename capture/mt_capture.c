@@ -63,7 +63,8 @@ static const char usage_text[] =
 
 static volatile sig_atomic_t stops, stop_signal;
 
-/* Interrupts the poll for ring buffer data when the command exits. */
+/* Interrupts the poll for ring buffer data when the command exits, or when
+ * a writer finds the sample ring half full. */
 static void on_child(int sig)
 {
 	(void)sig;
@@ -402,6 +403,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sa.sa_handler = on_child;
 	sigaction(SIGCHLD, &sa, NULL);
+	sigaction(SIGURG, &sa, NULL);	/* the sample ring is half full (sample_ring.h) */
 	signal(SIGPIPE, SIG_IGN);
 
 	struct mt_capture_run_opts ro = {

@@ -78,6 +78,19 @@ struct mt_sample_ring_record *mt_sample_ring_reserve(struct mt_sample_ring *r, s
 	return rec;
 }
 
+void mt_sample_ring_wake(struct mt_sample_ring *r)
+{
+	struct mt_sample_ring_header *h = r->h;
+	uint64_t fill = __atomic_load_n(&h->head, __ATOMIC_RELAXED) -
+			__atomic_load_n(&h->tail, __ATOMIC_RELAXED);
+	if (fill >= r->size / 2 && fill <= r->size && !__atomic_load_n(&h->wake, __ATOMIC_RELAXED) &&
+	    !__atomic_exchange_n(&h->wake, 1, __ATOMIC_RELAXED)) {
+		pid_t pid = (pid_t)__atomic_load_n(&h->reader_pid, __ATOMIC_RELAXED);
+		if (pid > 0)
+			kill(pid, MT_SAMPLE_RING_WAKE);
+	}
+}
+
 void mt_sample_ring_lose(struct mt_sample_ring *r, uint32_t kind)
 {
 	if (kind < MT_SAMPLE_RING_KINDS)

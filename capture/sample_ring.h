@@ -21,6 +21,7 @@
 #ifndef MT_SAMPLE_RING_H
 #define MT_SAMPLE_RING_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,7 @@
 #define MT_SAMPLE_RING_RESERVED 0x6d74726573657276ULL
 #define MT_SAMPLE_RING_HEADER 4096	/* bytes before the data area */
 #define MT_SAMPLE_RING_ENV "MT_SAMPLER_RING"
+#define MT_SAMPLE_RING_WAKE SIGURG	/* ignored by default: harmless anywhere else */
 
 /* Record kinds: the marker events, and padding. */
 enum { MT_SAMPLE_RING_PAD, MT_SAMPLE_RING_ALLOC, MT_SAMPLE_RING_FREE, MT_SAMPLE_RING_TOTALS,
@@ -44,6 +46,8 @@ struct mt_sample_ring_header {
 	uint64_t stack_size;	/* bytes of stack an ALLOC record copies (at most) */
 	uint64_t closed;	/* set by the consumer when it stops reading */
 	uint64_t pid_ns;	/* inode of the consumer's pid namespace */
+	uint64_t reader_pid;	/* the consumer, woken with SIGURG ... */
+	uint64_t wake;		/* ... by the writer that sets this (once per drain) */
 	uint64_t head __attribute__((aligned(64)));	/* bytes reserved, ever */
 	uint64_t tail __attribute__((aligned(64)));	/* bytes consumed, ever */
 	uint64_t lost[MT_SAMPLE_RING_KINDS] __attribute__((aligned(64)));
@@ -95,6 +99,9 @@ int mt_sample_ring_attach(struct mt_sample_ring *r, void *map, size_t map_size, 
 struct mt_sample_ring_record *mt_sample_ring_reserve(struct mt_sample_ring *r, size_t len,
 						     uint32_t kind, uint32_t pid, uint32_t tid,
 						     uint64_t *pos);
+/* Producer: after a commit, wake the consumer when the ring is half full
+ * and nobody has since its last drain. */
+void mt_sample_ring_wake(struct mt_sample_ring *r);
 /* Producer: count a record of kind that found no room. */
 void mt_sample_ring_lose(struct mt_sample_ring *r, uint32_t kind);
 /* Producer: publish the record reserved at pos. */

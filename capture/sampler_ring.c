@@ -267,4 +267,5 @@ void mt_sampler_ring_emit(uint64_t kind, const uint64_t *regs)
 	else
 		copy_streaming(rec->stack, (const unsigned char *)sp, (size_t)(rec->dyn_size = (uint64_t)n));
 	mt_sample_ring_commit(&ring, rec, pos);
+	mt_sample_ring_wake(&ring);
 }

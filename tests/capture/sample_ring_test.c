@@ -249,6 +249,36 @@ Test(sample_ring, what_the_program_writes_in_the_header_bounds_nothing, .fini = 
 	cr_assert_null(reserve(&r, MT_SAMPLE_RING_FREE, REC, &pos));
 }
 
+static volatile sig_atomic_t wakes;
+
+static void on_wake(int sig)
+{
+	(void)sig;
+	wakes++;
+}
+
+Test(sample_ring, a_half_full_ring_wakes_the_reader_once_per_drain, .fini = fini)
+{
+	struct mt_sample_ring r = make(DATA, 1);
+	struct sigaction sa = { .sa_handler = on_wake };
+	sigemptyset(&sa.sa_mask);
+	cr_assert_eq(sigaction(MT_SAMPLE_RING_WAKE, &sa, NULL), 0);
+	r.h->reader_pid = (uint64_t)getpid();
+	for (int i = 0; i < 7; i++)	/* 7 KiB and a bit of 64 */
+		put(&r, MT_SAMPLE_RING_ALLOC, 1024 - REC, 1);
+	mt_sample_ring_wake(&r);
+	cr_assert_eq(wakes, 0, "woken below half full");
+	while (mt_sample_ring_head(&r) - r.tail < DATA / 2)
+		put(&r, MT_SAMPLE_RING_ALLOC, 1024 - REC, 1);
+	mt_sample_ring_wake(&r);
+	mt_sample_ring_wake(&r);
+	cr_assert_eq(wakes, 1, "%d wake-ups, not one", (int)wakes);
+	r.h->wake = 0;	/* what the reader does after a drain */
+	mt_sample_ring_wake(&r);
+	cr_assert_eq(wakes, 2);
+	signal(MT_SAMPLE_RING_WAKE, SIG_DFL);
+}
+
 /* Four producers, one consumer: each producer's records arrive complete,
  * in its order, and arrivals plus losses make up what it wrote. */
 #define PRODUCERS 4
