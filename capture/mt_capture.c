@@ -328,6 +328,10 @@ int main(int argc, char **argv)
 		} else if (find_lib("libmt-sampler.so", orig)) {
 			return fail(EXIT_ENV, "cannot find libmt-sampler.so (set MT_SAMPLER=PATH)%s%s",
 				    "", "");
+		} else if (!no_ring) {
+			/* No uprobe on it: the sampler itself, which stays after
+			 * the capture for mt-unwind to read. */
+			snprintf(path, sizeof(path), "%s", orig);
 		} else if (private_copy(orig, tmpdir, path)) {
 			return fail(EXIT_ENV, "cannot copy '%s' to a private directory: %s", orig,
 				    strerror(errno));
