@@ -77,6 +77,7 @@ MANPAGES += docs/man/mt-unwind.1
 E2E_TESTS += tests/e2e/unwind-options.sh
 E2E_TESTS += tests/e2e/unwind-debuginfo.sh
 E2E_TESTS += tests/e2e/unwind-progress.sh
+E2E_TESTS += tests/e2e/unwind-silent-images.sh
 E2E_TESTS += tests/e2e/unwind-callchain.sh
 E2E_TESTS += tests/e2e/unwind-trace-realloc.sh
 E2E_TESTS += tests/e2e/unwind-trace-memalign.sh

@@ -183,6 +183,13 @@ struct state {
 		struct totals_pending *next;
 	} *totals;
 
+	/* Processes whose current image mapped libmt-sampler.so and has sent
+	 * no process totals yet; an exec or the end finds those that never
+	 * will (killed, _exit(), no way to the capture). */
+	uint32_t *unreported;
+	size_t nr_unreported, cap_unreported;
+	uint64_t silent_images;
+
 	/* mt:alloc / mt:free events seen per thread, against the sampler's
 	 * counts of its marker calls (see marks_check) */
 	struct marks {
@@ -820,6 +827,37 @@ static void marks_check(struct state *s, uint32_t pid, uint32_t tid, uint64_t ti
 	}
 }
 
+/* Is filename the preload sampler? */
+static int is_sampler_file(const char *filename)
+{
+	const char *base = strrchr(filename, '/');
+	return strncmp(base ? base + 1 : filename, "libmt-sampler.so", 16) == 0;
+}
+
+/* pid's current image loaded the sampler (add) or sent its totals (not add):
+ * keep the set of those that have not.  @return : 1 when pid was in it. */
+static int unreported_mark(struct state *s, uint32_t pid, int add)
+{
+	for (size_t i = 0; i < s->nr_unreported; i++)
+		if (s->unreported[i] == pid) {
+			if (!add)
+				s->unreported[i] = s->unreported[--s->nr_unreported];
+			return 1;
+		}
+	if (!add)
+		return 0;
+	if (s->nr_unreported == s->cap_unreported) {
+		size_t cap = s->cap_unreported ? 2 * s->cap_unreported : 64;
+		uint32_t *v = realloc(s->unreported, cap * sizeof(*v));
+		if (!v)
+			oom();
+		s->unreported = v;
+		s->cap_unreported = cap;
+	}
+	s->unreported[s->nr_unreported++] = pid;
+	return 0;
+}
+
 static void totals_flush(struct state *s, uint32_t pid, int all)
 {
 	for (struct totals_pending **pp = &s->totals; *pp;) {
@@ -873,6 +911,7 @@ static void mt_totals(struct state *s, const struct mt_perf_sample *smp)
 			marks_check(s, pid, tid, smp->time, want);
 		return;
 	}
+	unreported_mark(s, pid, 0);
 	/* Only the last process report before an exec (or the end) counts. */
 	for (struct totals_pending *t = s->totals; t; t = t->next)
 		if (t->pid == pid) {
@@ -1002,6 +1041,8 @@ static void process(struct state *s, const struct perf_event_header *h)
 		if (mt_unwind_maps_mmap(s->maps, m.pid, m.start, m.len, m.pgoff, m.filename,
 					m.build_id, m.build_id_size, m.executable) != 0)
 			oom();
+		if (m.executable && is_sampler_file(m.filename) && !excluded(s, m.pid, m.pid))
+			unreported_mark(s, m.pid, 1);
 		return;
 	}
 	case PERF_RECORD_COMM: {
@@ -1013,6 +1054,8 @@ static void process(struct state *s, const struct perf_event_header *h)
 		if (c.exec) {
 			totals_flush(s, c.pid, 0);
 			marks_exec(s, c.pid);
+			if (unreported_mark(s, c.pid, 0))
+				s->silent_images++;	/* the image replaced sent nothing */
 		}
 		if (mt_unwind_maps_comm(s->maps, c.pid, c.tid, c.comm, c.exec) != 0)
 			oom();
@@ -1658,6 +1701,11 @@ static void summary(struct state *s, double secs)
 	if (s->marks_unseen)
 		fprintf(stderr, "%s: %" PRIu64 " marker events the sampler made are missing"
 			" (the LOST records may account for them)\n", prog, s->marks_unseen);
+	if (s->silent_images)
+		fprintf(stderr, "%s: %" PRIu64 " process images loaded libmt-sampler.so and sent no"
+			" process totals (killed by a signal, ended in _exit(), still running at"
+			" the end, or could not reach the capture): their allocations since"
+			" their last report are in no totals\n", prog, s->silent_images);
 	if (s->memptr_unknown)
 		fprintf(stderr, "%s: %" PRIu64 " posix_memalign calls written with ptr=0x0: the"
 			" pointer was not in the return's stack dump (not on the stack, or a"
@@ -1905,6 +1953,8 @@ int main(int argc, char **argv)
 		pending_unlink(&s, p);
 	}
 	totals_flush(&s, 0, 1);
+	s.silent_images += s.nr_unreported;
+	free(s.unreported);
 	defer_flush(&s);
 	if (s.wr)
 		writer_end(&s);
