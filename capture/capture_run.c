@@ -451,6 +451,16 @@ static void close_events(struct run *r)
 		close(hold[1]);
 }
 
+/* waitpid() for pid, again when a signal (SIGCHLD, the sample ring's
+ * SIGURG) interrupts it.  @return : pid, or -1. */
+static pid_t wait_for(pid_t pid, int *status)
+{
+	pid_t w;
+	while ((w = waitpid(pid, status, 0)) < 0 && errno == EINTR)
+		;
+	return w;
+}
+
 static int process_gone(pid_t pid)
 {
 	return kill(pid, 0) < 0 && errno == ESRCH;
@@ -525,7 +535,7 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 			;
 		if (got == sizeof(e)) {
 			snprintf(err, MT_CAPTURE_ERRLEN, "cannot run '%s': %s", o->argv[0], strerror(e));
-			waitpid(r.child, NULL, 0);
+			wait_for(r.child, NULL);
 			r.child = 0;
 			rc = MT_CAPTURE_ENOEXEC;
 			goto out;
@@ -597,14 +607,14 @@ out:
 	if (r.child && r.go_fd < 0 && !st->exited && !st->detached) {
 		/* Capture ended early: the command carries on; wait for it. */
 		int status;
-		if (waitpid(r.child, &status, 0) == r.child) {
+		if (wait_for(r.child, &status) == r.child) {
 			st->status = status;
 			st->exited = 1;
 		}
 	} else if (r.child && !st->exited) {
 		close(r.go_fd);	/* never started: it exits 127 */
 		r.go_fd = -1;
-		waitpid(r.child, NULL, 0);
+		wait_for(r.child, NULL);
 	}
 	if (r.go_fd >= 0)
 		close(r.go_fd);
