@@ -376,13 +376,16 @@ static void put_nostack(struct mt_unwind_out *out, struct state *s)
 	s->ends[MT_UNWIND_END_NONE]++;
 }
 
+/* Is filename the preload sampler? */
+static int is_sampler_file(const char *filename)
+{
+	const char *base = strrchr(filename, '/');
+	return strncmp(base ? base + 1 : filename, "libmt-sampler.so", 16) == 0;
+}
+
 static int is_sampler(const struct mt_unwind_frame *f)
 {
-	if (!f->map)
-		return 0;
-	const char *p = strrchr(f->map->path, '/');
-	p = p ? p + 1 : f->map->path;
-	return strncmp(p, "libmt-sampler.so", 16) == 0;
+	return f->map && is_sampler_file(f->map->path);
 }
 
 /* The frames of the kernel's own frame-pointer walk (`perf record -g`: a
@@ -825,13 +828,6 @@ static void marks_check(struct state *s, uint32_t pid, uint32_t tid, uint64_t ti
 		mt_unwind_out_str(&s->b.out, what[k]);
 		put_nostack(&s->b.out, s);
 	}
-}
-
-/* Is filename the preload sampler? */
-static int is_sampler_file(const char *filename)
-{
-	const char *base = strrchr(filename, '/');
-	return strncmp(base ? base + 1 : filename, "libmt-sampler.so", 16) == 0;
 }
 
 /* pid's current image loaded the sampler (add) or sent its totals (not add):
