@@ -1,5 +1,6 @@
 /* Event specs for the three modes (attr fields: docs/formats/capture-events.md). */
 #include "capture/capture.h"
+#include "capture/sample_ring.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -105,10 +106,15 @@ static int uprobe_add(struct mt_capture_events *evs, const char *name, const cha
 int mt_capture_events_sample(struct mt_capture_events *evs, const char *sampler,
 			     unsigned stack_size, int ring, char *err)
 {
-	static const struct { const char *name, *fn; int stack; uint64_t regs; } markers[] = {
-		{ "mt:alloc", "mt_sampler_mark_alloc", 1, MT_CAPTURE_REGS_ENTRY },
-		{ "mt:free", "mt_sampler_mark_free", 0, MT_CAPTURE_REGS_ARGS },
-		{ "mt:totals", "mt_sampler_mark_totals", 0, MT_CAPTURE_REGS_MASK },
+	static const struct {
+		const char *name, *fn;
+		int stack;
+		uint64_t regs;
+		int ring_kind;
+	} markers[] = {
+		{ "mt:alloc", "mt_sampler_mark_alloc", 1, MT_CAPTURE_REGS_ENTRY, MT_SAMPLE_RING_ALLOC },
+		{ "mt:free", "mt_sampler_mark_free", 0, MT_CAPTURE_REGS_ARGS, MT_SAMPLE_RING_FREE },
+		{ "mt:totals", "mt_sampler_mark_totals", 0, MT_CAPTURE_REGS_MASK, MT_SAMPLE_RING_TOTALS },
 	};
 	for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]); i++) {
 		int rc = uprobe_add(evs, markers[i].name, sampler, markers[i].fn, 0, stack_size,
@@ -121,7 +127,7 @@ int mt_capture_events_sample(struct mt_capture_events *evs, const char *sampler,
 		struct mt_capture_event *e = &evs->ev[evs->nr - 1];
 		e->attr.sample_regs_user = markers[i].regs;
 		if (ring) {
-			e->ring_kind = (int)i + 1;	/* MT_SAMPLE_RING_ALLOC, _FREE, _TOTALS */
+			e->ring_kind = markers[i].ring_kind;
 			e->attr.use_clockid = 1;
 			e->attr.clockid = CLOCK_MONOTONIC;
 		}

@@ -546,8 +546,8 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 	while (!done) {
 		/* SIGCHLD (handled by main, no SA_RESTART) ends the wait when the
 		 * command exits; the short timeout bounds the race before it. */
-		/* The sample ring wakes nobody: read it again soon when it
-		 * was filling up. */
+		/* The sample ring wakes us only when half full: read it again
+		 * soon when it was filling up. */
 		int busy = o->ring && r.ring_last.bytes > r.ring_size;
 		perf_evlist__poll(r.evlist[r.evlist[1] ? 1 : 0], busy ? 1 : 10);
 		drain(&r);

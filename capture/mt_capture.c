@@ -15,8 +15,8 @@
 
 enum { EXIT_DATA = 1, EXIT_USAGE = 2, EXIT_ENV = 3 };
 
-/* The sample ring's size in --mmap-pages units (32 MiB by default): one
- * ring for all CPUs, read every 10 ms. */
+/* The sample ring's size in --mmap-pages units (8 MiB by default): one
+ * ring for all CPUs. */
 #define RING_PAGES 4
 
 static const char usage_text[] =
@@ -46,7 +46,7 @@ static const char usage_text[] =
 	"                         every Nth call of each function (no return probes)\n"
 	"      --stack-size N     bytes of user stack per sample (8192, at most 65528)\n"
 	"      --mmap-pages N     ring buffer pages per CPU, a power of two (512); sample\n"
-	"                         mode's sample ring is 16 times that\n"
+	"                         mode's sample ring is 4 times that\n"
 	"      --no-ring          sample mode: the sampler's events reach mt-capture through\n"
 	"                         uprobes on its markers, not a shared ring (slower)\n"
 	"  -h, --help             this text\n"
@@ -317,7 +317,7 @@ int main(int argc, char **argv)
 	char path[PATH_MAX], orig[PATH_MAX], tmpdir[PATH_MAX] = "";
 	char *env[5] = { NULL };
 	struct mt_capture_ring *ring = NULL;
-	int rc;
+	int use_ring = mode == MT_CAPTURE_SAMPLE && have_cmd && !no_ring, rc;
 	switch (mode) {
 	case MT_CAPTURE_SAMPLE:
 		if (pid) {
@@ -336,7 +336,7 @@ int main(int argc, char **argv)
 			return fail(EXIT_ENV, "cannot copy '%s' to a private directory: %s", orig,
 				    strerror(errno));
 		}
-		rc = mt_capture_events_sample(&evs, path, (unsigned)stack, have_cmd && !no_ring, err);
+		rc = mt_capture_events_sample(&evs, path, (unsigned)stack, use_ring, err);
 		if (!rc && have_cmd) {
 			const char *old = getenv("LD_PRELOAD");
 			if (asprintf(&env[0], "LD_PRELOAD=%s%s%s", path, old && *old ? ":" : "",
@@ -344,13 +344,15 @@ int main(int argc, char **argv)
 			    asprintf(&env[1], "MT_SAMPLER_RATE=%" PRIu64, rate) < 0 ||
 			    (seeded && asprintf(&env[2], "MT_SAMPLER_SEED=%" PRIu64, seed) < 0))
 				return fail(EXIT_ENV, "out of memory%s%s", "", "");
+		}
+		if (!rc && use_ring) {
 			/* The sample ring: RING_PAGES times the per-CPU ring, and
 			 * room for 32 samples and 64 KiB at least. */
 			size_t ring_size = RING_PAGES * pages * (size_t)sysconf(_SC_PAGESIZE);
 			while (ring_size < 32 * (stack + 512) || ring_size < 65536)
 				ring_size *= 2;
-			if (!no_ring && mt_capture_ring_new(&ring, ring_size, (unsigned)stack,
-							    &env[seeded ? 3 : 2], err))
+			if (mt_capture_ring_new(&ring, ring_size, (unsigned)stack, &env[seeded ? 3 : 2],
+						err))
 				return fail(EXIT_ENV, "%s%s", err, "");
 		}
 		break;
