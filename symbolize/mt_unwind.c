@@ -183,11 +183,10 @@ struct state {
 		struct totals_pending *next;
 	} *totals;
 
-	/* Processes whose current image mapped libmt-sampler.so and has sent
-	 * no process totals yet; an exec or the end finds those that never
-	 * will (killed, _exit(), no way to the capture). */
-	uint32_t *unreported;
-	size_t nr_unreported, cap_unreported;
+	/* pid -> enum image_state of its current image: those that run the
+	 * sampler and have sent no process totals yet are found at an exec or
+	 * at the end (killed, _exit(), no way to the capture). */
+	struct mt_unwind_hashmap images;
 	uint64_t silent_images;
 
 	/* mt:alloc / mt:free events seen per thread, against the sampler's
@@ -830,28 +829,48 @@ static void marks_check(struct state *s, uint32_t pid, uint32_t tid, uint64_t ti
 	}
 }
 
-/* pid's current image loaded the sampler (add) or sent its totals (not add):
- * keep the set of those that have not.  @return : 1 when pid was in it. */
-static int unreported_mark(struct state *s, uint32_t pid, int add)
+/* What mt-unwind knows of a process's current image (an exec or a fork
+ * starts a new one). */
+enum image_state {
+	IMAGE_UNKNOWN,		/* no sign of the sampler (yet) */
+	IMAGE_UNREPORTED,	/* runs the sampler, no process totals so far */
+	IMAGE_REPORTED,		/* sent its process totals */
+};
+
+static enum image_state image_state(struct state *s, uint32_t pid)
 {
-	for (size_t i = 0; i < s->nr_unreported; i++)
-		if (s->unreported[i] == pid) {
-			if (!add)
-				s->unreported[i] = s->unreported[--s->nr_unreported];
-			return 1;
-		}
-	if (!add)
-		return 0;
-	if (s->nr_unreported == s->cap_unreported) {
-		size_t cap = s->cap_unreported ? 2 * s->cap_unreported : 64;
-		uint32_t *v = realloc(s->unreported, cap * sizeof(*v));
-		if (!v)
-			oom();
-		s->unreported = v;
-		s->cap_unreported = cap;
+	uint64_t v;
+	return mt_unwind_hashmap_get(&s->images, pid, &v) ? (enum image_state)v : IMAGE_UNKNOWN;
+}
+
+static void image_set(struct state *s, uint32_t pid, enum image_state st)
+{
+	if (mt_unwind_hashmap_put(&s->images, pid, st) != 0)
+		oom();
+}
+
+/* pid's image runs the sampler: it mapped libmt-sampler.so, or (a child
+ * forked without exec, whose MMAPs are its parent's) a marker call of its
+ * own came.  A vfork child, which shares its parent's sampler and makes no
+ * marker call, is never counted. */
+static void image_has_sampler(struct state *s, uint32_t pid)
+{
+	if (image_state(s, pid) == IMAGE_UNKNOWN)
+		image_set(s, pid, IMAGE_UNREPORTED);
+}
+
+/* pid's current image ends (exec, or the end of the input): one that ran
+ * the sampler and never sent its process totals becomes a `lost` line, so
+ * that a reader of the totals knows they leave it out. */
+static void image_end(struct state *s, uint32_t pid, uint64_t time)
+{
+	if (image_state(s, pid) == IMAGE_UNREPORTED) {
+		s->silent_images++;
+		put_head(&s->b.out, s, K_LOST, pid, pid, time);
+		mt_unwind_out_str(&s->b.out, "count=1 reason=no-totals");
+		put_nostack(&s->b.out, s);
 	}
-	s->unreported[s->nr_unreported++] = pid;
-	return 0;
+	image_set(s, pid, IMAGE_UNKNOWN);
 }
 
 static void totals_flush(struct state *s, uint32_t pid, int all)
@@ -903,11 +922,12 @@ static void mt_totals(struct state *s, const struct mt_perf_sample *smp)
 	}
 	put_nostack(out, s);
 	if (!process) {
+		image_has_sampler(s, pid);
 		if (have_marks)
 			marks_check(s, pid, tid, smp->time, want);
 		return;
 	}
-	unreported_mark(s, pid, 0);
+	image_set(s, pid, IMAGE_REPORTED);
 	/* Only the last process report before an exec (or the end) counts. */
 	for (struct totals_pending *t = s->totals; t; t = t->next)
 		if (t->pid == pid) {
@@ -944,6 +964,7 @@ static void handle_sample(struct state *s, const struct mt_perf_sample *smp)
 		if (filtered(s, smp->pid, smp->tid))
 			return;
 		marks_of(s, smp->pid, smp->tid)->seen[0]++;
+		image_has_sampler(s, smp->pid);
 		put_head(&s->b.out, s, K_ALLOC, smp->pid, smp->tid, smp->time);
 		put_kv(&s->b.out, "size", preg(smp, R_DI), 1);
 		put_kx(&s->b.out, "ptr", preg(smp, R_SI));
@@ -960,6 +981,7 @@ static void handle_sample(struct state *s, const struct mt_perf_sample *smp)
 		if (filtered(s, smp->pid, smp->tid))
 			return;
 		marks_of(s, smp->pid, smp->tid)->seen[1]++;
+		image_has_sampler(s, smp->pid);
 		put_head(&s->b.out, s, K_FREE, smp->pid, smp->tid, smp->time);
 		mt_unwind_out_str(&s->b.out, "ptr=0x");
 		mt_unwind_out_x64(&s->b.out, preg(smp, R_DI));
@@ -1038,7 +1060,7 @@ static void process(struct state *s, const struct perf_event_header *h)
 					m.build_id, m.build_id_size, m.executable) != 0)
 			oom();
 		if (m.executable && is_sampler_file(m.filename) && !excluded(s, m.pid, m.pid))
-			unreported_mark(s, m.pid, 1);
+			image_has_sampler(s, m.pid);
 		return;
 	}
 	case PERF_RECORD_COMM: {
@@ -1050,8 +1072,7 @@ static void process(struct state *s, const struct perf_event_header *h)
 		if (c.exec) {
 			totals_flush(s, c.pid, 0);
 			marks_exec(s, c.pid);
-			if (unreported_mark(s, c.pid, 0))
-				s->silent_images++;	/* the image replaced sent nothing */
+			image_end(s, c.pid, c.sid.time);
 		}
 		if (mt_unwind_maps_comm(s->maps, c.pid, c.tid, c.comm, c.exec) != 0)
 			oom();
@@ -1064,6 +1085,8 @@ static void process(struct state *s, const struct perf_event_header *h)
 			s->undecodable++;
 			return;
 		}
+		if (h->type == PERF_RECORD_FORK && t.pid != t.ppid)
+			image_end(s, t.pid, t.time);	/* a new process: a new image */
 		int rc = h->type == PERF_RECORD_FORK
 			 ? mt_unwind_maps_fork(s->maps, t.pid, t.ppid, t.tid, t.ptid)
 			 : mt_unwind_maps_exit(s->maps, t.pid, t.tid);
@@ -1698,10 +1721,11 @@ static void summary(struct state *s, double secs)
 		fprintf(stderr, "%s: %" PRIu64 " marker events the sampler made are missing"
 			" (the LOST records may account for them)\n", prog, s->marks_unseen);
 	if (s->silent_images)
-		fprintf(stderr, "%s: %" PRIu64 " process images loaded libmt-sampler.so and sent no"
+		fprintf(stderr, "%s: %" PRIu64 " process images ran libmt-sampler.so and sent no"
 			" process totals (killed by a signal, ended in _exit(), still running at"
-			" the end, or could not reach the capture): their allocations since"
-			" their last report are in no totals\n", prog, s->silent_images);
+			" the end, or could not reach the capture): `lost` lines reason=no-totals;"
+			" their allocations since their last report are in no totals\n", prog,
+			s->silent_images);
 	if (s->memptr_unknown)
 		fprintf(stderr, "%s: %" PRIu64 " posix_memalign calls written with ptr=0x0: the"
 			" pointer was not in the return's stack dump (not on the stack, or a"
@@ -1949,8 +1973,10 @@ int main(int argc, char **argv)
 		pending_unlink(&s, p);
 	}
 	totals_flush(&s, 0, 1);
-	s.silent_images += s.nr_unreported;
-	free(s.unreported);
+	for (size_t i = 0; i < s.images.cap; i++)
+		if (s.images.keys[i] != MT_UNWIND_HASH_EMPTY)
+			image_end(&s, (uint32_t)s.images.keys[i], s.round_max);
+	mt_unwind_hashmap_release(&s.images);
 	defer_flush(&s);
 	if (s.wr)
 		writer_end(&s);
