@@ -238,6 +238,9 @@ int main(int argc, char **argv)
 	if (cnt->lost_events || cnt->lost_records)
 		fprintf(stderr, "mt-fold: warning: the capture lost %llu events (%llu lost records)\n",
 			(unsigned long long)cnt->lost_events, (unsigned long long)cnt->lost_records);
+	if (cnt->silent_images)
+		fprintf(stderr, "mt-fold: warning: %llu process images sent no exact totals: the exact"
+			" totals leave them out\n", (unsigned long long)cnt->silent_images);
 	if (bad.total) {
 		uint64_t skipped = cnt->bad_lines + (base ? mt_fold_profile_counts(base)->bad_lines : 0);
 		fprintf(stderr, "mt-fold: %llu bad lines skipped, not folded%s\n",

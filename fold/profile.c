@@ -366,6 +366,15 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 		return 0;
 	}
 	case MT_FOLD_LOST:
+		if (ev->reason.len == 9 && !memcmp(ev->reason.s, "no-totals", 9)) {
+			/* Not lost events: a process image whose exact totals
+			 * never came, so its process's totals leave it out. */
+			if (process_index(p, ev->pid, &pix))
+				return MT_FOLD_ENOMEM;
+			p->procs[pix].silent_images += ev->count;
+			c->silent_images += ev->count;
+			return 0;
+		}
 		c->lost_records++;
 		c->lost_events += ev->count;
 		return 0;

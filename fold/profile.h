@@ -69,6 +69,7 @@ struct mt_fold_thread {
 struct mt_fold_process {
 	uint32_t pid;
 	struct mt_fold_totals totals;	/* scope=process lines */
+	uint64_t silent_images;		/* images that sent none (reason=no-totals) */
 };
 
 /* What came in, for the report header and for warnings. */
@@ -78,6 +79,7 @@ struct mt_fold_counts {
 	uint64_t kind[5];	/* by enum mt_fold_kind */
 	uint64_t bad_lines;	/* rejected: not folded */
 	uint64_t lost_records, lost_events;	/* `lost` lines and their counts */
+	uint64_t silent_images;	/* `lost` reason=no-totals: images without totals */
 	uint64_t truncated;	/* stacks ending other than complete/none */
 	uint64_t no_stack;	/* alloc/sample events with no frames */
 	uint64_t sample_allocs, trace_allocs;	/* by mode (rate= or every=) */

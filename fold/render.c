@@ -148,6 +148,11 @@ static void print_input(FILE *f, const struct mt_fold_snapshot *s)
 		fprintf(f, "warning: the capture lost %llu events (%llu lost records): "
 			"estimates and exact totals may disagree\n",
 			(unsigned long long)c->lost_events, (unsigned long long)c->lost_records);
+	if (c->silent_images)
+		fprintf(f, "warning: %llu process images sent no exact totals (killed by a signal, "
+			"ended in _exit(), or still running): the exact totals of their processes "
+			"and of all leave them out (marked part)\n",
+			(unsigned long long)c->silent_images);
 	if (c->truncated || c->no_stack)
 		fprintf(f, "stacks: %llu truncated, %llu without frames\n",
 			(unsigned long long)c->truncated, (unsigned long long)c->no_stack);
@@ -162,7 +167,7 @@ static const char *const check_names[MT_FOLD_NCHECKS] = {
 	"alloc bytes", "allocs", "live bytes", "live objects",
 };
 
-static void print_check(FILE *f, const struct mt_fold_check *ck, int bytes)
+static void print_check(FILE *f, const struct mt_fold_check *ck, int bytes, int partial)
 {
 	char a[32], iv[80];
 	if (ck->has_exact)
@@ -171,7 +176,7 @@ static void print_check(FILE *f, const struct mt_fold_check *ck, int bytes)
 		fprintf(f, " %13s", "-");
 	fprintf(f, " %10s %-24s", mt_fold_format_amount(a, ck->est.value, bytes),
 		format_interval(iv, &ck->est, bytes));
-	fprintf(f, " %-4s", !ck->has_exact ? "" : ck->in_interval ? "in" : "OUT");
+	fprintf(f, " %-4s", !ck->has_exact ? "" : partial ? "part" : ck->in_interval ? "in" : "OUT");
 }
 
 static void print_group(FILE *f, const struct mt_fold_group *g, const char *label,
@@ -180,7 +185,7 @@ static void print_group(FILE *f, const struct mt_fold_group *g, const char *labe
 	fprintf(f, "%-14s %-12.12s", label, comm);
 	for (int i = 0; i < ncheck; i++)
 		print_check(f, &g->check[i], i == MT_FOLD_CHECK_BYTES ||
-						     i == MT_FOLD_CHECK_INUSE_BYTES);
+						     i == MT_FOLD_CHECK_INUSE_BYTES, g->partial);
 	if (g->totals.lines)
 		fprintf(f, " %10llu %12llu", (unsigned long long)g->totals.frees,
 			(unsigned long long)g->totals.peak_bytes);
@@ -202,7 +207,8 @@ static void print_totals(FILE *f, const struct mt_fold_snapshot *s)
 		return;
 	}
 	fprintf(f, "exact totals from the sampler beside the estimates (%d%% interval; "
-		"in: the exact value lies in it)\n", conf);
+		"in: the exact value lies in it; part: the exact value leaves out images "
+		"that sent none)\n", conf);
 	fprintf(f, "%-14s %-12s", "pid/tid", "comm");
 	for (int i = 0; i < 2; i++)
 		fprintf(f, " %13s %10s %-24s %-4s", check_names[i], "estimate", "interval", "");
@@ -227,7 +233,7 @@ static void print_totals(FILE *f, const struct mt_fold_snapshot *s)
 	fputc('\n', f);
 	fprintf(f, "%-14s %-12s", "all (at end)", "");
 	for (int i = 2; i < 4; i++)
-		print_check(f, &s->all.check[i], i == MT_FOLD_CHECK_INUSE_BYTES);
+		print_check(f, &s->all.check[i], i == MT_FOLD_CHECK_INUSE_BYTES, s->all.partial);
 	fputc('\n', f);
 }
 
@@ -377,14 +383,18 @@ static void json_group(FILE *f, const struct mt_fold_group *g, const char *ind)
 			(unsigned long long)t->lines);
 	else
 		fputs("null", f);
+	fprintf(f, ",\n%s \"exact_partial\": %s", ind, g->partial ? "true" : "false");
 	fprintf(f, ",\n%s \"estimates\": {", ind);
 	for (int i = 0; i < MT_FOLD_NCHECKS; i++) {
 		const struct mt_fold_check *ck = &g->check[i];
 		fprintf(f, "%s\n%s  \"%s\": {", i ? "," : "", ind, check_keys[i]);
 		json_value_fields(f, &ck->est);
-		if (ck->has_exact)
+		if (ck->has_exact && !g->partial)
 			fprintf(f, ", \"exact_value\": %lld, \"in_interval\": %s}",
 				(long long)ck->exact, ck->in_interval ? "true" : "false");
+		else if (ck->has_exact)
+			fprintf(f, ", \"exact_value\": %lld, \"in_interval\": null}",
+				(long long)ck->exact);
 		else
 			fputs(", \"exact_value\": null, \"in_interval\": null}", f);
 	}
@@ -415,14 +425,15 @@ int mt_fold_render_json(FILE *f, const struct mt_fold_snapshot *s)
 		"\"free\": %llu, \"totals\": %llu, \"sample\": %llu, \"lost\": %llu,\n"
 		"  \"lost_events\": %llu, \"bad_lines\": %llu, \"truncated_stacks\": %llu, "
 		"\"no_stack\": %llu,\n  \"unmatched_frees\": %llu, \"implicit_frees\": %llu, "
-		"\"allocs_without_ptr\": %llu},\n",
+		"\"allocs_without_ptr\": %llu, \"images_without_totals\": %llu},\n",
 		(unsigned long long)c->lines, (unsigned long long)c->events,
 		(unsigned long long)c->kind[MT_FOLD_ALLOC], (unsigned long long)c->kind[MT_FOLD_FREE],
 		(unsigned long long)c->kind[MT_FOLD_TOTALS], (unsigned long long)c->kind[MT_FOLD_SAMPLE],
 		(unsigned long long)c->kind[MT_FOLD_LOST], (unsigned long long)c->lost_events,
 		(unsigned long long)c->bad_lines, (unsigned long long)c->truncated,
 		(unsigned long long)c->no_stack, (unsigned long long)c->unmatched_frees,
-		(unsigned long long)c->implicit_frees, (unsigned long long)c->no_ptr_allocs);
+		(unsigned long long)c->implicit_frees, (unsigned long long)c->no_ptr_allocs,
+		(unsigned long long)c->silent_images);
 	fputs(" \"total\": ", f);
 	json_value(f, &s->total);
 	fputs(",\n \"threads\": [", f);

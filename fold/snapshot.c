@@ -271,6 +271,7 @@ int mt_fold_snapshot_new(struct mt_fold_snapshot **out, const struct mt_fold_pro
 		const struct mt_fold_process *pr = mt_fold_profile_process(p, i);
 		s->procs[i].pid = pr->pid;
 		s->procs[i].totals = pr->totals;
+		s->procs[i].partial = pr->silent_images > 0;
 		s->has_totals |= pr->totals.lines > 0;
 	}
 	s->nprocs = np;
@@ -290,7 +291,7 @@ int mt_fold_snapshot_new(struct mt_fold_snapshot **out, const struct mt_fold_pro
 		for (uint32_t j = 0; j < np; j++)
 			if (s->procs[j].pid == t->pid) {
 				acc_add(&pacc[j], t->est);
-				has_proc = 1;
+				has_proc = s->procs[j].totals.lines > 0;
 			}
 		/* A process without a scope=process line: its threads' totals
 		 * count towards all. */
@@ -303,6 +304,7 @@ int mt_fold_snapshot_new(struct mt_fold_snapshot **out, const struct mt_fold_pro
 		totals_add(&s->all.totals, &s->procs[j].totals);
 	}
 	totals_add(&s->all.totals, &thread_sum_orphans);
+	s->all.partial = s->counts.silent_images > 0;
 	group_fill(&s->all, &all, opt, wfb);
 	if (nt)
 		qsort(s->threads, nt, sizeof(*s->threads), group_cmp);

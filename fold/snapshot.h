@@ -27,7 +27,8 @@ struct mt_fold_check {
 	int has_exact;
 	int64_t exact;			/* may be < 0: see per-thread inuse */
 	struct mt_fold_value est;
-	int in_interval;		/* lo <= exact <= hi */
+	int in_interval;		/* lo <= exact <= hi (meaningless when the
+					 * group is partial) */
 };
 
 enum { MT_FOLD_CHECK_BYTES, MT_FOLD_CHECK_OBJECTS, MT_FOLD_CHECK_INUSE_BYTES,
@@ -38,6 +39,9 @@ struct mt_fold_group {
 	uint32_t pid, tid;		/* tid 0 for a process, both 0 for all */
 	const char *comm;		/* NULL for processes and all */
 	struct mt_fold_totals totals;	/* exact, when totals.lines */
+	int partial;			/* the exact totals leave out process images
+					 * that sent none (killed, _exit()): not
+					 * comparable with the estimates */
 	struct mt_fold_check check[MT_FOLD_NCHECKS];
 	struct mt_fold_value metric;	/* the snapshot metric's estimate */
 };

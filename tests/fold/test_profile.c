@@ -245,6 +245,59 @@ Test(profile, thread_without_samples_has_an_interval)
 	mt_fold_profile_free(p);
 }
 
+/* A process image that never sent its totals (a `lost` line
+ * reason=no-totals from mt-unwind) is not lost events: its process row has
+ * no exact figure, the all row's exact figure leaves it out and is marked
+ * partial instead of checked, and the threads' own totals still count. */
+Test(profile, image_without_totals_makes_the_exact_totals_partial)
+{
+	char text[65536];
+	size_t n = sampled_allocs(text, "1/1", "t", "f", 80, 0x1000);
+	n += sampled_allocs(text + n, "2/2", "k", "g", 50, 0x9000);
+	n += sampled_allocs(text + n, "2/3", "k", "g", 10, 0xa000);
+	sprintf(text + n, "totals\t1/1\t99\tt\tscope=process alloc_bytes=41943040 allocs=655360 "
+		"frees=0 freed_bytes=0 peak_bytes=41943040 peak_error=0\t end=none\n"
+		"totals\t2/3\t99\tk\tscope=thread alloc_bytes=5242880 allocs=100 frees=0 "
+		"freed_bytes=0 peak_bytes=5242880\t end=none\n"
+		"lost\t2/2\t100\tk\tcount=1 reason=no-totals\t end=none\n");
+	struct mt_fold_profile *p = profile_of(text, 0);
+	const struct mt_fold_counts *c = mt_fold_profile_counts(p);
+	cr_assert_eq(c->silent_images, 1);
+	cr_assert_eq(c->lost_events, 0, "no events were lost");
+	cr_assert_eq(c->lost_records, 0);
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	cr_assert_eq(s->nprocs, 2);
+	const struct mt_fold_group *silent = s->procs[0].pid == 2 ? &s->procs[0] : &s->procs[1];
+	const struct mt_fold_group *whole = s->procs[0].pid == 2 ? &s->procs[1] : &s->procs[0];
+	cr_assert(silent->partial);
+	cr_assert(!silent->check[MT_FOLD_CHECK_BYTES].has_exact);
+	cr_assert_eq(silent->check[MT_FOLD_CHECK_BYTES].est.value, 60.0 * 524288);
+	cr_assert(!whole->partial);
+	cr_assert(whole->check[MT_FOLD_CHECK_BYTES].in_interval);
+	cr_assert(s->all.partial);
+	/* Process 1's totals and thread 2/3's own (its process sent none). */
+	cr_assert_eq(s->all.totals.alloc_bytes, 41943040 + 5242880);
+	cr_assert_eq(s->all.check[MT_FOLD_CHECK_BYTES].est.value, 140.0 * 524288);
+
+	char *table = NULL, *json = NULL;
+	size_t tlen = 0, jlen = 0;
+	FILE *f = open_memstream(&table, &tlen);
+	cr_assert(f && !mt_fold_render_table(f, s));
+	fclose(f);
+	f = open_memstream(&json, &jlen);
+	cr_assert(f && !mt_fold_render_json(f, s));
+	fclose(f);
+	cr_assert(strstr(table, "warning: 1 process images sent no exact totals"), "%s", table);
+	cr_assert(!strstr(table, "the capture lost"), "%s", table);
+	cr_assert(strstr(table, " part "), "%s", table);
+	cr_assert(strstr(json, "\"images_without_totals\": 1"), "%s", json);
+	cr_assert(strstr(json, "\"exact_partial\": true"), "%s", json);
+	free(table);
+	free(json);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+}
+
 /* Merging: folding files one after another equals folding their
  * concatenation, for any split of a seeded random event stream. */
 Test(profile, merge_equals_concatenation)
