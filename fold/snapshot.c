@@ -91,11 +91,14 @@ static void group_fill(struct mt_fold_group *g, const struct group_acc *a,
 	int has = t->lines > 0;
 	/* A thread under the sampler (it reported totals) that no sample point
 	 * fell on has an estimate of 0 with an error, not an exact 0: its
-	 * interval is [0, the weight of about 3.7 points]. */
+	 * interval is [0, the weight of about 3.7 points].  Unless nothing in
+	 * the input was sampled (--rate 1): then every figure is exact, and
+	 * must equal the sampler's. */
 	struct group_acc sampled = *a;
 	if (has) {
 		for (int m = 0; m < MT_FOLD_NMETRICS; m++)
-			sampled.est[m].sampled = 1;
+			if (wfb[m] > 0)
+				sampled.est[m].sampled = 1;
 		a = &sampled;
 	}
 	check_set(&g->check[MT_FOLD_CHECK_BYTES], &a->est[MT_FOLD_ALLOC_BYTES], opt->conf,

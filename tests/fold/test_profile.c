@@ -245,6 +245,40 @@ Test(profile, thread_without_samples_has_an_interval)
 	mt_fold_profile_free(p);
 }
 
+/* --rate 1 records every byte: the estimates are exact and must equal the
+ * sampler's totals.  A thread missing events (lost on the way) is OUT, not
+ * "in" an interval stretching to infinity. */
+Test(profile, rate_1_totals_are_checked_exactly)
+{
+	char text[8192];
+	size_t n = 0;
+	for (int i = 0; i < 10; i++)
+		n += (size_t)sprintf(text + n, "alloc\t1/1\t%d\tt\tsize=100 ptr=0x%x points=100 "
+				     "rate=1\tf end=complete\n", i, 0x1000 + 16 * i);
+	for (int i = 0; i < 8; i++)
+		n += (size_t)sprintf(text + n, "alloc\t1/2\t%d\tu\tsize=100 ptr=0x%x points=100 "
+				     "rate=1\tg end=complete\n", i, 0x9000 + 16 * i);
+	sprintf(text + n, "totals\t1/1\t99\tt\tscope=thread alloc_bytes=1000 allocs=10 frees=0 "
+		"freed_bytes=0 peak_bytes=1000\t end=none\n"
+		"totals\t1/2\t99\tu\tscope=thread alloc_bytes=1000 allocs=10 frees=0 "
+		"freed_bytes=0 peak_bytes=1000\t end=none\n");
+	struct mt_fold_profile *p = profile_of(text, 0);
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	cr_assert_eq(s->nthreads, 2);
+	const struct mt_fold_check *whole = &s->threads[0].check[MT_FOLD_CHECK_BYTES];
+	const struct mt_fold_check *short_ = &s->threads[1].check[MT_FOLD_CHECK_BYTES];
+	cr_assert(whole->est.exact);
+	cr_assert_eq(whole->est.hi, 1000);
+	cr_assert(whole->in_interval);
+	cr_assert(short_->est.exact);
+	cr_assert_eq(short_->est.value, 800);
+	cr_assert(!short_->in_interval, "800 of 1000 bytes seen is not in");
+	cr_assert(!s->threads[1].check[MT_FOLD_CHECK_OBJECTS].in_interval);
+	cr_assert(!s->all.check[MT_FOLD_CHECK_BYTES].in_interval);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+}
+
 /* A process image that never sent its totals (a `lost` line
  * reason=no-totals from mt-unwind) is not lost events: its process row has
  * no exact figure, the all row's exact figure leaves it out and is marked
