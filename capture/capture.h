@@ -96,12 +96,17 @@ struct mt_capture_ring;
 struct mt_perf_writer;
 
 /* A sample ring of data_size bytes (a power of two, >= 64 KiB) whose
- * mt:alloc records copy up to stack_size bytes of stack; *env gets the
- * NAME=VALUE string (malloc'd) that tells the sampler where it is.
- * @return : 0 or -1 (err). */
+ * mt:alloc records copy up to stack_size bytes of stack; wait: a sample
+ * that finds it full waits for room (else it is dropped, and counted).
+ * *env gets the NAME=VALUE string (malloc'd) that tells the sampler where
+ * it is.  @return : 0 or -1 (err). */
 int mt_capture_ring_new(struct mt_capture_ring **out, size_t data_size, unsigned stack_size,
-			char **env, char *err);
+			int wait, char **env, char *err);
 void mt_capture_ring_free(struct mt_capture_ring *r);
+
+/* How long the command's threads waited for room in the ring, added up
+ * (ns; as the command reports it). */
+uint64_t mt_capture_ring_waited_ns(const struct mt_capture_ring *r);
 
 /* Allocate the ring's pages now (7 ms for 8 MiB here), while the command
  * starts, rather than in its first writes; mt-capture's own reads then

@@ -44,7 +44,7 @@ static uint64_t mono_ns(void)
 }
 
 int mt_capture_ring_new(struct mt_capture_ring **out, size_t data_size, unsigned stack_size,
-			char **env, char *err)
+			int wait, char **env, char *err)
 {
 	struct mt_capture_ring *r = calloc(1, sizeof(*r));
 	uint64_t token = 0;
@@ -73,6 +73,7 @@ int mt_capture_ring_new(struct mt_capture_ring **out, size_t data_size, unsigned
 	h->token = token;
 	h->data_size = data_size;
 	h->stack_size = stack_size;
+	h->wait = wait != 0;
 	h->pid_ns = mt_sample_ring_pid_ns();
 	h->reader_pid = (uint64_t)getpid();
 	r->made = *h;
@@ -85,6 +86,11 @@ int mt_capture_ring_new(struct mt_capture_ring **out, size_t data_size, unsigned
 	}
 	*out = r;
 	return 0;
+}
+
+uint64_t mt_capture_ring_waited_ns(const struct mt_capture_ring *r)
+{
+	return __atomic_load_n(&r->ring.h->waited_ns, __ATOMIC_RELAXED);
 }
 
 void mt_capture_ring_close(struct mt_capture_ring *r)
@@ -232,7 +238,8 @@ static int header_damaged(const struct mt_capture_ring *r)
 	const struct mt_sample_ring_header *h = r->ring.h, *m = &r->made;
 	uint64_t head = mt_sample_ring_head(&r->ring), tail = r->ring.tail;
 	if (h->magic != m->magic || h->token != m->token || h->data_size != m->data_size ||
-	    h->stack_size != m->stack_size || h->reader_pid != m->reader_pid || h->tail != tail ||
+	    h->stack_size != m->stack_size || h->reader_pid != m->reader_pid || h->wait != m->wait ||
+	    h->tail != tail ||
 	    head < tail || head - tail > r->ring.size || head % 16)
 		return 1;
 	for (int k = 0; k < MT_SAMPLE_RING_KINDS; k++) {

@@ -49,6 +49,8 @@ static const char usage_text[] =
 	"                         mode's sample ring is 4 times that\n"
 	"      --no-ring          sample mode: the sampler's events reach mt-capture through\n"
 	"                         uprobes on its markers, not a shared ring (slower)\n"
+	"      --no-wait          sample mode: when the sample ring is full, drop samples\n"
+	"                         (counted as lost) instead of making the program wait\n"
 	"  -h, --help             this text\n"
 	"\n"
 	"Environment: MT_SAMPLER=PATH overrides where libmt-sampler.so is found\n"
@@ -240,12 +242,13 @@ int main(int argc, char **argv)
 		{ "stack-size", required_argument, NULL, 'S' },
 		{ "mmap-pages", required_argument, NULL, 'M' },
 		{ "no-ring", no_argument, NULL, 'R' },
+		{ "no-wait", no_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *output = NULL, *mode_s = NULL, *lib = NULL, *event = NULL;
 	uint64_t pid = 0, rate = 524288, seed = 0, freq = 0, count = 0, stack = 8192, pages = 512;
-	int seeded = 0, no_ring = 0, opt;
+	int seeded = 0, no_ring = 0, no_wait = 0, opt;
 	char err[MT_CAPTURE_ERRLEN];
 
 	while ((opt = getopt_long(argc, argv, "+o:p:e:F:c:h", longopts, NULL)) != -1) {
@@ -263,6 +266,7 @@ int main(int argc, char **argv)
 		case 'S': num = &stack; break;
 		case 'M': num = &pages; break;
 		case 'R': no_ring = 1; break;
+		case 'W': no_wait = 1; break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		default: fputs(usage_text, stderr); return EXIT_USAGE;
 		}
@@ -307,6 +311,9 @@ int main(int argc, char **argv)
 	if (no_ring && (mode != MT_CAPTURE_SAMPLE || pid))
 		return fail(EXIT_USAGE, "--no-ring is for sample mode with a command (-p always uses "
 			    "uprobes)%s%s", "", "");
+	if (no_wait && (mode != MT_CAPTURE_SAMPLE || pid || no_ring))
+		return fail(EXIT_USAGE, "--no-wait is for sample mode with a command through the "
+			    "sample ring (uprobe events cannot wait)%s%s", "", "");
 	if (have_cmd) {
 		char why[128];
 		if (!command_exists(cmd[0], why, sizeof(why)))
@@ -351,8 +358,8 @@ int main(int argc, char **argv)
 			size_t ring_size = RING_PAGES * pages * (size_t)sysconf(_SC_PAGESIZE);
 			while (ring_size < 32 * (stack + 512) || ring_size < 65536)
 				ring_size *= 2;
-			if (mt_capture_ring_new(&ring, ring_size, (unsigned)stack, &env[seeded ? 3 : 2],
-						err))
+			if (mt_capture_ring_new(&ring, ring_size, (unsigned)stack, !no_wait,
+						&env[seeded ? 3 : 2], err))
 				return fail(EXIT_ENV, "%s%s", err, "");
 		}
 		break;
@@ -419,6 +426,7 @@ int main(int argc, char **argv)
 	};
 	struct mt_capture_stats st;
 	rc = mt_capture_run(&ro, &st, err);
+	uint64_t waited_ns = ring ? mt_capture_ring_waited_ns(ring) : 0;
 	for (int i = 0; env[i]; i++)
 		free(env[i]);
 	mt_capture_ring_free(ring);
@@ -433,6 +441,9 @@ int main(int argc, char **argv)
 	fprintf(stderr, "mt-capture: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64
 		" bytes, %.3f s%s\n", st.samples, st.lost, st.bytes, st.seconds,
 		st.lost ? " (samples lost: raise --mmap-pages, or --rate in sample mode)" : "");
+	if (waited_ns >= 1000000)
+		fprintf(stderr, "mt-capture: the program's threads waited %.0f ms in all for room in "
+			"the sample ring (--no-wait drops samples instead)\n", (double)waited_ns / 1e6);
 	if (st.ring_abandoned || st.ring_unread)
 		fprintf(stderr, "mt-capture: sample ring: %" PRIu64 " records abandoned by their "
 			"writer, %" PRIu64 " bytes never completed\n", st.ring_abandoned,

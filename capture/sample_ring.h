@@ -14,7 +14,8 @@
  * record to the end of the data area.  A commit word holds the record's
  * absolute position XOR MT_SAMPLE_RING_COMMIT, so stale bytes from an
  * earlier lap are not taken for a commit.  When a record does not fit, the
- * producer counts it in lost[kind] instead.  Nothing here allocates or
+ * producer waits for room (see wait in the header) or counts it in
+ * lost[kind] instead.  Nothing here allocates or
  * takes a lock: the sampler calls it inside malloc and signal handlers.
  * Layout and protocol: docs/formats/sample-ring.md.
  */
@@ -25,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MT_SAMPLE_RING_MAGIC 0x31676e697274746dULL	/* "mttring1" */
+#define MT_SAMPLE_RING_MAGIC 0x32676e697274746dULL	/* "mttring2" */
 #define MT_SAMPLE_RING_COMMIT 0x6d74636f6d6d6974ULL
 #define MT_SAMPLE_RING_RESERVED 0x6d74726573657276ULL
 #define MT_SAMPLE_RING_HEADER 4096	/* bytes before the data area */
@@ -48,6 +49,9 @@ struct mt_sample_ring_header {
 	uint64_t pid_ns;	/* inode of the consumer's pid namespace */
 	uint64_t reader_pid;	/* the consumer, woken with SIGURG ... */
 	uint64_t wake;		/* ... by the writer that sets this (once per drain) */
+	uint64_t wait;		/* nonzero: a sample that finds the ring full waits
+				 * for the consumer to make room (totals always do) */
+	uint64_t waited_ns;	/* the writers' waits for room, added up */
 	uint64_t head __attribute__((aligned(64)));	/* bytes reserved, ever */
 	uint64_t tail __attribute__((aligned(64)));	/* bytes consumed, ever */
 	uint64_t lost[MT_SAMPLE_RING_KINDS] __attribute__((aligned(64)));

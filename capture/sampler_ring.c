@@ -35,9 +35,11 @@ extern void *__libc_stack_end;
 int mt_sampler_ring_on;
 static struct mt_sample_ring ring;
 static uint64_t stack_size;
+static int samples_wait;	/* a full ring: samples wait for room (else dropped) */
 static pid_t ring_pid;
 
 static TLS uint32_t my_tid;
+static TLS int emitting;	/* in mt_sampler_ring_emit (a signal handler may nest) */
 static TLS uintptr_t home_lo, home_hi;	/* the thread's own stack mapping */
 static TLS int home_known, lookups;
 
@@ -77,6 +79,7 @@ void mt_sampler_ring_init(pid_t pid)
 			close(fd);
 		if (!why) {
 			stack_size = ring.h->stack_size > MAX_STACK ? MAX_STACK : ring.h->stack_size & ~7ULL;
+			samples_wait = ring.h->wait != 0;
 			__atomic_store_n(&mt_sampler_ring_on, 1, __ATOMIC_RELEASE);
 			return;
 		}
@@ -216,26 +219,44 @@ static void copy_streaming(unsigned char *to, const unsigned char *from, size_t 
 	memcpy(to + i, from + i, n - i);
 }
 
-/* Totals come once per thread and process, at their end, and nothing else
- * carries them: on a full ring, wait up to a second for mt-capture to make
- * room.  A second in which it read nothing means it is gone (killed, or its
- * output blocks): then nobody in this process waits again. */
-static struct mt_sample_ring_record *wait_for_room(size_t len, uint64_t *pos)
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A full ring: wait for mt-capture to make room, as long as it reads.
+ * Totals always wait (they come once per thread and process, and nothing
+ * else carries them); samples unless the capture asked to drop them
+ * (--no-wait), and not in a signal handler that interrupted this thread's
+ * own write (the reader waits for that record: nobody would make room).
+ * A second in which mt-capture read nothing means it is gone (killed, or
+ * its output blocks): then nobody in this process waits again. */
+static struct mt_sample_ring_record *wait_for_room(size_t len, uint32_t kind, uint64_t *pos)
 {
 	static int reader_gone;
-	uint64_t tail = __atomic_load_n(&ring.h->tail, __ATOMIC_RELAXED);
-	for (int i = 0; i < 1000 && !__atomic_load_n(&reader_gone, __ATOMIC_RELAXED) &&
-			!__atomic_load_n(&ring.h->closed, __ATOMIC_RELAXED); i++) {
-		struct timespec ms = { 0, 1000000 };
-		nanosleep(&ms, NULL);
-		struct mt_sample_ring_record *rec = mt_sample_ring_reserve(
-			&ring, len, MT_SAMPLE_RING_TOTALS, (uint32_t)ring_pid, tid(), pos);
+	uint64_t tail = __atomic_load_n(&ring.h->tail, __ATOMIC_RELAXED), since = mono_ns();
+	uint64_t start = since;
+	struct mt_sample_ring_record *rec = NULL;
+	mt_sample_ring_wake(&ring);
+	while (!__atomic_load_n(&reader_gone, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&ring.h->closed, __ATOMIC_RELAXED)) {
+		struct timespec pause = { 0, 100000 };
+		nanosleep(&pause, NULL);
+		rec = mt_sample_ring_reserve(&ring, len, kind, (uint32_t)ring_pid, tid(), pos);
 		if (rec)
-			return rec;
+			break;
+		uint64_t t = __atomic_load_n(&ring.h->tail, __ATOMIC_RELAXED), now = mono_ns();
+		if (t != tail) {
+			tail = t;
+			since = now;
+		} else if (now - since > 1000000000u) {
+			__atomic_store_n(&reader_gone, 1, __ATOMIC_RELAXED);
+		}
 	}
-	if (__atomic_load_n(&ring.h->tail, __ATOMIC_RELAXED) == tail)
-		__atomic_store_n(&reader_gone, 1, __ATOMIC_RELAXED);
-	return NULL;
+	__atomic_add_fetch(&ring.h->waited_ns, mono_ns() - start, __ATOMIC_RELAXED);
+	return rec;
 }
 
 void mt_sampler_ring_emit(uint64_t kind, const uint64_t *regs)
@@ -248,12 +269,15 @@ void mt_sampler_ring_emit(uint64_t kind, const uint64_t *regs)
 	long n = want ? stack_extent(sp, want) : 0;
 	size_t len = sizeof(struct mt_sample_ring_record) + (n < 0 ? want : (uint64_t)n);
 	uint64_t pos;
+	int outer = emitting;	/* a signal handler that interrupted this thread's emit */
+	emitting = 1;
 	struct mt_sample_ring_record *rec =
 		mt_sample_ring_reserve(&ring, len, (uint32_t)kind, (uint32_t)ring_pid, tid(), &pos);
-	if (!rec && kind == MT_SAMPLE_RING_TOTALS)
-		rec = wait_for_room(len, &pos);
+	if (!rec && !outer && (kind == MT_SAMPLE_RING_TOTALS || samples_wait))
+		rec = wait_for_room(len, (uint32_t)kind, &pos);
 	if (!rec) {
 		mt_sample_ring_lose(&ring, (uint32_t)kind);
+		emitting = outer;
 		return;
 	}
 	/* The time after the reservation: see docs/formats/sample-ring.md. */
@@ -267,5 +291,6 @@ void mt_sampler_ring_emit(uint64_t kind, const uint64_t *regs)
 	else
 		copy_streaming(rec->stack, (const unsigned char *)sp, (size_t)(rec->dyn_size = (uint64_t)n));
 	mt_sample_ring_commit(&ring, rec, pos);
+	emitting = outer;
 	mt_sample_ring_wake(&ring);
 }

@@ -21,7 +21,7 @@ static int out_fd = -1;
 static void setup(void)
 {
 	char err[MT_CAPTURE_ERRLEN], *env;
-	cr_assert_eq(mt_capture_ring_new(&cr, 65536, 64, &env, err), 0, "%s", err);
+	cr_assert_eq(mt_capture_ring_new(&cr, 65536, 64, 0, &env, err), 0, "%s", err);
 	/* env: NAME=TOKEN:PATH, the way the sampler finds it */
 	char *v = strchr(env, '=') + 1, *path = strchr(v, ':') + 1;
 	uint64_t token = strtoull(v, NULL, 16);

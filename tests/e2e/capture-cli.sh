@@ -17,6 +17,8 @@ rc=0; "$CAP" --mmap-pages 3 -- true 2>"$T/err" || rc=$?
 [ "$rc" = 2 ] || fail "--mmap-pages 3: status $rc"
 rc=0; "$CAP" -e no-such-event -- true 2>"$T/err" || rc=$?
 [ "$rc" = 2 ] && grep -q "unknown event 'no-such-event'" "$T/err" || fail "unknown event: $rc $(cat "$T/err")"
+rc=0; "$CAP" --no-wait --no-ring -- true 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "no-wait is for sample mode" "$T/err" || fail "--no-wait with uprobes: $rc $(cat "$T/err")"
 rc=0; "$CAP" -o "$T/x.data" 2>"$T/err" || rc=$?
 [ "$rc" = 2 ] || fail "no command: status $rc"
 "$CAP" --help | grep -q -- '--stack-size' || fail "--help lacks options"

@@ -1,14 +1,25 @@
 #!/bin/bash
-# A sample ring too small for the burst loses samples, never silently and
-# never the totals: mt-capture's lost count, the LOST records in the stream
-# and the marker calls the sampler counted agree, and every thread's
-# exact totals still arrive (they may use the ring's last sixteenth, and
-# wait for room).
+# A sample ring too small for a burst.  By default the program waits for
+# mt-capture to make room: nothing is lost, every marker call is an event.
+# With --no-wait it loses samples, never silently and never the totals:
+# mt-capture's lost count, the LOST records in the stream and the marker
+# calls the sampler counted agree, and every thread's exact totals still
+# arrive (they may use the ring's last sixteenth, and wait for room).
 . "$(dirname "$0")/capture-lib.sh"
 capture_skip_unless_perf
 
 # 60,000 marker events in a few ms into the smallest ring (512 KiB).
-"$CAP" --mmap-pages 1 --rate 1 -o "$T/l.data" -- "$MT_FIXTURES/capture_alloc" 2 3000 \
+"$CAP" --mmap-pages 1 --rate 1 -o "$T/w.data" -- "$MT_FIXTURES/capture_alloc" 2 3000 \
+	>"$T/out" 2>"$T/err" || fail "mt-capture: $(cat "$T/err")"
+[ "$(capture_lost "$T/err")" = 0 ] || fail "lost while waiting was on: $(cat "$T/err")"
+mt-unwind -o "$T/w.txt" "$T/w.data" 2>"$T/uw" || fail "mt-unwind: $(cat "$T/uw")"
+if grep -q "marker events\|recording lost" "$T/uw"; then fail "events missing: $(cat "$T/uw")"; fi
+grep -q "^mt-unwind: [0-9]* events (alloc 30004," "$T/uw" ||
+	fail "not every allocation is an event: $(head -1 "$T/uw")"
+grep -q "^mt-capture: the program.s threads waited [0-9]* ms in all" "$T/err" || fail "no word of the wait: $(cat "$T/err")"
+waited=$(capture_samples "$T/err")
+
+"$CAP" --no-wait --mmap-pages 1 --rate 1 -o "$T/l.data" -- "$MT_FIXTURES/capture_alloc" 2 3000 \
 	>"$T/out" 2>"$T/err" || fail "mt-capture: $(cat "$T/err")"
 lost=$(capture_lost "$T/err")
 [ "$lost" -gt 0 ] || fail "nothing lost: the ring held the burst? $(cat "$T/err")"
@@ -29,4 +40,4 @@ while read -r _ tid allocs _ frees _; do
 		'$2 == "mt:totals" && $3 == 1 && $10 == t && $5 == a && $6 == f { ok = 1 } END { exit !ok }' \
 		"$T/regs" || fail "worker $tid: totals differ from the fixture's $allocs $frees"
 done <"$T/out"
-echo "ok: $lost of $((lost + $(capture_samples "$T/err"))) lost, all accounted for, totals exact"
+echo "ok: waiting, $waited samples and none lost; --no-wait, $lost of $((lost + $(capture_samples "$T/err"))) lost, all accounted for, totals exact"
