@@ -48,7 +48,9 @@
 enum { FN_MALLOC, FN_CALLOC, FN_REALLOC, FN_REALLOCARRAY, FN_POSIX_MEMALIGN,
        FN_ALIGNED_ALLOC, FN_MEMALIGN, FN_VALLOC, FN_PVALLOC, FN_FREE };
 
-enum { SCOPE_THREAD = 1, SCOPE_PROCESS = 2 };
+/* SCOPE_EXEC: a thread's totals at an exec of its process (mt-unwind keeps
+ * them only if the exec happens: a later report of the thread supersedes). */
+enum { SCOPE_THREAD = 1, SCOPE_PROCESS = 2, SCOPE_EXEC = 3 };
 
 /* Live-byte deltas reach the process-wide counter in batches: a thread's
  * live bytes stay within PUBLISH_BATCH of what it last published, so the
@@ -433,10 +435,10 @@ static void publish(struct block *b, int64_t live)
 
 /* ---- reports ------------------------------------------------------------ */
 
-static void report_thread(const struct block *b)
+static void report_thread(const struct block *b, uint64_t scope)
 {
 	uint64_t v[MT_SAMPLER_TOTALS] = {
-		SCOPE_THREAD, blk_alloc_bytes(b), rd(&b->allocs), rd(&b->frees),
+		scope, blk_alloc_bytes(b), rd(&b->allocs), rd(&b->frees),
 		rd(&b->freed_bytes), (uint64_t)rds(&b->peak), 0, rd(&b->tid),
 		rd(&b->alloc_usable), __atomic_load_n(&untracked, __ATOMIC_RELAXED),
 		rd(&b->alloc_marks), rd(&b->free_marks),
@@ -445,8 +447,10 @@ static void report_thread(const struct block *b)
 }
 
 /* Process totals: retired threads plus live blocks (read relaxed: a thread
- * still running may be a few calls ahead). */
-static void report_process(int threads_too)
+ * still running may be a few calls ahead); with thread_scope, each live
+ * thread's too (the threads an exit or exec ends without their own
+ * report). */
+static void report_process(uint64_t thread_scope)
 {
 	uint64_t v[MT_SAMPLER_TOTALS] = { SCOPE_PROCESS };
 	int64_t unpublished = 0;
@@ -467,8 +471,8 @@ static void report_process(int threads_too)
 		v[10] += rd(&b->alloc_marks);
 		v[11] += rd(&b->free_marks);
 		unpublished += blk_live(b) - rds(&b->published);
-		if (threads_too)
-			report_thread(b);
+		if (thread_scope)
+			report_thread(b, thread_scope);
 	}
 	int64_t now = __atomic_load_n(&g_live, __ATOMIC_RELAXED) + unpublished;
 	int64_t peak = __atomic_load_n(&g_peak, __ATOMIC_RELAXED);
@@ -489,7 +493,7 @@ static void on_thread_exit(void *arg)
 		return;
 	}
 	b->busy = 1;
-	report_thread(b);
+	report_thread(b, SCOPE_THREAD);
 	publish(b, blk_live(b));
 	reg_lock();
 	for (struct block **pp = &registry; *pp; pp = &(*pp)->next) {
@@ -519,7 +523,7 @@ __attribute__((destructor)) static void sampler_dtor(void)
 		return;
 	if (self)
 		self->busy = 1;
-	report_process(1);
+	report_process(SCOPE_THREAD);
 }
 
 /* ---- fork --------------------------------------------------------------- */
@@ -1083,7 +1087,7 @@ static void before_exec(void)
 	struct block *b = self;
 	if (b)
 		b->busy = 1;
-	report_process(0);
+	report_process(SCOPE_EXEC);
 	if (b)
 		b->busy = 0;
 }

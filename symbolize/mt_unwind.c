@@ -176,9 +176,11 @@ struct state {
 	size_t nr_ev;
 	struct mt_unwind_frame *frames;
 	struct pending *pending;
-	/* process-scope totals awaiting an exec or the end (capture-events.md) */
+	/* totals lines awaiting an exec or the end (capture-events.md): process
+	 * reports, and the thread reports made at an exec (tid nonzero), which
+	 * a later report of the same thread supersedes if the exec failed */
 	struct totals_pending {
-		uint32_t pid;
+		uint32_t pid, tid;
 		char *line;
 		struct totals_pending *next;
 	} *totals;
@@ -888,18 +890,54 @@ static void totals_flush(struct state *s, uint32_t pid, int all)
 	}
 }
 
+/* A held totals line was replaced by a later one: it is not written. */
+static void totals_superseded(struct state *s)
+{
+	s->superseded++;
+	s->events--;
+	s->by_kind[K_TOTALS]--;
+}
+
+static struct totals_pending **totals_find(struct state *s, uint32_t pid, uint32_t tid)
+{
+	struct totals_pending **pp = &s->totals;
+	while (*pp && ((*pp)->pid != pid || (*pp)->tid != tid))
+		pp = &(*pp)->next;
+	return pp;
+}
+
+/* Hold line (of pid; of its thread tid, or 0 for the process) until the
+ * exec or the end, in place of the one held so far. */
+static void totals_hold(struct state *s, uint32_t pid, uint32_t tid, struct mt_unwind_out *line)
+{
+	struct totals_pending *t = *totals_find(s, pid, tid);
+	if (t) {
+		free(t->line);
+		totals_superseded(s);
+	} else {
+		if (!(t = calloc(1, sizeof(*t))))
+			oom();
+		t->pid = pid;
+		t->tid = tid;
+		t->next = s->totals;
+		s->totals = t;
+	}
+	if (!(t->line = mt_unwind_out_detach(line)))
+		oom();
+}
+
 static void mt_totals(struct state *s, const struct mt_perf_sample *smp)
 {
 	uint64_t scope = preg(smp, R_DI);
 	uint32_t who = (uint32_t)preg(smp, R_R10);
-	int process = scope == 2;
+	int process = scope == 2, at_exec = scope == 3;
 	uint32_t pid = smp->pid, tid = process ? smp->pid : who;
 	if (process)
 		pid = tid = who ? who : smp->pid;
 	if (filtered(s, pid, tid))
 		return;
 	struct mt_unwind_out tmp, *out = &s->b.out;
-	if (process) {
+	if (process || at_exec) {
 		mt_unwind_out_init_mem(&tmp);
 		out = &tmp;
 	}
@@ -921,31 +959,28 @@ static void mt_totals(struct state *s, const struct mt_perf_sample *smp)
 		put_kv(out, "free_marks", want[1], 0);
 	}
 	put_nostack(out, s);
-	if (!process) {
-		image_has_sampler(s, pid);
-		if (have_marks)
-			marks_check(s, pid, tid, smp->time, want);
+	if (process) {
+		/* Only the last process report before an exec (or the end) counts. */
+		image_set(s, pid, IMAGE_REPORTED);
+		totals_hold(s, pid, 0, &tmp);
 		return;
 	}
-	image_set(s, pid, IMAGE_REPORTED);
-	/* Only the last process report before an exec (or the end) counts. */
-	for (struct totals_pending *t = s->totals; t; t = t->next)
-		if (t->pid == pid) {
-			free(t->line);
-			t->line = mt_unwind_out_detach(&tmp);
-			if (!t->line)
-				oom();
-			s->superseded++;
-			s->events--;
-			s->by_kind[K_TOTALS]--;
-			return;
-		}
-	struct totals_pending *t = calloc(1, sizeof(*t));
-	if (!t || !(t->line = mt_unwind_out_detach(&tmp)))
-		oom();
-	t->pid = pid;
-	t->next = s->totals;
-	s->totals = t;
+	image_has_sampler(s, pid);
+	if (have_marks)
+		marks_check(s, pid, tid, smp->time, want);
+	if (at_exec) {
+		totals_hold(s, pid, tid, &tmp);
+		return;
+	}
+	/* The thread's counts go on from those it reported at an exec that
+	 * failed: this report replaces that one. */
+	struct totals_pending **pp = totals_find(s, pid, tid), *t = *pp;
+	if (t) {
+		*pp = t->next;
+		free(t->line);
+		free(t);
+		totals_superseded(s);
+	}
 }
 
 static void on_undecodable(struct state *s)
@@ -1734,7 +1769,7 @@ static void summary(struct state *s, double secs)
 	    s->unpaired)
 		fprintf(stderr, "%s: %" PRIu64 " undecodable records, %" PRIu64
 			" samples without registers, %" PRIu64 " filtered out, %" PRIu64
-			" superseded process totals, %" PRIu64 " allocator-internal calls, %"
+			" superseded totals reports, %" PRIu64 " allocator-internal calls, %"
 			PRIu64 " unpaired returns\n", prog, s->undecodable, s->no_regs,
 			s->filtered, s->superseded, s->internal, s->unpaired);
 }
