@@ -33,7 +33,7 @@ static void space_changed(struct mt_unwind_space *sp)
 {
 	sp->gen++;
 	if (sp->pccache)
-		memset(sp->pccache, 0, MT_UNWIND_PCCACHE_SIZE * sizeof(*sp->pccache));
+		memset(sp->pccache, 0, (sp->pcmask + (size_t)1) * sizeof(*sp->pccache));
 }
 
 static void space_clear(struct mt_unwind_space *sp)

@@ -25,15 +25,19 @@ struct mt_unwind_map {
 	struct mt_unwind_module *mod;	/* NULL until resolved or on ENOMEM */
 };
 
-/* Per-pc memo of a space: the mapping, rule and frame text found for a
- * lookup address, so a pc seen again costs one probe.  Direct-mapped;
- * emptied whenever the space's mappings change (map pointers move). */
-#define MT_UNWIND_PCCACHE_SIZE 4096
+/* Per-pc memo of a space: the mapping and rule found for a lookup address,
+ * so a pc seen again costs one probe.  Direct-mapped; emptied whenever the
+ * space's mappings change (map pointers move).  Small until the space has
+ * had MT_UNWIND_PCCACHE_GROW walks: most processes of a build or a shell
+ * pipeline have a few samples each, and a large memo apiece was most of
+ * mt-unwind's page faults on a 200-process recording. */
+#define MT_UNWIND_PCCACHE_SMALL 256
+#define MT_UNWIND_PCCACHE_LARGE 4096
+#define MT_UNWIND_PCCACHE_GROW 256
 struct mt_unwind_pcentry {
 	uint64_t key;			/* lookup address + 1; 0: empty */
 	struct mt_unwind_map *map;
 	const void *rule;		/* const struct mt_unwind_rule * */
-	const void *sym;		/* const struct mt_unwind_sym *, once known */
 };
 
 struct mt_unwind_space {
@@ -41,6 +45,8 @@ struct mt_unwind_space {
 	struct mt_unwind_map *maps;	/* sorted by start, disjoint */
 	size_t nr, cap;
 	struct mt_unwind_pcentry *pccache;	/* NULL until the first sample */
+	uint32_t pcmask;		/* pccache entries - 1 */
+	uint32_t walks;			/* counted up to MT_UNWIND_PCCACHE_GROW */
 	uint64_t gen;			/* bumped at every change of maps */
 };
 

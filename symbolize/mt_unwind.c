@@ -417,7 +417,6 @@ static int callchain_frames(struct state *s, const struct mt_perf_sample *smp, u
 		f->pc = ip;
 		f->lookup = n > 1 ? ip - 1 : ip;
 		f->map = sp ? mt_unwind_maps_find(s->maps, sp, f->lookup) : NULL;
-		f->memo = NULL;
 	}
 	*nr = n;
 	if (n == 0)
@@ -1277,8 +1276,6 @@ static int spec_walk(struct state *s, struct queued_sample *q, size_t n, uint64_
 	unsigned nr = 0;
 	struct mt_unwind_space *sp = mt_unwind_maps_space(s->maps, smp->pid);
 	q->end = mt_unwind_walk(s->maps, sp, &regs, &mem, fr, s->o->max_depth, &nr, &s->st);
-	for (unsigned i = 0; i < nr; i++)
-		fr[i].memo = NULL;	/* the memo may be reused by then */
 	q->nframes = nr;
 	q->sp = sp;
 	q->gen = sp ? sp->gen : 0;

@@ -26,6 +26,23 @@ static int fp_step(const struct mt_unwind_regs *in, const struct mt_unwind_memor
 	return mt_unwind_rule_apply(mt_unwind_rule_frame_pointer(), in, mem, out);
 }
 
+/* The space's pc memo for this walk: small at first, large once the space
+ * has had MT_UNWIND_PCCACHE_GROW walks (see maps.h).  Without one (no
+ * memory) every frame is looked up. */
+static void memo_prepare(struct mt_unwind_space *sp)
+{
+	if (sp->pccache && (sp->pcmask + 1 == MT_UNWIND_PCCACHE_LARGE ||
+			    ++sp->walks < MT_UNWIND_PCCACHE_GROW))
+		return;
+	size_t n = sp->pccache ? MT_UNWIND_PCCACHE_LARGE : MT_UNWIND_PCCACHE_SMALL;
+	struct mt_unwind_pcentry *c = calloc(n, sizeof(*c));
+	if (!c)
+		return;		/* the small one stays, or none */
+	free(sp->pccache);
+	sp->pccache = c;
+	sp->pcmask = (uint32_t)n - 1;
+}
+
 int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 		   const struct mt_unwind_regs *regs, const struct mt_unwind_memory *mem,
 		   struct mt_unwind_frame *frames, unsigned max, unsigned *nr,
@@ -37,8 +54,8 @@ int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 	struct mt_unwind_regs *cur = &set[0], *next = &set[1];
 	*cur = *regs;
 	int activation = 1;	/* the pc is exact: first frame, or after a signal */
-	if (sp && !sp->pccache)	/* without it (no memory) every frame is looked up */
-		sp->pccache = calloc(MT_UNWIND_PCCACHE_SIZE, sizeof(*sp->pccache));
+	if (sp)
+		memo_prepare(sp);
 	unsigned n = 0;
 	int end;
 
@@ -51,29 +68,25 @@ int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 		struct mt_unwind_frame *f = &frames[n++];
 		f->pc = pc;
 		f->lookup = activation ? pc : pc - 1;
-		f->memo = NULL;
 		const struct mt_unwind_rule *rule = NULL;
 		struct mt_unwind_pcentry *e = NULL;
 		if (sp && sp->pccache) {
 			uint64_t h = (f->lookup * 0x9E3779B97F4A7C15ULL) >> 52;
-			e = &sp->pccache[h & (MT_UNWIND_PCCACHE_SIZE - 1)];
+			e = &sp->pccache[h & sp->pcmask];
 		}
 		if (e && e->key == f->lookup + 1) {
 			stats->memo_hits++;
 			f->map = e->map;
 			rule = e->rule;
-			f->memo = e;
 		} else {
 			stats->memo_misses++;
 			f->map = sp ? mt_unwind_maps_find(mp, sp, f->lookup) : NULL;
 			if (f->map && f->map->mod && f->map->delta_ok)
 				rule = mt_unwind_rule_get(f->map->mod,
 							  f->lookup + (uint64_t)f->map->delta);
-			if (e && (rule || !f->map || !f->map->mod || !f->map->delta_ok)) {
+			if (e && (rule || !f->map || !f->map->mod || !f->map->delta_ok))
 				*e = (struct mt_unwind_pcentry){ .key = f->lookup + 1,
 								 .map = f->map, .rule = rule };
-				f->memo = e;
-			}
 		}
 		int step;
 		if (rule && rule->status == MT_UNWIND_RULE_OK) {

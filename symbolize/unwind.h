@@ -33,9 +33,6 @@ struct mt_unwind_frame {
 	uint64_t pc;			/* runtime address as found */
 	uint64_t lookup;		/* pc, or pc - 1 for a return address */
 	struct mt_unwind_map *map;	/* NULL: in no mapping */
-	/* The space's memo entry for lookup (NULL without one): callers may
-	 * store the frame text there until the space's mappings change. */
-	struct mt_unwind_pcentry *memo;
 };
 
 struct mt_unwind_stats {
