@@ -22,6 +22,12 @@ void mt_fold_est_add_sampled(struct mt_fold_est *e, double w, uint64_t k)
 		e->wmax = w;
 }
 
+void mt_fold_est_bound(struct mt_fold_est *e, double w)
+{
+	if (w > e->wmax)
+		e->wmax = w;
+}
+
 void mt_fold_est_merge(struct mt_fold_est *dst, const struct mt_fold_est *src)
 {
 	dst->exact += src->exact;

@@ -18,7 +18,8 @@ struct mt_fold_est {
 	uint64_t exact;		/* sum of exactly known parts */
 	double y;		/* sum of w * k over sampled parts */
 	double v;		/* sum of w^2 * k: the Poisson variance of y */
-	double wmax;		/* largest single weight w seen */
+	double wmax;		/* largest single weight w seen, or that an unseen
+				 * contributor could have (mt_fold_est_bound) */
 	uint64_t n;		/* sum of k: the samples behind y */
 	int sampled;		/* a sampled part was added (even with k = 0) */
 };
@@ -38,6 +39,12 @@ void mt_fold_est_add_exact(struct mt_fold_est *e, uint64_t amount);
 /* Add k Poisson counts of weight w (w > 0; k may be 0 to mark the
  * accumulator as sampled). */
 void mt_fold_est_add_sampled(struct mt_fold_est *e, double w, uint64_t k);
+
+/* Contributors that were not sampled could each weigh up to w: the
+ * interval's bound on one weight must allow for them (objects under byte
+ * sampling: the smallest allocations, the likeliest to be missed, weigh
+ * the most). */
+void mt_fold_est_bound(struct mt_fold_est *e, double w);
 
 /* dst += src, the accumulators of two disjoint sets of events. */
 void mt_fold_est_merge(struct mt_fold_est *dst, const struct mt_fold_est *src);

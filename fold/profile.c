@@ -223,6 +223,9 @@ static void add_allocation(struct mt_fold_est *bytes, struct mt_fold_est *object
 		double incl = -expm1(-s / rate);
 		mt_fold_est_add_sampled(bytes, rate, r->points);
 		mt_fold_est_add_sampled(objects, 1 / incl, 1);
+		/* The site's unsampled allocations may be of 1 byte, each worth
+		 * about rate objects: a byte sampler sees tiny objects least. */
+		mt_fold_est_bound(objects, 1 / -expm1(-1 / rate));
 	} else if (r->mode == MODE_TRACE && r->scale > 1) {
 		double every = (double)r->scale;
 		mt_fold_est_add_sampled(bytes, every * (double)r->size, 1);

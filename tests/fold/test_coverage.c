@@ -235,3 +235,45 @@ Test(coverage, poisson_generator_moments)
 			  "mu %g var %f", m[i], var);
 	}
 }
+
+/* A site of mixed sizes, as real code has: 10000 small objects and 30 of
+ * 64 KiB at the default rate.  Most runs sample none of the small ones
+ * (0.46 points expected), so the objects interval must allow for unseen
+ * small objects, not only for the weights it saw: with the largest weight
+ * seen as its bound, the process's interval covered in 41% of the runs. */
+Test(coverage, objects_of_mixed_sizes, .timeout = 120)
+{
+	const double rate = 524288;
+	const uint64_t nsmall = 10000, nbig = 30, small = 24, big = 65536;
+	unsigned site_cov = 0, all_cov = 0, runs = 1000;
+	for (unsigned run = 0; run < runs; run++) {
+		struct sim_sampler smp;
+		sim_sampler_init(&smp, 0x0b1ec700 + run, rate);
+		struct mt_fold_profile *p = mt_fold_profile_new(0);
+		uint64_t t = 0;
+		for (uint64_t i = 0; i < nsmall + nbig; i++) {
+			/* a large object after every 333 small ones */
+			uint64_t size = i % 334 == 333 ? big : small;
+			uint64_t pts = sim_sampler_alloc(&smp, size);
+			if (pts)
+				add_alloc(p, "main;mixed", size, pts, 0x10000 + t, t, rate);
+			t++;
+		}
+		mt_fold_profile_finish(p);
+		struct mt_fold_snapshot *so = snapshot_of(p, MT_FOLD_ALLOC_OBJECTS, 0);
+		const struct mt_fold_site *o = site_named(so, "mixed");
+		double total = (double)(nsmall + nbig);
+		if (o)
+			site_cov += o->total.lo <= total && total <= o->total.hi;
+		else	/* no sample: [0, 3.69 x the weight of a 1-byte object] */
+			site_cov += total <= 3.6889 / -expm1(-1 / rate);
+		if (so->nthreads)
+			all_cov += so->all.metric.lo <= total && total <= so->all.metric.hi;
+		else
+			all_cov++;
+		mt_fold_snapshot_free(so);
+		mt_fold_profile_free(p);
+	}
+	cr_expect(site_cov >= 0.93 * runs, "site: objects coverage %.3f", (double)site_cov / runs);
+	cr_expect(all_cov >= 0.93 * runs, "all: objects coverage %.3f", (double)all_cov / runs);
+}
