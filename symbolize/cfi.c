@@ -2,6 +2,7 @@
 #include "symbolize/cfi.h"
 
 #include <dwarf.h>
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,6 +180,32 @@ static struct mt_unwind_rule *lookup(Dwarf_CFI *cfi, Dwarf_Addr addr, int *found
 	return rule;
 }
 
+/* Is vaddr, which no CFI covers, in the first bytes of the module's entry
+ * point?  The dynamic loader's _start (mov %rsp,%rdi; call _dl_start) has
+ * no FDE, and it is where every process's stack begins: a stack that ends
+ * there is complete, not cut for want of CFI.  (Executables' _start mark
+ * their return address undefined in their CFI.)  Under m->lock, or apart. */
+static int at_entry_point(struct mt_unwind_module *m, uint64_t vaddr)
+{
+	Dwarf_Addr bias;
+	Elf *elf = m->mod ? dwfl_module_getelf(m->mod, &bias) : NULL;
+	GElf_Ehdr eh;
+	return elf && gelf_getehdr(elf, &eh) && eh.e_entry && vaddr - eh.e_entry < 16;
+}
+
+/* The rule of the outermost frame: the return address is undefined. */
+static struct mt_unwind_rule *outermost_rule(void)
+{
+	struct mt_unwind_rule *rule = calloc(1, sizeof(*rule));
+	if (!rule)
+		return NULL;
+	rule->status = MT_UNWIND_RULE_OK;
+	rule->cfa_reg = MT_UNWIND_REG_SP;
+	rule->kind[MT_UNWIND_REG_RA] = MT_UNWIND_UNDEF;
+	mt_unwind_rule_finish(rule);
+	return rule;
+}
+
 const struct mt_unwind_rule *mt_unwind_rule_get(struct mt_unwind_module *m, uint64_t vaddr)
 {
 	uint64_t v;
@@ -209,6 +236,11 @@ const struct mt_unwind_rule *mt_unwind_rule_get(struct mt_unwind_module *m, uint
 			} else {
 				free(r2);
 			}
+		}
+		if (!found && at_entry_point(m, vaddr)) {
+			free(rule);
+			rule = outermost_rule();
+			found = 1;
 		}
 	}
 	if (!apart)

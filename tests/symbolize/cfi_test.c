@@ -2,6 +2,7 @@
  * built by the makefile and the system's libc. */
 #include <criterion/criterion.h>
 #include <dwarf.h>
+#include <gelf.h>
 #include <string.h>
 
 #include "symbolize/cfi.h"
@@ -59,6 +60,31 @@ Test(cfi, outermost_frame)
 	in.r[MT_UNWIND_REG_SP] = 0x1000;
 	struct mt_unwind_memory mem = { .base = 0x1000, .data = stack, .size = sizeof(stack) };
 	cr_assert_eq(mt_unwind_rule_apply(r, &in, &mem, &out), MT_UNWIND_STEP_OUTERMOST);
+}
+
+/* The dynamic loader's _start has no FDE, yet every process's stack starts
+ * there: its return address (entry + 8, after mov %rsp,%rdi; call) ends
+ * the stack as complete.  Other code without CFI stays without a rule. */
+Test(cfi, dynamic_loader_entry_is_outermost)
+{
+	const char *ld = "/lib64/ld-linux-x86-64.so.2";
+	struct mt_unwind_module *m = mt_unwind_modules_get(ms, ld, NULL, 0);
+	cr_assert_eq(m->state, MT_UNWIND_MOD_OK);
+	Dwarf_Addr bias;
+	GElf_Ehdr eh;
+	Elf *elf = dwfl_module_getelf(m->mod, &bias);
+	cr_assert(elf && gelf_getehdr(elf, &eh));
+	const struct mt_unwind_rule *r = mt_unwind_rule_get(m, eh.e_entry + 7);
+	cr_assert_eq(r->status, MT_UNWIND_RULE_OK, "ld.so's _start + 7: status %d", r->status);
+	cr_assert_eq(r->kind[MT_UNWIND_REG_RA], MT_UNWIND_UNDEF);
+	struct mt_unwind_regs in = { .valid = 0x1ffff }, out;
+	uint8_t stack[64] = { 0 };
+	in.r[MT_UNWIND_REG_SP] = 0x1000;
+	struct mt_unwind_memory mem = { .base = 0x1000, .data = stack, .size = sizeof(stack) };
+	cr_assert_eq(mt_unwind_rule_apply(r, &in, &mem, &out), MT_UNWIND_STEP_OUTERMOST);
+	/* 16 bytes on, the rule is whatever the CFI says, if anything. */
+	r = mt_unwind_rule_get(m, eh.e_entry + 16);
+	cr_assert(r->status != MT_UNWIND_RULE_OK || r->kind[MT_UNWIND_REG_RA] != MT_UNWIND_UNDEF);
 }
 
 Test(cfi, plt_expression)
