@@ -1,7 +1,7 @@
 #!/bin/bash
 # mt-unwind against perf script on the same perf.data, in one run, for three
 # CPU profiles recorded by `perf record -e cpu-clock --call-graph dwarf`
-# (8 KiB stack dumps) of a json/re loop:
+# (8 KiB stack dumps) of a json/re loop, and one of a parallel build:
 #   python3-symbols  a copy of Debian's python3.11 without build-id and
 #                    debuglink, so that no debug info is found for it:
 #                    symbols only (libc's debug info from libc6-dbg)
@@ -10,6 +10,8 @@
 #                    inline expansion and DWARF reading weigh
 #   python3d         Debian's debug build (python3.11-dbg): full DWARF in
 #                    the binary
+#   gcc-build        make -j2 of 40 small C programs: ~200 short processes
+#                    (gcc, cc1, as, collect2, ld), few samples each
 # For each, events/s of
 #   perf script             (Debian's perf: DWARF unwinding with libdw, symbols)
 #   mt-unwind               (unwinding, symbols, inline frames, text out),
@@ -58,15 +60,16 @@ min_us() {	# min_us [B]: the smaller of stdin's number and B
 	if [ -z "$1" ] || [ "$a" -lt "$1" ]; then echo "$a"; else echo "$1"; fi
 }
 
-workload() {	# workload NAME INTERPRETER ITERS DESCRIPTION
-	name=$1 py=$2 iters=$3 what=$4
-	if [ ! -x "$py" ]; then
-		echo "bench/unwind.sh: $py not installed (make deps: mk/deps.sh bench): $name skipped"
+workload() {	# workload NAME DESCRIPTION COMMAND...: record COMMAND, then measure
+	name=$1 what=$2
+	shift 2
+	if [ ! -x "$1" ] && ! command -v "$1" >/dev/null; then
+		echo "bench/unwind.sh: $1 not installed (make deps: mk/deps.sh bench): $name skipped"
 		return 0
 	fi
 	data=$tmp/$name.data
 	perf record -q -e cpu-clock -F 4000 --call-graph dwarf -o "$data" -- \
-		"$py" "$tmp/work.py" "$iters" >/dev/null 2>"$tmp/rec.log" ||
+		"$@" >/dev/null 2>"$tmp/rec.log" ||
 		{ echo "bench/unwind.sh: perf record failed: $(tail -n 1 "$tmp/rec.log")"; exit 1; }
 	events=$("$B/bin/mt-unwind" -q "$data" | grep -c -v '^#')
 	frames=$("$B/bin/mt-unwind" "$data" 2>&1 >/dev/null |
@@ -112,6 +115,21 @@ cp /usr/bin/python3.11 "$tmp/python3-symbols"
 objcopy --remove-section=.note.gnu.build-id --remove-section=.gnu_debuglink "$tmp/python3-symbols"
 
 echo "tree at $(git -C "${MT_SRC:-.}" rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-workload python3-symbols "$tmp/python3-symbols" "${MT_BENCH_ITERS:-20}" "python3.11 without debug info"
-workload python3 /usr/bin/python3.11 "${MT_BENCH_ITERS:-20}" "Debian's python3.11 with its debug info"
-workload python3d /usr/bin/python3.11d "${MT_BENCH_DBG_ITERS:-4}" "Debian's python3.11d, full DWARF"
+workload python3-symbols "python3.11 without debug info" \
+	"$tmp/python3-symbols" "$tmp/work.py" "${MT_BENCH_ITERS:-20}"
+workload python3 "Debian's python3.11 with its debug info" \
+	/usr/bin/python3.11 "$tmp/work.py" "${MT_BENCH_ITERS:-20}"
+workload python3d "Debian's python3.11d, full DWARF" \
+	/usr/bin/python3.11d "$tmp/work.py" "${MT_BENCH_DBG_ITERS:-4}"
+
+# Many short processes: make -j2 of 40 one-function C programs (gcc, cc1,
+# as, collect2, ld each: some 200 processes, a few hundred samples each),
+# where what each process and module costs to set up weighs, not the walk.
+mkdir "$tmp/build"
+for i in $(seq 40); do
+	printf 'int f%d(int x) { return x * %d; }\nint main(void) { return f%d(3) == 0; }\n' \
+		"$i" "$i" "$i" >"$tmp/build/p$i.c"
+done
+printf 'all: $(patsubst %%.c,%%,$(wildcard p*.c))\n%%: %%.c\n\tgcc -O2 -g -o $@ $<\n' \
+	>"$tmp/build/Makefile"
+workload gcc-build "make -j2 of 40 gcc compiles, 200 processes" make -s -C "$tmp/build" -j2
