@@ -251,14 +251,19 @@ static int push_rec(struct mt_fold_profile *p, const struct rec *r)
 	return 0;
 }
 
+/* The lines of one thread or one process are successive images (an exec
+ * ends one, and the next counts from zero): counts add up, the peak is the
+ * largest of theirs. */
 static void add_totals(struct mt_fold_totals *t, const struct mt_fold_event *ev)
 {
 	t->alloc_bytes += ev->alloc_bytes;
 	t->allocs += ev->allocs;
 	t->frees += ev->frees;
 	t->freed_bytes += ev->freed_bytes;
-	t->peak_bytes += ev->peak_bytes;
-	t->peak_error += ev->peak_error;
+	if (ev->peak_bytes > t->peak_bytes)
+		t->peak_bytes = ev->peak_bytes;
+	if (ev->peak_error > t->peak_error)
+		t->peak_error = ev->peak_error;
 	t->lines++;
 }
 

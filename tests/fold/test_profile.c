@@ -279,6 +279,39 @@ Test(profile, rate_1_totals_are_checked_exactly)
 	mt_fold_profile_free(p);
 }
 
+/* A thread that goes on after an exec reports once per image: its counts
+ * add up, its peak is the larger one (the new image starts from zero);
+ * all sums the processes' peaks. */
+Test(profile, totals_across_images)
+{
+	const char *text =
+		"totals\t1/1\t10\tsh\tscope=thread alloc_bytes=1000 allocs=10 frees=5 "
+		"freed_bytes=500 peak_bytes=700\t end=none\n"
+		"totals\t1/1\t10\tsh\tscope=process alloc_bytes=1000 allocs=10 frees=5 "
+		"freed_bytes=500 peak_bytes=700 peak_error=64\t end=none\n"
+		"totals\t1/1\t20\tpy\tscope=thread alloc_bytes=3000 allocs=30 frees=30 "
+		"freed_bytes=3000 peak_bytes=400\t end=none\n"
+		"totals\t1/1\t20\tpy\tscope=process alloc_bytes=3000 allocs=30 frees=30 "
+		"freed_bytes=3000 peak_bytes=400 peak_error=128\t end=none\n"
+		"totals\t2/2\t30\tcc\tscope=process alloc_bytes=50 allocs=1 frees=1 "
+		"freed_bytes=50 peak_bytes=50 peak_error=0\t end=none\n";
+	struct mt_fold_profile *p = profile_of(text, 0);
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	cr_assert_eq(s->nthreads, 1);
+	cr_assert_eq(s->threads[0].totals.alloc_bytes, 4000);
+	cr_assert_eq(s->threads[0].totals.allocs, 40);
+	cr_assert_eq(s->threads[0].totals.peak_bytes, 700);
+	cr_assert_eq(s->nprocs, 2);
+	const struct mt_fold_group *one = s->procs[0].pid == 1 ? &s->procs[0] : &s->procs[1];
+	cr_assert_eq(one->totals.alloc_bytes, 4000);
+	cr_assert_eq(one->totals.peak_bytes, 700);
+	cr_assert_eq(one->totals.peak_error, 128);
+	cr_assert_eq(s->all.totals.alloc_bytes, 4050);
+	cr_assert_eq(s->all.totals.peak_bytes, 750);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+}
+
 /* A process image that never sent its totals (a `lost` line
  * reason=no-totals from mt-unwind) is not lost events: its process row has
  * no exact figure, the all row's exact figure leaves it out and is marked
