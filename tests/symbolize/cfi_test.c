@@ -46,20 +46,25 @@ Test(cfi, function_entry_and_body)
 	cr_assert(grown, "no pc of recurse with CFA = rsp + 16");
 }
 
-Test(cfi, outermost_frame)
+/* r is the rule of an outermost frame: applying it ends the stack. */
+static void assert_outermost(const struct mt_unwind_rule *r)
 {
-	/* _start marks the return address undefined: the end of the stack. */
-	struct mt_unwind_module *m = mt_unwind_modules_get(ms, ut_fixture("unwind_recursion"), NULL, 0);
-	uint64_t f = ut_symbol(m, "_start");
-	cr_assert_neq(f, 0);
-	const struct mt_unwind_rule *r = mt_unwind_rule_get(m, f + 1);
-	cr_assert_eq(r->status, MT_UNWIND_RULE_OK);
+	cr_assert_eq(r->status, MT_UNWIND_RULE_OK, "status %d", r->status);
 	cr_assert_eq(r->kind[MT_UNWIND_REG_RA], MT_UNWIND_UNDEF);
 	struct mt_unwind_regs in = { .valid = 0x1ffff }, out;
 	uint8_t stack[64] = { 0 };
 	in.r[MT_UNWIND_REG_SP] = 0x1000;
 	struct mt_unwind_memory mem = { .base = 0x1000, .data = stack, .size = sizeof(stack) };
 	cr_assert_eq(mt_unwind_rule_apply(r, &in, &mem, &out), MT_UNWIND_STEP_OUTERMOST);
+}
+
+Test(cfi, outermost_frame)
+{
+	/* _start marks the return address undefined: the end of the stack. */
+	struct mt_unwind_module *m = mt_unwind_modules_get(ms, ut_fixture("unwind_recursion"), NULL, 0);
+	uint64_t f = ut_symbol(m, "_start");
+	cr_assert_neq(f, 0);
+	assert_outermost(mt_unwind_rule_get(m, f + 1));
 }
 
 /* The dynamic loader's _start has no FDE, yet every process's stack starts
@@ -74,16 +79,9 @@ Test(cfi, dynamic_loader_entry_is_outermost)
 	GElf_Ehdr eh;
 	Elf *elf = dwfl_module_getelf(m->mod, &bias);
 	cr_assert(elf && gelf_getehdr(elf, &eh));
-	const struct mt_unwind_rule *r = mt_unwind_rule_get(m, eh.e_entry + 7);
-	cr_assert_eq(r->status, MT_UNWIND_RULE_OK, "ld.so's _start + 7: status %d", r->status);
-	cr_assert_eq(r->kind[MT_UNWIND_REG_RA], MT_UNWIND_UNDEF);
-	struct mt_unwind_regs in = { .valid = 0x1ffff }, out;
-	uint8_t stack[64] = { 0 };
-	in.r[MT_UNWIND_REG_SP] = 0x1000;
-	struct mt_unwind_memory mem = { .base = 0x1000, .data = stack, .size = sizeof(stack) };
-	cr_assert_eq(mt_unwind_rule_apply(r, &in, &mem, &out), MT_UNWIND_STEP_OUTERMOST);
+	assert_outermost(mt_unwind_rule_get(m, eh.e_entry + 7));
 	/* 16 bytes on, the rule is whatever the CFI says, if anything. */
-	r = mt_unwind_rule_get(m, eh.e_entry + 16);
+	const struct mt_unwind_rule *r = mt_unwind_rule_get(m, eh.e_entry + 16);
 	cr_assert(r->status != MT_UNWIND_RULE_OK || r->kind[MT_UNWIND_REG_RA] != MT_UNWIND_UNDEF);
 }
 
