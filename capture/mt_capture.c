@@ -440,7 +440,8 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "mt-capture: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64
 		" bytes, %.3f s%s\n", st.samples, st.lost, st.bytes, st.seconds,
-		st.lost ? " (samples lost: raise --mmap-pages, or --rate in sample mode)" : "");
+		!st.lost ? "" : no_wait ? " (samples lost: without --no-wait the program waits for room)"
+				       : " (samples lost: raise --mmap-pages, or --rate in sample mode)");
 	if (waited_ns >= 1000000)
 		fprintf(stderr, "mt-capture: the program's threads waited %.0f ms in all for room in "
 			"the sample ring (--no-wait drops samples instead)\n", (double)waited_ns / 1e6);
