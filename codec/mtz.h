@@ -157,15 +157,6 @@ void mtz_reader_set_threads(struct mtz_reader *r, int threads);
  *           MTZ_EIO. */
 int mtz_reader_seek(struct mtz_reader *r, uint64_t orig, uint64_t *start);
 
-/* Reads len bytes of the original stream, from original offset orig, out of
- * the .mtz file path (with a reader of its own, positioned by
- * mtz_reader_seek: the frame holding orig is decoded up to them).  For the
- * odd record read again; not for streaming.
- * @return : 0; MTZ_EFORMAT when no intact frames hold those bytes (damage,
- *           beyond the end); MTZ_EIO, MTZ_ENOMEM, or the codes of
- *           mtz_reader_open. */
-int mtz_read_at(const char *path, uint64_t orig, void *buf, size_t len);
-
 /* Reads decoded perf stream bytes: an mt_perf_read_fn, so a perf reader can
  * sit on it:  mt_perf_reader_new(&pr, mtz_reader_read, mtz, name).
  * ctx is the struct mtz_reader *.  Damaged frames are skipped (see above).

@@ -352,42 +352,6 @@ int mtz_reader_seek(struct mtz_reader *r, uint64_t orig, uint64_t *start)
 	return 0;
 }
 
-int mtz_read_at(const char *path, uint64_t orig, void *buf, size_t len)
-{
-	struct mtz_reader *r;
-	uint64_t pos;
-	int rc = mtz_reader_open(&r, path);
-	if (rc)
-		return rc;
-	mtz_reader_set_threads(r, 0);
-	rc = mtz_reader_seek(r, orig, &pos);
-	uint8_t *to = buf;
-	while (!rc && len) {
-		const void *p;
-		ssize_t n = mtz_reader_chunk(r, &p);
-		if (n < 0) {
-			rc = errno == ENOMEM ? MTZ_ENOMEM : MTZ_EIO;
-			break;
-		}
-		/* A lost frame shifts what follows: the bytes are not there. */
-		if (n == 0 || mtz_reader_damage(r)) {
-			rc = MTZ_EFORMAT;
-			break;
-		}
-		uint64_t skip = orig > pos ? orig - pos : 0;
-		if (skip < (uint64_t)n) {
-			size_t k = (size_t)n - (size_t)skip < len ? (size_t)n - (size_t)skip : len;
-			memcpy(to, (const uint8_t *)p + skip, k);
-			to += k;
-			len -= k;
-			orig += k;
-		}
-		pos += (uint64_t)n;
-	}
-	mtz_reader_free(r);
-	return rc;
-}
-
 void mtz_reader_set_threads(struct mtz_reader *r, int threads)
 {
 	if (threads < 0)

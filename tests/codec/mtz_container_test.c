@@ -489,53 +489,6 @@ Test(mtz_container, seek_resumes_at_the_frame_holding_an_offset)
 	free(z.p);
 }
 
-/* mtz_read_at: any range of the original, within a frame or across frames,
- * comes back byte for byte; past the end, or in a damaged frame, it is
- * refused rather than read from the wrong place. */
-Test(mtz_container, read_at_gives_the_original_bytes)
-{
-	struct mem in = make_stream(400);
-	struct mtz_stats st;
-	struct mem z = encode(&in, 0, 65536, &st);
-	size_t offs[64];
-	struct mtz_frame_header hs[64];
-	size_t nf = frames_of(&z, offs, hs, 64);
-	cr_assert_geq(nf, 4);
-	int fd = memfd_with(&z);
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	uint8_t *buf = malloc(in.n + 1);
-	cr_assert(buf);
-	struct { uint64_t at; size_t len; } cases[] = {
-		{ 0, 1 }, { 0, 4096 }, { 12345, 777 },
-		{ hs[2].out_offset - 100, 200 },		/* across two frames */
-		{ hs[1].out_offset, hs[1].out_size + hs[2].out_size },	/* two whole ones */
-		{ in.n - 8, 8 },
-	};
-	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-		memset(buf, 0xa5, in.n + 1);
-		int rc = mtz_read_at(path, cases[c].at, buf, cases[c].len);
-		cr_assert_eq(rc, 0, "case %zu: %d", c, rc);
-		cr_assert(memcmp(buf, in.p + cases[c].at, cases[c].len) == 0, "case %zu", c);
-	}
-	cr_assert_eq(mtz_read_at(path, in.n - 8, buf, 9), MTZ_EFORMAT, "past the end");
-	cr_assert_eq(mtz_read_at(path, in.n, buf, 1), MTZ_EFORMAT, "at the end");
-	close(fd);
-	/* a flipped payload byte in frame 2: frame 1 reads, frame 2 does not */
-	z.p[offs[2] + MTZ_FRAME_HEADER_SIZE + 5] ^= 0x40;
-	fd = memfd_with(&z);
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	cr_assert_eq(mtz_read_at(path, hs[1].out_offset, buf, 64), 0);
-	cr_assert(memcmp(buf, in.p + hs[1].out_offset, 64) == 0);
-	cr_assert_eq(mtz_read_at(path, hs[2].out_offset + 10, buf, 64), MTZ_EFORMAT);
-	cr_assert_eq(mtz_read_at(path, hs[2].out_offset - 10, buf, 64), MTZ_EFORMAT,
-		     "a range that runs into the damaged frame");
-	close(fd);
-	free(buf);
-	free(in.p);
-	free(z.p);
-}
-
 /* A frame whose checksum holds but whose entry k is bad (a file written
  * wrong, or on purpose): the reader hands a frame's records out while it
  * rebuilds the rest, so the records before the last handout before entry k
