@@ -134,8 +134,17 @@ static void acc_add(struct group_acc *d, const struct mt_fold_est *e)
 		mt_fold_est_merge(&d->est[m], &e[m]);
 }
 
+/* Cut v's interval at the exact total (bound; < 0: none), but not below
+ * the estimate itself: an interval holds its estimate (one that took a
+ * tiny object's weight of 30000 may exceed the total). */
+static void clip(struct mt_fold_value *v, double bound)
+{
+	if (bound >= 0 && !v->exact && v->hi > bound)
+		v->hi = bound > v->value ? bound : v->value;
+}
+
 static int build_sites(struct mt_fold_snapshot *s, const struct mt_fold_profile *p,
-		       const double *wfb)
+		       const double *wfb, double bound)
 {
 	enum mt_fold_metric m = s->opt.metric;
 	uint32_t nstacks = mt_fold_profile_stack_count(p);
@@ -203,6 +212,8 @@ static int build_sites(struct mt_fold_snapshot *s, const struct mt_fold_profile 
 		site->self_acc.sampled |= site->total_acc.sampled;
 		mt_fold_est_finish(&site->total_acc, s->opt.conf, wfb[m], &site->total);
 		mt_fold_est_finish(&site->self_acc, s->opt.conf, wfb[m], &site->self);
+		clip(&site->total, bound);
+		clip(&site->self, bound);
 		site->few = !site->total.exact && site->total.n < s->opt.few;
 	}
 	if (s->nsites)
@@ -226,6 +237,35 @@ out:
 	free(sites);
 	free(stamp);
 	return ret;
+}
+
+/* The sampler's exact count of the snapshot's metric over all the input,
+ * when every event comes from a thread or process that sent its totals and
+ * no image is missing from them; else -1.  (No exact counterpart for
+ * inuse_bytes, samples or period: -1.) */
+static double exact_bound(const struct mt_fold_snapshot *s, const struct mt_fold_profile *p)
+{
+	const struct mt_fold_totals *t = &s->all.totals;
+	if (!s->has_totals || s->all.partial)
+		return -1;
+	for (uint32_t i = 0; i < s->nthreads; i++) {
+		const struct mt_fold_thread *th = mt_fold_profile_thread(p, i);
+		int covered = th->totals.lines > 0;
+		for (uint32_t j = 0; j < s->nprocs && !covered; j++)
+			covered = s->procs[j].pid == th->pid && s->procs[j].totals.lines > 0;
+		if (!covered && th->est[MT_FOLD_SAMPLES].exact)
+			return -1;	/* events no totals count */
+	}
+	switch (s->opt.metric) {
+	case MT_FOLD_ALLOC_BYTES:
+		return (double)t->alloc_bytes;
+	case MT_FOLD_ALLOC_OBJECTS:
+		return (double)t->allocs;
+	case MT_FOLD_INUSE_OBJECTS:
+		return t->allocs >= t->frees ? (double)(t->allocs - t->frees) : -1;
+	default:
+		return -1;
+	}
 }
 
 int mt_fold_snapshot_new(struct mt_fold_snapshot **out, const struct mt_fold_profile *p,
@@ -258,9 +298,6 @@ int mt_fold_snapshot_new(struct mt_fold_snapshot **out, const struct mt_fold_pro
 	if (wfb[MT_FOLD_INUSE_OBJECTS] < wfb[MT_FOLD_ALLOC_OBJECTS])
 		wfb[MT_FOLD_INUSE_OBJECTS] = wfb[MT_FOLD_ALLOC_OBJECTS];
 	mt_fold_est_finish(&total.est[opt->metric], opt->conf, wfb[opt->metric], &s->total);
-
-	if (build_sites(s, p, wfb) || build_stacks(s, p))
-		goto out;
 
 	/* Threads, then processes with their own totals, then all. */
 	uint32_t nt = mt_fold_profile_thread_count(p), np = mt_fold_profile_process_count(p);
@@ -313,6 +350,13 @@ int mt_fold_snapshot_new(struct mt_fold_snapshot **out, const struct mt_fold_pro
 		qsort(s->threads, nt, sizeof(*s->threads), group_cmp);
 	if (np)
 		qsort(s->procs, np, sizeof(*s->procs), group_cmp);
+	/* Every event under the sampler's totals: no site can have more than
+	 * they count (an interval up to 1.9 M objects is cut at the 15 k the
+	 * program made). */
+	double bound = exact_bound(s, p);
+	clip(&s->total, bound);
+	if (build_sites(s, p, wfb, bound) || build_stacks(s, p))
+		goto out;
 	/* Thread comm strings point into the profile: copy them. */
 	for (uint32_t i = 0; i < nt; i++) {
 		uint32_t cid;

@@ -279,6 +279,45 @@ Test(profile, rate_1_totals_are_checked_exactly)
 	mt_fold_profile_free(p);
 }
 
+/* With the sampler's totals for every event, no site's interval goes above
+ * what the program made in all (object intervals reach ~3.7 x rate
+ * otherwise); not below a site's own estimate; and not at all when some
+ * events have no totals behind them. */
+Test(profile, site_intervals_stop_at_the_exact_total)
+{
+	char text[65536];
+	size_t n = sampled_allocs(text, "1/1", "t", "f", 30, 0x1000);
+	const char *totals = "totals\t1/1\t99\tt\tscope=process alloc_bytes=16777216 allocs=1000 "
+			     "frees=0 freed_bytes=0 peak_bytes=0 peak_error=0\t end=none\n";
+	sprintf(text + n, "%s", totals);
+	struct mt_fold_profile *p = profile_of(text, 0);
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_OBJECTS, 0);
+	const struct mt_fold_site *f = site_named(s, "f");
+	cr_assert(f);
+	/* 30 sampled 64-byte objects: 30 x 8192.5 = 245775 objects, above the 1000 made */
+	cr_assert_gt(f->total.value, 1000);
+	cr_assert_eq(f->total.hi, f->total.value, "hi %g", f->total.hi);
+	cr_assert_eq(s->total.hi, s->total.value);
+	mt_fold_snapshot_free(s);
+	s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	f = site_named(s, "f");
+	cr_assert_float_eq(f->total.value, 30.0 * 524288, 1);	/* 15 MiB */
+	cr_assert_eq(f->total.hi, 16777216, "cut at the 16 MiB made: %g", f->total.hi);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+
+	/* a thread with events and no totals behind it: no cut */
+	n = sampled_allocs(text, "1/1", "t", "f", 30, 0x1000);
+	n += sampled_allocs(text + n, "2/2", "u", "g", 5, 0x9000);
+	sprintf(text + n, "%s", totals);
+	p = profile_of(text, 0);
+	s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	f = site_named(s, "f");
+	cr_assert_gt(f->total.hi, 16777216);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+}
+
 /* A thread that goes on after an exec reports once per image: its counts
  * add up, its peak is the larger one (the new image starts from zero);
  * all sums the processes' peaks. */
