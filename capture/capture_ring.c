@@ -12,7 +12,6 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 /* An incomplete record this old whose writer is gone is skipped and
@@ -36,13 +35,6 @@ struct mt_capture_ring {
 	int damaged;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int mt_capture_ring_new(struct mt_capture_ring **out, size_t data_size, unsigned stack_size,
 			int wait, char **env, char *err)
 {
@@ -53,7 +45,7 @@ int mt_capture_ring_new(struct mt_capture_ring **out, size_t data_size, unsigned
 		return -1;
 	}
 	r->map = MAP_FAILED;
-	r->lost_read_ns = mono_ns();
+	r->lost_read_ns = mt_sample_ring_now();
 	r->map_size = MT_SAMPLE_RING_HEADER + data_size;
 	/* Close-on-exec: the command opens /proc/OUR_PID/fd/N instead, which
 	 * also works after it closes its descriptors or execs. */
@@ -67,7 +59,7 @@ int mt_capture_ring_new(struct mt_capture_ring **out, size_t data_size, unsigned
 		return -1;
 	}
 	if (getrandom(&token, sizeof(token), 0) != sizeof(token))
-		token = mono_ns() ^ (uint64_t)getpid() << 40;
+		token = mt_sample_ring_now() ^ (uint64_t)getpid() << 40;
 	struct mt_sample_ring_header *h = r->map;
 	h->magic = MT_SAMPLE_RING_MAGIC;
 	h->token = token;
@@ -215,7 +207,7 @@ static int write_lost(struct mt_capture_ring *r, struct mt_perf_writer *w, int k
  * reserving and its first stores) is waited for. */
 static int abandoned(struct mt_capture_ring *r, uint64_t limit)
 {
-	uint64_t t = mono_ns();
+	uint64_t t = mt_sample_ring_now();
 	uint32_t kind, pid, tid;
 	if (r->ring.tail != r->stuck_tail || !r->stuck_since) {
 		r->stuck_tail = r->ring.tail;
@@ -280,7 +272,7 @@ int mt_capture_ring_drain(struct mt_capture_ring *r, struct mt_perf_writer *w,
 		d->bytes += rec.size;
 		mt_sample_ring_release(ring, &rec);
 	}
-	uint64_t lost_read_ns = mono_ns();
+	uint64_t lost_read_ns = mt_sample_ring_now();
 	if (!r->damaged && header_damaged(r))
 		r->damaged = 1;
 	for (int k = 1; k < MT_SAMPLE_RING_KINDS && !r->damaged; k++) {

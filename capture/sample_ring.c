@@ -5,6 +5,7 @@
 
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #define ALIGN16(n) (((n) + 15) & ~(uint64_t)15)
 
@@ -12,6 +13,13 @@ uint64_t mt_sample_ring_pid_ns(void)
 {
 	struct stat sb;
 	return stat("/proc/self/ns/pid", &sb) ? 0 : (uint64_t)sb.st_ino;
+}
+
+uint64_t mt_sample_ring_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 int mt_sample_ring_attach(struct mt_sample_ring *r, void *map, size_t map_size, uint64_t token)

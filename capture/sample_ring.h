@@ -89,6 +89,10 @@ struct mt_sample_ring {
  * reader's, so both must see the same. */
 uint64_t mt_sample_ring_pid_ns(void);
 
+/* The ring's clock, in ns: CLOCK_MONOTONIC, which records' times use (and
+ * the capture's events, through use_clockid). */
+uint64_t mt_sample_ring_now(void);
+
 /* Attach to a mapped ring of map_size bytes.  @return : 0, or -1 when the
  * header is not a ring of that size with that token. */
 int mt_sample_ring_attach(struct mt_sample_ring *r, void *map, size_t map_size, uint64_t token);

@@ -219,13 +219,6 @@ static void copy_streaming(unsigned char *to, const unsigned char *from, size_t 
 	memcpy(to + i, from + i, n - i);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* A full ring: wait for mt-capture to make room, as long as it reads.
  * Totals always wait (they come once per thread and process, and nothing
  * else carries them); samples unless the capture asked to drop them
@@ -236,7 +229,7 @@ static uint64_t mono_ns(void)
 static struct mt_sample_ring_record *wait_for_room(size_t len, uint32_t kind, uint64_t *pos)
 {
 	static int reader_gone;
-	uint64_t tail = __atomic_load_n(&ring.h->tail, __ATOMIC_RELAXED), since = mono_ns();
+	uint64_t tail = __atomic_load_n(&ring.h->tail, __ATOMIC_RELAXED), since = mt_sample_ring_now();
 	uint64_t start = since;
 	struct mt_sample_ring_record *rec = NULL;
 	mt_sample_ring_wake(&ring);
@@ -247,7 +240,7 @@ static struct mt_sample_ring_record *wait_for_room(size_t len, uint32_t kind, ui
 		rec = mt_sample_ring_reserve(&ring, len, kind, (uint32_t)ring_pid, tid(), pos);
 		if (rec)
 			break;
-		uint64_t t = __atomic_load_n(&ring.h->tail, __ATOMIC_RELAXED), now = mono_ns();
+		uint64_t t = __atomic_load_n(&ring.h->tail, __ATOMIC_RELAXED), now = mt_sample_ring_now();
 		if (t != tail) {
 			tail = t;
 			since = now;
@@ -255,7 +248,7 @@ static struct mt_sample_ring_record *wait_for_room(size_t len, uint32_t kind, ui
 			__atomic_store_n(&reader_gone, 1, __ATOMIC_RELAXED);
 		}
 	}
-	__atomic_add_fetch(&ring.h->waited_ns, mono_ns() - start, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&ring.h->waited_ns, mt_sample_ring_now() - start, __ATOMIC_RELAXED);
 	return rec;
 }
 
@@ -281,9 +274,7 @@ void mt_sampler_ring_emit(uint64_t kind, const uint64_t *regs)
 		return;
 	}
 	/* The time after the reservation: see docs/formats/sample-ring.md. */
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	rec->time = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	rec->time = mt_sample_ring_now();
 	memcpy(rec->regs, regs, sizeof(rec->regs));
 	rec->stack_size = want;
 	if (n < 0)
