@@ -426,8 +426,6 @@ static int callchain_frames(struct state *s, const struct mt_perf_sample *smp, u
 	return s->frames[n - 1].map ? MT_UNWIND_END_COMPLETE : MT_UNWIND_END_UNKNOWN_MODULE;
 }
 
-/* Unwind the sample and write "\tSTACK end=R\n" (deferred when out is the
- * main buffer). */
 /* A sample's stack dump as the walk reads it: its valid bytes (dyn_size,
  * never more than were copied), at base (the sample's stack pointer). */
 static struct mt_unwind_memory dump_of(const struct mt_perf_sample *smp, uint64_t base)
@@ -438,6 +436,8 @@ static struct mt_unwind_memory dump_of(const struct mt_perf_sample *smp, uint64_
 	return (struct mt_unwind_memory){ .base = base, .data = smp->stack, .size = n };
 }
 
+/* Unwind the sample and write "\tSTACK end=R\n" (deferred when out is the
+ * main buffer). */
 static void put_stack(struct mt_unwind_out *out, struct state *s,
 		      const struct mt_perf_sample *smp, int drop_sampler)
 {
@@ -865,13 +865,15 @@ static void image_has_sampler(struct state *s, uint32_t pid)
  * that a reader of the totals knows they leave it out. */
 static void image_end(struct state *s, uint32_t pid, uint64_t time)
 {
-	if (image_state(s, pid) == IMAGE_UNREPORTED) {
+	enum image_state st = image_state(s, pid);
+	if (st == IMAGE_UNREPORTED) {
 		s->silent_images++;
 		put_head(&s->b.out, s, K_LOST, pid, pid, time);
 		mt_unwind_out_str(&s->b.out, "count=1 reason=no-totals");
 		put_nostack(&s->b.out, s);
 	}
-	image_set(s, pid, IMAGE_UNKNOWN);
+	if (st != IMAGE_UNKNOWN)	/* processes without the sampler get no entry */
+		image_set(s, pid, IMAGE_UNKNOWN);
 }
 
 static void totals_flush(struct state *s, uint32_t pid, int all)
