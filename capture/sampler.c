@@ -447,8 +447,8 @@ static void report_thread(const struct block *b, uint64_t scope)
 }
 
 /* Process totals: retired threads plus live blocks (read relaxed: a thread
- * still running may be a few calls ahead); with thread_scope, each live
- * thread's too (the threads an exit or exec ends without their own
+ * still running may be a few calls ahead), and each live thread's own, in
+ * thread_scope (the threads an exit or exec ends without their own
  * report). */
 static void report_process(uint64_t thread_scope)
 {
@@ -471,8 +471,7 @@ static void report_process(uint64_t thread_scope)
 		v[10] += rd(&b->alloc_marks);
 		v[11] += rd(&b->free_marks);
 		unpublished += blk_live(b) - rds(&b->published);
-		if (thread_scope)
-			report_thread(b, thread_scope);
+		report_thread(b, thread_scope);
 	}
 	int64_t now = __atomic_load_n(&g_live, __ATOMIC_RELAXED) + unpublished;
 	int64_t peak = __atomic_load_n(&g_peak, __ATOMIC_RELAXED);
