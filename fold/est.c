@@ -18,8 +18,7 @@ void mt_fold_est_add_sampled(struct mt_fold_est *e, double w, uint64_t k)
 	e->y += w * (double)k;
 	e->v += w * w * (double)k;
 	e->n += k;
-	if (w > e->wmax)
-		e->wmax = w;
+	mt_fold_est_bound(e, w);
 }
 
 void mt_fold_est_bound(struct mt_fold_est *e, double w)

@@ -70,8 +70,7 @@ static int parse_hex(const char *s, size_t len, uint64_t *out)
 
 static int eq(const char *s, size_t len, const char *lit)
 {
-	size_t n = strlen(lit);
-	return len == n && memcmp(s, lit, n) == 0;
+	return mt_fold_str_is((struct mt_fold_str){ s, len }, lit);
 }
 
 /* Matches the key s[0..klen) against a literal; constant lengths let the

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 enum {
 	MT_FOLD_OK = 0,
@@ -60,6 +61,12 @@ struct mt_fold_str {
 	const char *s;		/* points into the line; not NUL-terminated */
 	size_t len;
 };
+
+/* Is v the string lit? */
+static inline int mt_fold_str_is(struct mt_fold_str v, const char *lit)
+{
+	return v.len == strlen(lit) && memcmp(v.s, lit, v.len) == 0;
+}
 
 struct mt_fold_event {
 	enum mt_fold_kind kind;

@@ -271,8 +271,7 @@ static void note_stack(struct mt_fold_counts *c, const struct mt_fold_event *ev)
 {
 	if (ev->frames.len == 0)
 		c->no_stack++;
-	if (!(ev->end.len == 8 && memcmp(ev->end.s, "complete", 8) == 0) &&
-	    !(ev->end.len == 4 && memcmp(ev->end.s, "none", 4) == 0))
+	if (!mt_fold_str_is(ev->end, "complete") && !mt_fold_str_is(ev->end, "none"))
 		c->truncated++;
 }
 
@@ -374,7 +373,7 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 		return 0;
 	}
 	case MT_FOLD_LOST:
-		if (ev->reason.len == 9 && !memcmp(ev->reason.s, "no-totals", 9)) {
+		if (mt_fold_str_is(ev->reason, "no-totals")) {
 			/* Not lost events: a process image whose exact totals
 			 * never came, so its process's totals leave it out. */
 			if (process_index(p, ev->pid, &pix))
