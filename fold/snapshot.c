@@ -240,22 +240,15 @@ out:
 }
 
 /* The sampler's exact count of the snapshot's metric over all the input,
- * when every event comes from a thread or process that sent its totals and
- * no image is missing from them; else -1.  (No exact counterpart for
- * inuse_bytes, samples or period: -1.) */
-static double exact_bound(const struct mt_fold_snapshot *s, const struct mt_fold_profile *p)
+ * when every event comes from a thread or process that sent its totals
+ * (uncounted: threads with events and neither) and no image is missing
+ * from them; else -1.  (No exact counterpart for inuse_bytes, samples or
+ * period: -1.) */
+static double exact_bound(const struct mt_fold_snapshot *s, int uncounted)
 {
 	const struct mt_fold_totals *t = &s->all.totals;
-	if (!s->has_totals || s->all.partial)
+	if (!s->has_totals || s->all.partial || uncounted)
 		return -1;
-	for (uint32_t i = 0; i < s->nthreads; i++) {
-		const struct mt_fold_thread *th = mt_fold_profile_thread(p, i);
-		int covered = th->totals.lines > 0;
-		for (uint32_t j = 0; j < s->nprocs && !covered; j++)
-			covered = s->procs[j].pid == th->pid && s->procs[j].totals.lines > 0;
-		if (!covered && th->est[MT_FOLD_SAMPLES].exact)
-			return -1;	/* events no totals count */
-	}
 	switch (s->opt.metric) {
 	case MT_FOLD_ALLOC_BYTES:
 		return (double)t->alloc_bytes;
@@ -316,6 +309,7 @@ int mt_fold_snapshot_new(struct mt_fold_snapshot **out, const struct mt_fold_pro
 	}
 	s->nprocs = np;
 	struct mt_fold_totals thread_sum_orphans = { 0 };
+	int uncounted = 0;	/* threads with events and no totals behind them */
 	for (uint32_t i = 0; i < nt; i++) {
 		const struct mt_fold_thread *t = mt_fold_profile_thread(p, i);
 		struct mt_fold_group *g = &s->threads[i];
@@ -337,6 +331,7 @@ int mt_fold_snapshot_new(struct mt_fold_snapshot **out, const struct mt_fold_pro
 		 * count towards all. */
 		if (!has_proc)
 			totals_add(&thread_sum_orphans, &t->totals);
+		uncounted |= !has_proc && !t->totals.lines && t->est[MT_FOLD_SAMPLES].exact;
 	}
 	s->nthreads = nt;
 	for (uint32_t j = 0; j < np; j++) {
@@ -353,7 +348,7 @@ int mt_fold_snapshot_new(struct mt_fold_snapshot **out, const struct mt_fold_pro
 	/* Every event under the sampler's totals: no site can have more than
 	 * they count (an interval up to 1.9 M objects is cut at the 15 k the
 	 * program made). */
-	double bound = exact_bound(s, p);
+	double bound = exact_bound(s, uncounted);
 	clip(&s->total, bound);
 	if (build_sites(s, p, wfb, bound) || build_stacks(s, p))
 		goto out;
