@@ -182,17 +182,24 @@ Test(profile, recursion_counts_once_in_total)
 	mt_fold_profile_free(p);
 }
 
-/* count sampled 64-byte allocations (one point each) by thread tid
- * ("pid/tid") named comm at frame, pointers from ptr0.
+/* count allocations with weights (e.g. "size=64 points=1 rate=R") by thread
+ * tid ("pid/tid") named comm at frame, pointers from ptr0.
  * @return : the bytes written to text. */
-static size_t sampled_allocs(char *text, const char *tid, const char *comm, const char *frame,
-			     int count, unsigned ptr0)
+static size_t alloc_lines(char *text, const char *tid, const char *comm, const char *frame,
+			  int count, unsigned ptr0, const char *weights)
 {
 	size_t n = 0;
 	for (int i = 0; i < count; i++)
-		n += (size_t)sprintf(text + n, "alloc\t%s\t%d\t%s\tsize=64 ptr=0x%x points=1 rate="
-				     R "\t%s end=complete\n", tid, i, comm, ptr0 + i, frame);
+		n += (size_t)sprintf(text + n, "alloc\t%s\t%d\t%s\t%s ptr=0x%x\t%s end=complete\n",
+				     tid, i, comm, weights, ptr0 + i, frame);
 	return n;
+}
+
+/* count sampled 64-byte allocations, one point each at the default rate. */
+static size_t sampled_allocs(char *text, const char *tid, const char *comm, const char *frame,
+			     int count, unsigned ptr0)
+{
+	return alloc_lines(text, tid, comm, frame, count, ptr0, "size=64 points=1 rate=" R);
 }
 
 Test(profile, totals_checked_against_estimates)
@@ -251,13 +258,9 @@ Test(profile, thread_without_samples_has_an_interval)
 Test(profile, rate_1_totals_are_checked_exactly)
 {
 	char text[8192];
-	size_t n = 0;
-	for (int i = 0; i < 10; i++)
-		n += (size_t)sprintf(text + n, "alloc\t1/1\t%d\tt\tsize=100 ptr=0x%x points=100 "
-				     "rate=1\tf end=complete\n", i, 0x1000 + 16 * i);
-	for (int i = 0; i < 8; i++)
-		n += (size_t)sprintf(text + n, "alloc\t1/2\t%d\tu\tsize=100 ptr=0x%x points=100 "
-				     "rate=1\tg end=complete\n", i, 0x9000 + 16 * i);
+	const char *every_byte = "size=100 points=100 rate=1";
+	size_t n = alloc_lines(text, "1/1", "t", "f", 10, 0x1000, every_byte);
+	n += alloc_lines(text + n, "1/2", "u", "g", 8, 0x9000, every_byte);
 	sprintf(text + n, "totals\t1/1\t99\tt\tscope=thread alloc_bytes=1000 allocs=10 frees=0 "
 		"freed_bytes=0 peak_bytes=1000\t end=none\n"
 		"totals\t1/2\t99\tu\tscope=thread alloc_bytes=1000 allocs=10 frees=0 "
