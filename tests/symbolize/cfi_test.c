@@ -139,6 +139,52 @@ Test(cfi, libc_rules_and_signal_frame)
 	cr_assert_eq(r->cfa_is_expr, 1);
 }
 
+/* The common rows take a path of their own (cfa_only); it must give what
+ * the general one gives.  Every 5th pc of libc's .text, on the same
+ * registers and stack. */
+Test(cfi, common_rows_apply_as_the_general_path)
+{
+	const char *libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	struct mt_unwind_module *m = mt_unwind_modules_get(ms, libc, NULL, 0);
+	cr_assert_eq(m->state, MT_UNWIND_MOD_OK);
+	uint64_t size, text = ut_section(libc, ".text", &size);
+	cr_assert_neq(text, 0);
+	uint64_t stack[512];
+	for (size_t i = 0; i < 512; i++)
+		stack[i] = 0x7f0000001000ULL + 0x9E3779B97F4A7C15ULL * i;
+	struct mt_unwind_memory mem = { .base = 0x7ffd0000, .data = (void *)stack,
+					.size = sizeof(stack) };
+	struct mt_unwind_regs in = { .valid = 0x1ffff };
+	for (int r = 0; r < MT_UNWIND_NREGS; r++)
+		in.r[r] = 0x7ffd0000 + 64 * (uint64_t)r;
+	unsigned common = 0, other = 0;
+	for (uint64_t pc = text; pc < text + size; pc += 5) {
+		const struct mt_unwind_rule *r = mt_unwind_rule_get(m, pc);
+		cr_assert_not_null(r);
+		if (r->status != MT_UNWIND_RULE_OK)
+			continue;
+		if (!r->cfa_only) {
+			other++;
+			continue;
+		}
+		common++;
+		struct mt_unwind_rule general = *r;
+		general.cfa_only = 0;
+		struct mt_unwind_regs a, b;
+		int sa = mt_unwind_rule_apply(r, &in, &mem, &a);
+		int sb = mt_unwind_rule_apply(&general, &in, &mem, &b);
+		cr_assert_eq(sa, sb, "pc %#lx: step %d against %d", (unsigned long)pc, sa, sb);
+		if (sa != MT_UNWIND_STEP_OK)
+			continue;
+		cr_assert_eq(a.valid, b.valid, "pc %#lx", (unsigned long)pc);
+		for (int k = 0; k < MT_UNWIND_NREGS; k++)
+			if (a.valid & (1u << k))
+				cr_assert_eq(a.r[k], b.r[k], "pc %#lx reg %d", (unsigned long)pc, k);
+	}
+	cr_assert_gt(common, 10000, "%u common rows", common);
+	cr_log_info("libc: %u common rows, %u others", common, other);
+}
+
 Test(cfi, cache_returns_the_same_rule)
 {
 	struct mt_unwind_module *m = mt_unwind_modules_get(ms, ut_fixture("unwind_inline"), NULL, 0);
