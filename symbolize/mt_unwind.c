@@ -1264,6 +1264,12 @@ static int spec_walk(struct state *s, struct queued_sample *q, size_t n, uint64_
 	}
 	if (excluded(s, smp->pid, smp->tid))
 		return 0;	/* counted when its turn comes */
+	/* No address space yet: its process's FORK, COMM and MMAP records
+	 * are still queued, and the walk would be made again (1720 of 5527
+	 * samples of a make -j2 recording, each read again from the file). */
+	struct mt_unwind_space *sp = mt_unwind_maps_space(s->maps, smp->pid);
+	if (!sp)
+		return 0;
 	struct mt_unwind_regs regs;
 	if (mt_unwind_arch_regs_from_perf(&regs, smp->regs_mask, smp->regs, smp->nr_regs) != 0)
 		return 0;
@@ -1276,7 +1282,6 @@ static int spec_walk(struct state *s, struct queued_sample *q, size_t n, uint64_
 		oom();
 	struct mt_unwind_frame *fr = (struct mt_unwind_frame *)(room + head);
 	unsigned nr = 0;
-	struct mt_unwind_space *sp = mt_unwind_maps_space(s->maps, smp->pid);
 	q->end = mt_unwind_walk(s->maps, sp, &regs, &mem, fr, s->o->max_depth, &nr, &s->st);
 	q->nframes = nr;
 	q->sp = sp;
