@@ -1,6 +1,7 @@
 /* Address spaces: mmap replacing what it overlaps, fork, exec, lookups;
  * and the small containers (hash map, time ordering). */
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "symbolize/hashmap.h"
@@ -173,5 +174,66 @@ Test(order, releases_in_time_order_up_to_the_limit)
 	cr_assert_eq(s.t[5], 75);
 	cr_assert_eq(s.t[6], 92);
 	cr_assert_eq(mt_unwind_order_bytes(q), 0);
+	mt_unwind_order_free(q);
+}
+
+/* Records pushed as a few sorted runs (one per CPU ring buffer per round,
+ * as perf writes them) come out in time order, ties in arrival order, each
+ * once, up to each flush's limit. */
+struct item {
+	uint64_t time;
+	uint32_t arrival;
+};
+
+struct released {
+	struct item *v;
+	size_t n;
+};
+
+static void collect_items(int kind, void *data, size_t size, void *ctx)
+{
+	struct released *s = ctx;
+	cr_assert_eq(kind, 7);
+	cr_assert_eq(size, sizeof(struct item));
+	s->v[s->n++] = *(struct item *)data;
+}
+
+static void push_round(struct mt_unwind_order *q, uint64_t t0, unsigned cpus, unsigned per_cpu,
+		       uint32_t *arrival, unsigned *seed)
+{
+	for (unsigned c = 0; c < cpus; c++) {
+		uint64_t t = t0;
+		for (unsigned k = 0; k < per_cpu; k++) {
+			t += (uint64_t)(rand_r(seed) % 3);	/* ties on purpose */
+			struct item it = { t, (*arrival)++ };
+			cr_assert_eq(mt_unwind_order_push(q, 7, &it, sizeof(it), NULL, 0, t), 0);
+		}
+	}
+}
+
+Test(order, runs_of_many_cpus_come_out_in_time_order, .timeout = 10)
+{
+	struct mt_unwind_order *q;
+	cr_assert_eq(mt_unwind_order_new(&q), 0);
+	unsigned seed = 12345, rounds = 40, cpus = 13, per_cpu = 37;
+	uint32_t arrival = 0;
+	struct released s = { calloc(rounds * cpus * per_cpu, sizeof(struct item)), 0 };
+	uint64_t prev_max = 0;
+	for (unsigned r = 0; r < rounds; r++) {
+		uint64_t t0 = 1000 + 50 * (uint64_t)r;	/* rounds overlap in time */
+		push_round(q, t0, cpus, per_cpu, &arrival, &seed);
+		cr_assert_eq(mt_unwind_order_flush(q, prev_max, collect_items, &s), 0);
+		prev_max = t0 + 2 * per_cpu;
+	}
+	cr_assert_eq(mt_unwind_order_flush(q, UINT64_MAX, collect_items, &s), 0);
+	cr_assert_eq(s.n, arrival, "%zu of %u released", s.n, arrival);
+	cr_assert_eq(mt_unwind_order_bytes(q), 0);
+	for (size_t i = 1; i < s.n; i++) {
+		const struct item *a = &s.v[i - 1], *b = &s.v[i];
+		cr_assert(a->time < b->time || (a->time == b->time && a->arrival < b->arrival),
+			  "item %zu (%lu, #%u) after (%lu, #%u)", i, (unsigned long)b->time,
+			  b->arrival, (unsigned long)a->time, a->arrival);
+	}
+	free(s.v);
 	mt_unwind_order_free(q);
 }
