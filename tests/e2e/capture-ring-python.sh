@@ -3,7 +3,13 @@
 # twice with one --seed, through the sample ring and through uprobes
 # (--no-ring). Its allocations are the same each time (PYTHONHASHSEED=0),
 # so the samples must be too: the same allocations with the same frames,
-# deep interpreter stacks included.
+# deep interpreter stacks included.  Nearly: the two modes give the program
+# environments of different lengths (the sampler's path, the ring's name,
+# mt-capture's pid), and where mmap puts pymalloc's arenas varies, which
+# moves the sample points by a few bytes: now and then a point at the edge
+# of an allocation falls in its neighbour (with `env -i`, 3 lines of ~2000
+# in every run; with a full environment, in none of 3 runs).  So up to 1%
+# of the samples may differ.
 . "$(dirname "$0")/capture-lib.sh"
 capture_skip_unless_perf
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
@@ -24,7 +30,8 @@ for how in ring no-ring; do
 done
 n=$(wc -l <"$T/ring.cmp")
 [ "$n" -gt 500 ] || fail "only $n samples"
-cmp -s "$T/ring.cmp" "$T/no-ring.cmp" ||
-	fail "ring and uprobe samples differ: $(diff "$T/ring.cmp" "$T/no-ring.cmp" | head -4)"
+differ=$(diff "$T/ring.cmp" "$T/no-ring.cmp" | grep -c '^[<>]' || true)
+[ "$differ" -le $((n / 100)) ] ||
+	fail "$differ of $n ring and uprobe samples differ: $(diff "$T/ring.cmp" "$T/no-ring.cmp" | head -4)"
 deep=$(awk -F'\t' '{ print gsub(/;/, ";", $NF) + 1 }' "$T/ring.cmp" | sort -n | tail -1)
-echo "ok: $n mt:alloc samples of python3 identical through the ring and the uprobes (up to $deep frames)"
+echo "ok: $((n - differ)) of $n mt:alloc samples of python3 identical through the ring and the uprobes (up to $deep frames)"
