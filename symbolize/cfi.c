@@ -29,6 +29,19 @@ static int breg_of(const Dwarf_Op *op, unsigned *reg, int64_t *off)
 	return -1;
 }
 
+static int reg_of(const Dwarf_Op *op, unsigned *reg)
+{
+	if (op->atom >= DW_OP_reg0 && op->atom <= DW_OP_reg31) {
+		*reg = op->atom - DW_OP_reg0;
+		return 0;
+	}
+	if (op->atom == DW_OP_regx) {
+		*reg = (unsigned)op->number;
+		return 0;
+	}
+	return -1;
+}
+
 /* Classify what dwarf_frame_register gave for one register. */
 static int classify(Dwarf_Op *ops_mem, Dwarf_Op *ops, size_t nops, struct pending *p)
 {
@@ -61,6 +74,14 @@ static int classify(Dwarf_Op *ops_mem, Dwarf_Op *ops, size_t nops, struct pendin
 	}
 	if (value && n == 1 && breg_of(&ops[0], &reg, &off) == 0 && off == 0 &&
 	    reg < MT_UNWIND_NREGS) {
+		p->kind = MT_UNWIND_REG;
+		p->off = reg;
+		return 0;
+	}
+	/* DW_CFA_register: libdw names the register (DW_OP_regN, DW_OP_regx),
+	 * a location that is the register itself (glibc's vfork keeps its
+	 * return address in rdi). */
+	if (!value && n == 1 && reg_of(&ops[0], &reg) == 0 && reg < MT_UNWIND_NREGS) {
 		p->kind = MT_UNWIND_REG;
 		p->off = reg;
 		return 0;

@@ -26,6 +26,14 @@ static int fp_step(const struct mt_unwind_regs *in, const struct mt_unwind_memor
 	return mt_unwind_rule_apply(mt_unwind_rule_frame_pointer(), in, mem, out);
 }
 
+/* Does rule find the return address in a register?  Then its frame's
+ * caller may have the same sp. */
+static int popped_return_address(const struct mt_unwind_rule *rule)
+{
+	return rule && rule->status == MT_UNWIND_RULE_OK &&
+	       rule->kind[MT_UNWIND_REG_RA] == MT_UNWIND_REG;
+}
+
 /* The space's pc memo for this walk: small at first, large once the space
  * has had MT_UNWIND_PCCACHE_GROW walks (see maps.h).  Without one (no
  * memory) every frame is looked up. */
@@ -126,9 +134,13 @@ int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 		}
 		int signal = rule && rule->status == MT_UNWIND_RULE_OK && rule->signal;
 		/* Stacks grow down: a caller's sp below its callee's is bogus,
-		 * except across a signal frame (alternate stacks). */
+		 * except across a signal frame (alternate stacks); the same sp
+		 * too, unless the callee popped its return address into a
+		 * register (vfork: the child runs with it in rdi). */
 		if (!signal && (!(next->valid & (1u << MT_UNWIND_REG_SP)) ||
-				next->r[MT_UNWIND_REG_SP] <= cur->r[MT_UNWIND_REG_SP])) {
+				next->r[MT_UNWIND_REG_SP] < cur->r[MT_UNWIND_REG_SP] ||
+				(next->r[MT_UNWIND_REG_SP] == cur->r[MT_UNWIND_REG_SP] &&
+				 !popped_return_address(rule)))) {
 			end = MT_UNWIND_END_BAD_FRAME;
 			break;
 		}

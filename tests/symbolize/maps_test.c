@@ -1,12 +1,16 @@
 /* Address spaces: mmap replacing what it overlaps, fork, exec, lookups;
  * and the small containers (hash map, time ordering). */
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "symbolize/hashmap.h"
 #include "symbolize/maps.h"
 #include "symbolize/order.h"
+#include "symbolize/unwind.h"
 #include "tests/symbolize/unwind_util.h"
 
 static struct mt_unwind_modules *ms;
@@ -53,6 +57,74 @@ Test(maps, mmap_overlap_splits)
 	cr_assert_null(path_at(10, 0x4800));
 	cr_assert_str_eq(path_at(10, 0x5800), "/a");
 	cr_assert_null(path_at(11, 0x2000), "other processes see nothing");
+}
+
+/* The executable PT_LOAD of the ELF file path: *vaddr, *len, *off. */
+static void exec_segment(const char *path, uint64_t *vaddr, uint64_t *len, uint64_t *off)
+{
+	int fd = open(path, O_RDONLY);
+	cr_assert_geq(fd, 0, "%s", path);
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	size_t n = 0;
+	cr_assert(e && elf_getphdrnum(e, &n) == 0);
+	*len = 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
+			*vaddr = ph.p_vaddr;
+			*len = ph.p_memsz;
+			*off = ph.p_offset;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	cr_assert_neq(*len, 0, "%s: no executable segment", path);
+}
+
+/* glibc's vfork pops its return address into rdi before the system call
+ * (CFA = rsp, return address in rdi), and every child that vfork starts
+ * (posix_spawn: make, shells, python's subprocess) runs on from there.
+ * A sample in that window must go on to the caller: its sp is the same as
+ * vfork's, which is otherwise a bad frame. */
+Test(maps, walk_through_a_popped_return_address)
+{
+	const char *libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	const uint64_t base = 0x7f0000000000;
+	uint64_t vaddr, len, off;
+	exec_segment(libc, &vaddr, &len, &off);
+	cr_assert_eq(mt_unwind_maps_mmap(mp, 30, base + vaddr, len, off, libc, NULL, 0, 1), 0);
+	struct mt_unwind_space *sp = mt_unwind_maps_space(mp, 30);
+	struct mt_unwind_module *m = mt_unwind_modules_get(ms, libc, NULL, 0);
+	uint64_t vfork = ut_symbol(m, "vfork"), caller = ut_symbol(m, "malloc");
+	cr_assert(vfork && caller);
+	uint64_t pc = 0;
+	for (uint64_t a = vfork; a < vfork + 16 && !pc; a++) {
+		const struct mt_unwind_rule *r = mt_unwind_rule_get(m, a);
+		if (r->status == MT_UNWIND_RULE_OK && !r->cfa_is_expr &&
+		    r->cfa_reg == MT_UNWIND_REG_SP && r->cfa_off == 0)
+			pc = a;
+	}
+	if (!pc)
+		cr_skip_test("this libc's vfork does not pop its return address");
+	const struct mt_unwind_rule *r = mt_unwind_rule_get(m, pc);
+	cr_assert_eq(r->kind[MT_UNWIND_REG_RA], MT_UNWIND_REG, "return address: rule kind %d",
+		     r->kind[MT_UNWIND_REG_RA]);
+	cr_assert_eq(r->off[MT_UNWIND_REG_RA], 5, "return address in rdi (DWARF register 5)");
+	uint64_t stack[64] = { 0 };	/* the caller's caller: 0, the end */
+	struct mt_unwind_memory mem = { .base = 0x7ffd0000, .data = (void *)stack,
+					.size = sizeof(stack) };
+	struct mt_unwind_regs regs = { .valid = 0x1ffff };
+	regs.r[MT_UNWIND_REG_RA] = base + pc;
+	regs.r[MT_UNWIND_REG_SP] = mem.base;
+	regs.r[5] = base + caller + 16;	/* rdi (DWARF register 5): into malloc */
+	struct mt_unwind_frame fr[8];
+	struct mt_unwind_stats st = { 0 };
+	unsigned n = 0;
+	int end = mt_unwind_walk(mp, sp, &regs, &mem, fr, 8, &n, &st);
+	cr_assert_neq(end, MT_UNWIND_END_BAD_FRAME);
+	cr_assert_geq(n, 2, "%u frames, end %s", n, mt_unwind_end_str(end));
+	cr_assert_eq(fr[1].pc, base + caller + 16);
 }
 
 Test(maps, fork_copies_exec_clears)
