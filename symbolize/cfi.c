@@ -22,7 +22,8 @@ static int breg_of(const Dwarf_Op *op, unsigned *reg, int64_t *off)
 		return 0;
 	}
 	if (op->atom == DW_OP_bregx) {
-		*reg = (unsigned)op->number;
+		/* out of range: a number no register has, not a truncated one */
+		*reg = op->number < MT_UNWIND_NREGS ? (unsigned)op->number : MT_UNWIND_NREGS;
 		*off = (int64_t)op->number2;
 		return 0;
 	}
@@ -36,7 +37,7 @@ static int reg_of(const Dwarf_Op *op, unsigned *reg)
 		return 0;
 	}
 	if (op->atom == DW_OP_regx) {
-		*reg = (unsigned)op->number;
+		*reg = op->number < MT_UNWIND_NREGS ? (unsigned)op->number : MT_UNWIND_NREGS;
 		return 0;
 	}
 	return -1;

@@ -52,7 +52,8 @@ struct mt_unwind_rule {
 	uint8_t cfa_is_expr;
 	uint8_t cfa_reg;
 	uint8_t nr_active;	/* derived (mt_unwind_rule_finish), as below */
-	uint8_t cfa_only;	/* every active register is AT_CFA or VAL_CFA */
+	uint8_t cfa_only;	/* CFA = register + offset, and every active
+				 * register AT_CFA or VAL_CFA at an int32 offset */
 	uint8_t ra_undef;	/* RA undefined: the outermost frame */
 	uint8_t sp_is_cfa;	/* SP same or undefined: the caller's is the CFA */
 	uint32_t same_mask;	/* the registers that keep their value */

@@ -1218,7 +1218,7 @@ static void process_cb(int kind, void *data, size_t size, void *ctx)
 	if (q->spec) {
 		struct mt_unwind_space *sp = mt_unwind_maps_space(s->maps, q->smp.pid);
 		q->smp.callchain = NULL;	/* not kept: the walk is */
-		if (sp == q->sp && (!sp || sp->gen == q->gen)) {
+		if (sp == q->sp && sp->gen == q->gen) {	/* q->sp: never NULL */
 			/* The walk depends on the mappings only: still right. */
 			s->pre = queued_tail(q);
 			s->pre_n = q->nframes;
@@ -1285,7 +1285,7 @@ static int spec_walk(struct state *s, struct queued_sample *q, size_t n, uint64_
 	q->end = mt_unwind_walk(s->maps, sp, &regs, &mem, fr, s->o->max_depth, &nr, &s->st);
 	q->nframes = nr;
 	q->sp = sp;
-	q->gen = sp ? sp->gen : 0;
+	q->gen = sp->gen;
 	q->spec = 1;
 	q->smp.stack = NULL;
 	memcpy(room, q, head);

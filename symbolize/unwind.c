@@ -135,12 +135,14 @@ int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 		int signal = rule && rule->status == MT_UNWIND_RULE_OK && rule->signal;
 		/* Stacks grow down: a caller's sp below its callee's is bogus,
 		 * except across a signal frame (alternate stacks); the same sp
-		 * too, unless the callee popped its return address into a
-		 * register (vfork: the child runs with it in rdi). */
+		 * too, unless the interrupted frame popped its return address
+		 * into a register (vfork: the child runs with it in rdi).  Only
+		 * there: a row that kept finding the return address in the
+		 * same register would repeat one frame to the depth limit. */
 		if (!signal && (!(next->valid & (1u << MT_UNWIND_REG_SP)) ||
 				next->r[MT_UNWIND_REG_SP] < cur->r[MT_UNWIND_REG_SP] ||
 				(next->r[MT_UNWIND_REG_SP] == cur->r[MT_UNWIND_REG_SP] &&
-				 !popped_return_address(rule)))) {
+				 !(activation && popped_return_address(rule))))) {
 			end = MT_UNWIND_END_BAD_FRAME;
 			break;
 		}
