@@ -66,6 +66,7 @@ E2E_TESTS += \
 	tests/e2e/capture-signal.sh \
 	tests/e2e/capture-sampler-semantics.sh \
 	tests/e2e/capture-ring.sh \
+	tests/e2e/capture-unseen.sh \
 	tests/e2e/capture-ring-stacks.sh \
 	tests/e2e/capture-ring-python.sh \
 	tests/e2e/capture-ring-loss.sh \

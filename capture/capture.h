@@ -155,6 +155,10 @@ struct mt_capture_run_opts {
 	struct mt_capture_ring *ring;	/* sample mode's ring, or NULL */
 	int out_fd;		/* closed by mt_capture_run once the stream is complete */
 	const char *out_name;
+	/* The file whose code the capture needs the command to run (the
+	 * sampler, or trace mode's probed copy), as the kernel names it in
+	 * MMAP records: its mappings are counted (st->watch_maps); NULL: none. */
+	const char *watch;
 	/* Set by the SIGINT/SIGTERM handlers: how many arrived, the last one. */
 	const volatile sig_atomic_t *stops, *stop_signal;
 };
@@ -162,6 +166,7 @@ struct mt_capture_run_opts {
 struct mt_capture_stats {
 	uint64_t samples, lost, records, bytes;
 	uint64_t unfollowed;	/* -p with uprobes: threads/children created meanwhile */
+	uint64_t watch_maps;	/* executable mappings of o->watch seen */
 	uint64_t ring_abandoned;	/* sample ring: records whose writer stopped midway */
 	uint64_t ring_unread;	/* sample ring: bytes held back by an incomplete record, at the end */
 	int ring_damaged;	/* sample ring: an impossible record stopped the reading */

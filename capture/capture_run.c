@@ -351,6 +351,21 @@ static int copy_record(struct run *r, struct ring *rg, union perf_event *ev)
 	return mt_perf_writer_record(r->w, &ev->header);
 }
 
+/* Is ev an MMAP or MMAP2 record of the file named watch? */
+static int maps_watched(const char *watch, const union perf_event *ev)
+{
+	const char *name;
+	if (ev->header.type == PERF_RECORD_MMAP2)
+		name = ev->mmap2.filename;
+	else if (ev->header.type == PERF_RECORD_MMAP)
+		name = ev->mmap.filename;
+	else
+		return 0;
+	const char *end = (const char *)ev + ev->header.size;
+	size_t n = strlen(watch);
+	return end > name && (size_t)(end - name) > n && !memcmp(name, watch, n + 1);
+}
+
 /* Write the sample ring's complete records (see drain).  @return : how many. */
 static uint64_t drain_sample_ring(struct run *r)
 {
@@ -388,6 +403,8 @@ static uint64_t drain(struct run *r)
 				r->st->lost += ev->lost.lost;
 			else if (ev->header.type == PERF_RECORD_FORK && r->tracks_new_tasks)
 				r->st->unfollowed++;
+			else if (r->o->watch && maps_watched(r->o->watch, ev))
+				r->st->watch_maps++;
 			if (!r->write_failed && copy_record(r, rg, ev))
 				r->write_failed = 1;
 			n++;

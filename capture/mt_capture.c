@@ -157,6 +157,41 @@ static int find_lib(const char *name, char *out)
 	return -1;
 }
 
+/* "LD_PRELOAD=..." for the command: mt-capture's LD_PRELOAD with every
+ * entry that is the file real (a realpath) replaced by copy, since a
+ * library preloaded by its path would bypass the copy that LD_LIBRARY_PATH
+ * puts first.  @return : the string, or NULL when nothing was replaced or
+ * memory ran out (then the warning after the capture says what happened). */
+static char *preload_the_copy(const char *real, const char *copy)
+{
+	const char *old = getenv("LD_PRELOAD");
+	if (!old || !*old)
+		return NULL;
+	size_t cap = sizeof("LD_PRELOAD=") + strlen(old) * (strlen(copy) + 1);
+	char *out = malloc(cap), *o = out, entry[PATH_MAX], found[PATH_MAX];
+	if (!out)
+		return NULL;
+	o += sprintf(o, "LD_PRELOAD=");
+	int replaced = 0;
+	for (const char *p = old; *p; ) {
+		size_t n = strcspn(p, ": ");
+		if (n && n < sizeof(entry)) {
+			memcpy(entry, p, n);
+			entry[n] = 0;
+			int same = strchr(entry, '/') && realpath(entry, found) && !strcmp(found, real);
+			o += sprintf(o, "%s%s", o[-1] == '=' ? "" : ":", same ? copy : entry);
+			replaced |= same;
+		}
+		p += n;
+		p += strspn(p, ": ");
+	}
+	if (!replaced) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
 /* A private copy of file in a new directory under $TMPDIR: uprobes on it
  * fire only in the processes mt-capture starts (see capture_run.c).
  * dir and out: PATH_MAX bytes.  @return : 0 or -1 with errno. */
@@ -323,6 +358,7 @@ int main(int argc, char **argv)
 	static struct mt_capture_events evs;
 	char path[PATH_MAX], orig[PATH_MAX], tmpdir[PATH_MAX] = "";
 	char *env[5] = { NULL };
+	const char *probed = NULL;	/* trace mode: the library asked for */
 	struct mt_capture_ring *ring = NULL;
 	int use_ring = mode == MT_CAPTURE_SAMPLE && have_cmd && !no_ring, rc;
 	switch (mode) {
@@ -374,7 +410,7 @@ int main(int argc, char **argv)
 		if (have_cmd) {
 			/* The command finds our copy first in its library path; a
 			 * static program given as --lib runs as the copy itself. */
-			char real_lib[PATH_MAX], real_cmd[PATH_MAX];
+			char real_lib[PATH_MAX] = "", real_cmd[PATH_MAX];
 			int is_cmd = realpath(lib, real_lib) && strchr(cmd[0], '/') &&
 				     realpath(cmd[0], real_cmd) && !strcmp(real_lib, real_cmd);
 			if (private_copy(lib, tmpdir, path))
@@ -386,6 +422,9 @@ int main(int argc, char **argv)
 			else if (asprintf(&env[0], "LD_LIBRARY_PATH=%s%s%s", tmpdir,
 					  old && *old ? ":" : "", old ? old : "") < 0)
 				return fail(EXIT_ENV, "out of memory%s%s", "", "");
+			else if (real_lib[0])
+				env[1] = preload_the_copy(real_lib, path);
+			probed = lib;
 			lib = path;
 		}
 		rc = mt_capture_events_trace(&evs, lib, (unsigned)stack, count ? count : 1, err);
@@ -419,10 +458,14 @@ int main(int argc, char **argv)
 	sigaction(SIGURG, &sa, NULL);	/* the sample ring is half full (sample_ring.h) */
 	signal(SIGPIPE, SIG_IGN);
 
+	/* The file the command must map for anything to be seen: the sampler
+	 * (sample mode) or the probed copy (trace mode), by its kernel name. */
+	char watch[PATH_MAX];
+	int watched = have_cmd && mode != MT_CAPTURE_EVENT && realpath(path, watch);
 	struct mt_capture_run_opts ro = {
 		.evs = &evs, .pid = (pid_t)pid, .argv = have_cmd ? cmd : NULL, .env = env,
 		.mmap_pages = (unsigned)pages, .ring = ring, .out_fd = fd, .out_name = out_name,
-		.stops = &stops, .stop_signal = &stop_signal,
+		.stops = &stops, .stop_signal = &stop_signal, .watch = watched ? watch : NULL,
 	};
 	struct mt_capture_stats st;
 	rc = mt_capture_run(&ro, &st, err);
@@ -452,6 +495,16 @@ int main(int argc, char **argv)
 	if (st.ring_damaged && !rc)
 		fprintf(stderr, "mt-capture: the sample ring was written over (by the program?): "
 			"its records were read no further, and what they held is lost\n");
+	if (watched && st.exited && !st.watch_maps)
+		fprintf(stderr, mode == MT_CAPTURE_SAMPLE ?
+			"mt-capture: no process of the command loaded the sampler (%s), so nothing "
+			"was sampled: a static program, or one that clears LD_PRELOAD, cannot be "
+			"sampled (for a static one: --mode trace --lib PROGRAM)\n" :
+			"mt-capture: no process of the command mapped the probed copy of %s, so no "
+			"allocator call was seen: the command does not load it, or loads it by its "
+			"path (LD_PRELOAD set in the command, dlopen of a path, DT_RPATH), which "
+			"bypasses the copy that LD_LIBRARY_PATH puts first; preload it by name, or "
+			"set LD_PRELOAD for mt-capture itself\n", mode == MT_CAPTURE_SAMPLE ? watch : probed);
 	if (st.unfollowed)
 		fprintf(stderr, "mt-capture: %" PRIu64 " threads or processes started after attaching "
 			"were not followed (uprobe events cannot be inherited into a running "
