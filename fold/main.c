@@ -241,6 +241,10 @@ int main(int argc, char **argv)
 	if (cnt->silent_images)
 		fprintf(stderr, "mt-fold: warning: %llu process images sent no exact totals: the exact"
 			" totals leave them out\n", (unsigned long long)cnt->silent_images);
+	if (cnt->unsampled_images)
+		fprintf(stderr, "mt-fold: warning: %llu process images never ran the sampler (static"
+			" programs, or LD_PRELOAD cleared): their allocations are in no figure\n",
+			(unsigned long long)cnt->unsampled_images);
 	if (bad.total) {
 		uint64_t skipped = cnt->bad_lines + (base ? mt_fold_profile_counts(base)->bad_lines : 0);
 		fprintf(stderr, "mt-fold: %llu bad lines skipped, not folded%s\n",

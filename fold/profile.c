@@ -382,6 +382,12 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 			c->silent_images += ev->count;
 			return 0;
 		}
+		if (mt_fold_str_is(ev->reason, "no-sampler")) {
+			/* Not lost events either: an image that never ran the
+			 * sampler, in no estimate and no exact total. */
+			c->unsampled_images += ev->count;
+			return 0;
+		}
 		c->lost_records++;
 		c->lost_events += ev->count;
 		return 0;

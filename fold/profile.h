@@ -80,6 +80,7 @@ struct mt_fold_counts {
 	uint64_t bad_lines;	/* rejected: not folded */
 	uint64_t lost_records, lost_events;	/* `lost` lines and their counts */
 	uint64_t silent_images;	/* `lost` reason=no-totals: images without totals */
+	uint64_t unsampled_images;	/* `lost` reason=no-sampler: images without the sampler */
 	uint64_t truncated;	/* stacks ending other than complete/none */
 	uint64_t no_stack;	/* alloc/sample events with no frames */
 	uint64_t sample_allocs, trace_allocs;	/* by mode (rate= or every=) */

@@ -153,6 +153,10 @@ static void print_input(FILE *f, const struct mt_fold_snapshot *s)
 			"ended in _exit(), or still running): the exact totals of their processes "
 			"and of all leave them out (marked part)\n",
 			(unsigned long long)c->silent_images);
+	if (c->unsampled_images)
+		fprintf(f, "warning: %llu process images never ran the sampler (static programs, or "
+			"LD_PRELOAD cleared): their allocations are in no estimate and no exact "
+			"total\n", (unsigned long long)c->unsampled_images);
 	if (c->truncated || c->no_stack)
 		fprintf(f, "stacks: %llu truncated, %llu without frames\n",
 			(unsigned long long)c->truncated, (unsigned long long)c->no_stack);
@@ -425,7 +429,8 @@ int mt_fold_render_json(FILE *f, const struct mt_fold_snapshot *s)
 		"\"free\": %llu, \"totals\": %llu, \"sample\": %llu, \"lost\": %llu,\n"
 		"  \"lost_events\": %llu, \"bad_lines\": %llu, \"truncated_stacks\": %llu, "
 		"\"no_stack\": %llu,\n  \"unmatched_frees\": %llu, \"implicit_frees\": %llu, "
-		"\"allocs_without_ptr\": %llu, \"images_without_totals\": %llu},\n",
+		"\"allocs_without_ptr\": %llu, \"images_without_totals\": %llu,\n"
+		"  \"images_without_sampler\": %llu},\n",
 		(unsigned long long)c->lines, (unsigned long long)c->events,
 		(unsigned long long)c->kind[MT_FOLD_ALLOC], (unsigned long long)c->kind[MT_FOLD_FREE],
 		(unsigned long long)c->kind[MT_FOLD_TOTALS], (unsigned long long)c->kind[MT_FOLD_SAMPLE],
@@ -433,7 +438,7 @@ int mt_fold_render_json(FILE *f, const struct mt_fold_snapshot *s)
 		(unsigned long long)c->bad_lines, (unsigned long long)c->truncated,
 		(unsigned long long)c->no_stack, (unsigned long long)c->unmatched_frees,
 		(unsigned long long)c->implicit_frees, (unsigned long long)c->no_ptr_allocs,
-		(unsigned long long)c->silent_images);
+		(unsigned long long)c->silent_images, (unsigned long long)c->unsampled_images);
 	fputs(" \"total\": ", f);
 	json_value(f, &s->total);
 	fputs(",\n \"threads\": [", f);

@@ -190,6 +190,11 @@ struct state {
 	 * at the end (killed, _exit(), no way to the capture). */
 	struct mt_unwind_hashmap images;
 	uint64_t silent_images;
+	/* Images of a sample-mode capture that never mapped the sampler
+	 * (static programs, LD_PRELOAD cleared): in no figure at all. */
+	uint64_t unsampled_images;
+	char unsampled_comms[160];	/* the first ones' names, for the summary */
+	int sampler_input;		/* -1 not known yet, else 0/1 */
 
 	/* mt:alloc / mt:free events seen per thread, against the sampler's
 	 * counts of its marker calls (see marks_check) */
@@ -876,6 +881,43 @@ static void image_end(struct state *s, uint32_t pid, uint64_t time)
 		image_set(s, pid, IMAGE_UNKNOWN);
 }
 
+/* Is the input a sample-mode capture (it has the sampler's events)? */
+static int is_sampler_input(struct state *s)
+{
+	if (s->sampler_input < 0) {
+		s->sampler_input = 0;
+		for (size_t i = 0; i < mt_perf_reader_nr_evsels(s->reader); i++)
+			if (evinfo_of(s, mt_perf_reader_evsel(s->reader, i))->role == ROLE_MT_TOTALS)
+				s->sampler_input = 1;
+	}
+	return s->sampler_input;
+}
+
+/* pid's current image ends (its exec or its exit): in a sample-mode
+ * capture, one with code mapped and no libmt-sampler.so among it never ran
+ * the sampler, so none of its allocations is in the capture: a `lost` line
+ * reason=no-sampler says so.  (A child forked without exec has its
+ * parent's mappings, the sampler's among them.) */
+static void image_unsampled_check(struct state *s, uint32_t pid, uint64_t time)
+{
+	struct mt_unwind_space *sp = mt_unwind_maps_space(s->maps, pid);
+	if (!sp || !sp->nr || excluded(s, pid, pid) || !is_sampler_input(s))
+		return;
+	for (size_t i = 0; i < sp->nr; i++)
+		if (is_sampler_file(sp->maps[i].path))
+			return;
+	s->unsampled_images++;
+	put_head(&s->b.out, s, K_LOST, pid, pid, time);
+	mt_unwind_out_str(&s->b.out, "count=1 reason=no-sampler");
+	put_nostack(&s->b.out, s);
+	const struct mt_unwind_thread *th = mt_unwind_maps_thread(s->maps, pid);
+	size_t used = strlen(s->unsampled_comms);
+	if (th && th->comm[0] && used + strlen(th->comm) + 3 < sizeof(s->unsampled_comms) &&
+	    !strstr(s->unsampled_comms, th->comm))
+		snprintf(s->unsampled_comms + used, sizeof(s->unsampled_comms) - used, "%s%s",
+			 used ? ", " : "", th->comm);
+}
+
 static void totals_flush(struct state *s, uint32_t pid, int all)
 {
 	for (struct totals_pending **pp = &s->totals; *pp;) {
@@ -1109,6 +1151,7 @@ static void process(struct state *s, const struct perf_event_header *h)
 			totals_flush(s, c.pid, 0);
 			marks_exec(s, c.pid);
 			image_end(s, c.pid, c.sid.time);
+			image_unsampled_check(s, c.pid, c.sid.time);
 		}
 		if (mt_unwind_maps_comm(s->maps, c.pid, c.tid, c.comm, c.exec) != 0)
 			oom();
@@ -1123,6 +1166,8 @@ static void process(struct state *s, const struct perf_event_header *h)
 		}
 		if (h->type == PERF_RECORD_FORK && t.pid != t.ppid)
 			image_end(s, t.pid, t.time);	/* a new process: a new image */
+		if (h->type == PERF_RECORD_EXIT && t.pid == t.tid)
+			image_unsampled_check(s, t.pid, t.time);
 		int rc = h->type == PERF_RECORD_FORK
 			 ? mt_unwind_maps_fork(s->maps, t.pid, t.ppid, t.tid, t.ptid)
 			 : mt_unwind_maps_exit(s->maps, t.pid, t.tid);
@@ -1765,6 +1810,11 @@ static void summary(struct state *s, double secs)
 			" the end, or could not reach the capture): `lost` lines reason=no-totals;"
 			" their allocations since their last report are in no totals\n", prog,
 			s->silent_images);
+	if (s->unsampled_images)
+		fprintf(stderr, "%s: %" PRIu64 " process images never loaded libmt-sampler.so (%s):"
+			" static programs, or LD_PRELOAD cleared; `lost` lines reason=no-sampler:"
+			" their allocations are in no figure\n", prog, s->unsampled_images,
+			s->unsampled_comms[0] ? s->unsampled_comms : "names unknown");
 	if (s->memptr_unknown)
 		fprintf(stderr, "%s: %" PRIu64 " posix_memalign calls written with ptr=0x0: the"
 			" pointer was not in the return's stack dump (not on the stack, or a"
@@ -1851,7 +1901,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
-	struct state s = { .o = &o, .spec_fd = -1 };
+	struct state s = { .o = &o, .spec_fd = -1, .sampler_input = -1 };
 	int status = 0, fd = -1, out_fd = 1;
 	if (parse_args(argc, argv, &o) != 0) {
 		fprintf(stderr, "usage: mt-unwind [options] IN   (see --help)\n");

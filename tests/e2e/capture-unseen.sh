@@ -25,6 +25,23 @@ grep -q "$unseen loaded the sampler" "$T/static.err" ||
 ! grep -q "$unseen" "$T/dyn.err" || fail "dynamic program, sample mode: $(cat "$T/dyn.err")"
 [ "$(capture_samples "$T/dyn.err")" -gt 0 ] || fail "dynamic program: no samples"
 
+# A shell that runs the static program and the dynamic one: the capture
+# has samples, so mt-capture says nothing, but mt-unwind names the image
+# that never loaded the sampler (reason=no-sampler) and mt-fold warns.
+"$CAP" -o "$T/mixed.data" -- sh -c "'$T/alloc-static' 1 100; '$MT_FIXTURES/capture_alloc' 1 100" \
+	>"$T/mixed.out" 2>"$T/mixed.err" || fail "mt-capture: $(cat "$T/mixed.err")"
+! grep -q "$unseen" "$T/mixed.err" || fail "mixed: $(cat "$T/mixed.err")"
+"$MT_BUILD/bin/mt-unwind" "$T/mixed.data" >"$T/mixed.txt" 2>"$T/mixed.uw" ||
+	fail "mt-unwind: $(cat "$T/mixed.uw")"
+grep -q ': 1 process images never loaded libmt-sampler.so (alloc-static)' "$T/mixed.uw" ||
+	fail "mt-unwind: no word of the static image: $(cat "$T/mixed.uw")"
+[ "$(grep -c 'reason=no-sampler' "$T/mixed.txt")" = 1 ] && grep -q $'^lost\t[0-9/]*\t[0-9]*\talloc-static\tcount=1 reason=no-sampler' "$T/mixed.txt" ||
+	fail "lost lines: $(grep '^lost' "$T/mixed.txt")"
+"$MT_BUILD/bin/mt-fold" --report "$T/mixed.txt" >"$T/mixed.rep" 2>"$T/mixed.fold" ||
+	fail "mt-fold: $(cat "$T/mixed.fold")"
+grep -q 'warning: 1 process images never ran the sampler' "$T/mixed.rep" ||
+	fail "mt-fold report: $(head -5 "$T/mixed.rep")"
+
 # --lib a library with malloc that the command never loads.
 "$CAP" --mode trace --lib "$MT_BUILD/libmt-sampler.so" -o "$T/none.data" -- \
 	"$MT_FIXTURES/capture_alloc" 1 100 >/dev/null 2>"$T/none.err" || fail "mt-capture: $(cat "$T/none.err")"
@@ -34,7 +51,7 @@ grep -q "$unseen mapped the probed copy of" "$T/none.err" ||
 # mt-capture with an LD_PRELOAD of its own: not under AddressSanitizer,
 # whose runtime must come first among the libraries.
 if [ "${MT_SANITIZE:-}" = 1 ]; then
-	echo "ok: warned for a static program and for a --lib no process maps (LD_PRELOAD given to mt-capture: not under SANITIZE=1)"
+	echo "ok: warned for a static program (mt-capture alone, or mt-unwind and mt-fold beside a dynamic one) and for a --lib no process maps (LD_PRELOAD given to mt-capture: not under SANITIZE=1)"
 	exit 0
 fi
 "$CAP" --mode trace --mmap-pages 4096 -o "$T/plain.data" -- "$MT_FIXTURES/capture_alloc" 1 100 \
@@ -64,4 +81,4 @@ if [ -e "$JE" ]; then
 		fail "trace, LD_PRELOAD=$JE for mt-capture: $made calls; $(cat "$T/je2.err")"
 	je=ok
 fi
-echo "ok: warned for a static program and for a --lib no process maps (jemalloc by path: $je); $n samples with LD_PRELOAD=$LIBC given to mt-capture, $calls without"
+echo "ok: warned for a static program (mt-capture alone, or mt-unwind and mt-fold beside a dynamic one) and for a --lib no process maps (jemalloc by path: $je); $n samples with LD_PRELOAD=$LIBC given to mt-capture, $calls without"

@@ -407,6 +407,44 @@ Test(profile, image_without_totals_makes_the_exact_totals_partial)
 	mt_fold_profile_free(p);
 }
 
+/* A process image that never ran the sampler (a `lost` line
+ * reason=no-sampler from mt-unwind: a static program, LD_PRELOAD cleared)
+ * is not lost events either, and changes no figure: the exact totals are
+ * still checked (its allocations are in neither side), and the report and
+ * the JSON say that such images are in no figure. */
+Test(profile, image_without_the_sampler_is_reported_not_lost)
+{
+	char text[65536];
+	size_t n = sampled_allocs(text, "1/1", "t", "f", 80, 0x1000);
+	sprintf(text + n, "totals\t1/1\t99\tt\tscope=process alloc_bytes=41943040 allocs=655360 "
+		"frees=0 freed_bytes=0 peak_bytes=41943040 peak_error=0\t end=none\n"
+		"lost\t7/7\t100\tstatic\tcount=1 reason=no-sampler\t end=none\n");
+	struct mt_fold_profile *p = profile_of(text, 0);
+	const struct mt_fold_counts *c = mt_fold_profile_counts(p);
+	cr_assert_eq(c->unsampled_images, 1);
+	cr_assert_eq(c->lost_events, 0, "no events were lost");
+	cr_assert_eq(c->lost_records, 0);
+	cr_assert_eq(c->silent_images, 0);
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	cr_assert(!s->all.partial);
+	cr_assert(s->all.check[MT_FOLD_CHECK_BYTES].in_interval);
+	char *table = NULL, *json = NULL;
+	size_t tlen = 0, jlen = 0;
+	FILE *f = open_memstream(&table, &tlen);
+	cr_assert(f && !mt_fold_render_table(f, s));
+	fclose(f);
+	f = open_memstream(&json, &jlen);
+	cr_assert(f && !mt_fold_render_json(f, s));
+	fclose(f);
+	cr_assert(strstr(table, "warning: 1 process images never ran the sampler"), "%s", table);
+	cr_assert(!strstr(table, "the capture lost"), "%s", table);
+	cr_assert(strstr(json, "\"images_without_sampler\": 1"), "%s", json);
+	free(table);
+	free(json);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+}
+
 /* Merging: folding files one after another equals folding their
  * concatenation, for any split of a seeded random event stream. */
 Test(profile, merge_equals_concatenation)
