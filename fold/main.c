@@ -235,6 +235,9 @@ int main(int argc, char **argv)
 	}
 
 	const struct mt_fold_counts *cnt = mt_fold_profile_counts(p);
+	if (!cnt->events && !cnt->bad_lines)
+		fprintf(stderr, "mt-fold: warning: the input holds no events (an empty capture, or "
+			"not mt-unwind's output): every figure is 0\n");
 	if (cnt->lost_events || cnt->lost_records)
 		fprintf(stderr, "mt-fold: warning: the capture lost %llu events (%llu lost records)\n",
 			(unsigned long long)cnt->lost_events, (unsigned long long)cnt->lost_records);

@@ -56,4 +56,10 @@ head -c 20000 /dev/urandom >"$tmp/junk"
 rc=0
 mt-fold "$tmp/junk" >/dev/null 2>&1 || rc=$?
 [ "$rc" -eq 1 ]
+# Nothing to fold: said so (every figure would read 0, "exact"), exit 0.
+mt-fold --report </dev/null >/dev/null 2>"$tmp/empty.err" || { echo "empty input: exit $?"; exit 1; }
+grep -q 'warning: the input holds no events' "$tmp/empty.err" ||
+	{ echo "empty input, no warning: $(cat "$tmp/empty.err")"; exit 1; }
+! mt-fold --report "$tmp/ok.txt" 2>&1 >/dev/null | grep -q 'holds no events' ||
+	{ echo "warned of no events on a real input"; exit 1; }
 echo "fold-bad-lines: ok"
