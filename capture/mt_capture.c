@@ -172,15 +172,27 @@ static char *preload_the_copy(const char *real, const char *copy)
 	if (!out)
 		return NULL;
 	o += sprintf(o, "LD_PRELOAD=");
-	int replaced = 0;
+	int replaced = 0, first = 1;
 	for (const char *p = old; *p; ) {
 		size_t n = strcspn(p, ": ");
-		if (n && n < sizeof(entry)) {
-			memcpy(entry, p, n);
-			entry[n] = 0;
-			int same = strchr(entry, '/') && realpath(entry, found) && !strcmp(found, real);
-			o += sprintf(o, "%s%s", o[-1] == '=' ? "" : ":", same ? copy : entry);
-			replaced |= same;
+		if (n) {
+			int same = 0;
+			if (n < sizeof(entry)) {
+				memcpy(entry, p, n);
+				entry[n] = 0;
+				same = strchr(entry, '/') && realpath(entry, found) && !strcmp(found, real);
+			}
+			if (!first)
+				*o++ = ':';
+			first = 0;
+			if (same) {
+				o += sprintf(o, "%s", copy);
+				replaced = 1;
+			} else {	/* as it was, however long */
+				memcpy(o, p, n);
+				o += n;
+				*o = 0;
+			}
 		}
 		p += n;
 		p += strspn(p, ": ");
