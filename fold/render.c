@@ -255,6 +255,13 @@ int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s)
 	if (!s->total.exact)
 		fprintf(f, " %s, rse %s, n %llu", format_interval(iv1, &s->total, bytes),
 			format_rse(b, &s->total), (unsigned long long)s->total.n);
+	else if (s->counts.lost_events || s->counts.lost_records)
+		/* Lost allocations only lower a sum; lost frees raise what is
+		 * in use, so in-use figures can be off either way. */
+		fprintf(f, " (exact over the events captured; %llu events lost: %s)",
+			(unsigned long long)s->counts.lost_events,
+			m == MT_FOLD_INUSE_BYTES || m == MT_FOLD_INUSE_OBJECTS ?
+				"off either way" : "at least this");
 	else
 		fprintf(f, " (exact)");
 	fputs("\n\n", f);

@@ -249,6 +249,39 @@ Test(render, table_and_json_agree_in_trace_mode)
 	mt_fold_profile_free(p);
 }
 
+/* Trace mode every=1 is exact over what was captured; with events lost on
+ * the way the total says so: a lower bound for what was allocated, off
+ * either way for what is in use (lost frees raise it). */
+Test(render, exact_total_with_lost_events_says_so)
+{
+	const char *events =
+		"alloc\t5/5\t1\tt\tsize=1000 ptr=0x10 every=1\tmain;a end=complete\n"
+		"alloc\t5/5\t2\tt\tsize=3000 ptr=0x20 every=1\tmain;a end=complete\n";
+	struct mt_fold_profile *whole = profile_of(events, 0);
+	struct mt_fold_snapshot *s = snapshot_of(whole, MT_FOLD_ALLOC_BYTES, 0);
+	char *table = render(mt_fold_render_table, s);
+	cr_assert(strstr(table, "total alloc_bytes: 3.91 KiB (exact)\n"), "%s", table);
+	free(table);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(whole);
+
+	char text[512];
+	snprintf(text, sizeof(text), "%slost\t5/5\t3\tt\tcount=7 reason=kernel\t end=none\n", events);
+	struct mt_fold_profile *p = profile_of(text, 0);
+	s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	table = render(mt_fold_render_table, s);
+	cr_assert(strstr(table, "(exact over the events captured; 7 events lost: at least this)"),
+		  "%s", table);
+	free(table);
+	mt_fold_snapshot_free(s);
+	s = snapshot_of(p, MT_FOLD_INUSE_BYTES, 0);
+	table = render(mt_fold_render_table, s);
+	cr_assert(strstr(table, "7 events lost: off either way)"), "%s", table);
+	free(table);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+}
+
 Test(render, json_string_escaping)
 {
 	static const char nasty[] = "q\"b\\s\x01\ttab\x7f caf\xc3\xa9 bad\xff\xc3 end";
