@@ -43,6 +43,21 @@ static inline struct mt_fold_snapshot *snapshot_of(const struct mt_fold_profile 
 	return s;
 }
 
+/* s rendered by fn (mt_fold_render_table, _json) into a string to free.
+ * Not inlined: gcc 12 then takes the stream's buffer for a local that
+ * dangles (-Wdangling-pointer). */
+static __attribute__((unused, noinline)) char *
+render(int (*fn)(FILE *, const struct mt_fold_snapshot *), const struct mt_fold_snapshot *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f || fn(f, s))
+		abort();
+	fclose(f);
+	return buf;
+}
+
 /* The site named name in s, or NULL. */
 static inline const struct mt_fold_site *site_named(const struct mt_fold_snapshot *s,
 						    const char *name)

@@ -388,14 +388,7 @@ Test(profile, image_without_totals_makes_the_exact_totals_partial)
 	cr_assert_eq(s->all.totals.alloc_bytes, 41943040 + 5242880);
 	cr_assert_eq(s->all.check[MT_FOLD_CHECK_BYTES].est.value, 140.0 * 524288);
 
-	char *table = NULL, *json = NULL;
-	size_t tlen = 0, jlen = 0;
-	FILE *f = open_memstream(&table, &tlen);
-	cr_assert(f && !mt_fold_render_table(f, s));
-	fclose(f);
-	f = open_memstream(&json, &jlen);
-	cr_assert(f && !mt_fold_render_json(f, s));
-	fclose(f);
+	char *table = render(mt_fold_render_table, s), *json = render(mt_fold_render_json, s);
 	cr_assert(strstr(table, "warning: 1 process images sent no exact totals"), "%s", table);
 	cr_assert(!strstr(table, "the capture lost"), "%s", table);
 	cr_assert(strstr(table, " part "), "%s", table);
@@ -428,14 +421,7 @@ Test(profile, image_without_the_sampler_is_reported_not_lost)
 	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
 	cr_assert(!s->all.partial);
 	cr_assert(s->all.check[MT_FOLD_CHECK_BYTES].in_interval);
-	char *table = NULL, *json = NULL;
-	size_t tlen = 0, jlen = 0;
-	FILE *f = open_memstream(&table, &tlen);
-	cr_assert(f && !mt_fold_render_table(f, s));
-	fclose(f);
-	f = open_memstream(&json, &jlen);
-	cr_assert(f && !mt_fold_render_json(f, s));
-	fclose(f);
+	char *table = render(mt_fold_render_table, s), *json = render(mt_fold_render_json, s);
 	cr_assert(strstr(table, "warning: 1 process images never ran the sampler"), "%s", table);
 	cr_assert(!strstr(table, "the capture lost"), "%s", table);
 	cr_assert(strstr(json, "\"images_without_sampler\": 1"), "%s", json);

@@ -8,17 +8,6 @@
 #include "tests/fold/json_min.h"
 #include "tests/fold/sim.h"
 
-static char *render(int (*fn)(FILE *, const struct mt_fold_snapshot *),
-		    const struct mt_fold_snapshot *s)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	cr_assert_eq(fn(f, s), 0);
-	fclose(f);
-	return buf;
-}
-
 /* A seeded sample-mode capture: 40 sites of very different sizes on two
  * threads, with the sampler's totals. */
 static char *synthetic_capture(uint64_t seed)
