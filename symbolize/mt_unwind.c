@@ -382,6 +382,23 @@ static void put_nostack(struct mt_unwind_out *out, struct state *s)
 	s->ends[MT_UNWIND_END_NONE]++;
 }
 
+/* A `lost` line (docs/formats/unwind-text.md): count events, or process
+ * images, of pid/tid lost for reason, with the marker they were of when
+ * marker is not NULL. */
+static void put_lost(struct state *s, uint32_t pid, uint32_t tid, uint64_t time, uint64_t count,
+		     const char *reason, const char *marker)
+{
+	put_head(&s->b.out, s, K_LOST, pid, tid, time);
+	put_kv(&s->b.out, "count", count, 1);
+	mt_unwind_out_str(&s->b.out, " reason=");
+	mt_unwind_out_str(&s->b.out, reason);
+	if (marker) {
+		mt_unwind_out_str(&s->b.out, " marker=");
+		mt_unwind_out_str(&s->b.out, marker);
+	}
+	put_nostack(&s->b.out, s);
+}
+
 /* Is filename the preload sampler? */
 static int is_sampler_file(const char *filename)
 {
@@ -827,11 +844,7 @@ static void marks_check(struct state *s, uint32_t pid, uint32_t tid, uint64_t ti
 			s->marks_dropped += n;
 		else
 			s->marks_unseen += n;
-		put_head(&s->b.out, s, K_LOST, pid, tid, time);
-		put_kv(&s->b.out, "count", n, 1);
-		mt_unwind_out_str(&s->b.out, silent ? " reason=dropped marker=" : " reason=unseen marker=");
-		mt_unwind_out_str(&s->b.out, what[k]);
-		put_nostack(&s->b.out, s);
+		put_lost(s, pid, tid, time, n, silent ? "dropped" : "unseen", what[k]);
 	}
 }
 
@@ -873,9 +886,7 @@ static void image_end(struct state *s, uint32_t pid, uint64_t time)
 	enum image_state st = image_state(s, pid);
 	if (st == IMAGE_UNREPORTED) {
 		s->silent_images++;
-		put_head(&s->b.out, s, K_LOST, pid, pid, time);
-		mt_unwind_out_str(&s->b.out, "count=1 reason=no-totals");
-		put_nostack(&s->b.out, s);
+		put_lost(s, pid, pid, time, 1, "no-totals", NULL);
 	}
 	if (st != IMAGE_UNKNOWN)	/* processes without the sampler get no entry */
 		image_set(s, pid, IMAGE_UNKNOWN);
@@ -907,9 +918,7 @@ static void image_unsampled_check(struct state *s, uint32_t pid, uint64_t time)
 		if (is_sampler_file(sp->maps[i].path))
 			return;
 	s->unsampled_images++;
-	put_head(&s->b.out, s, K_LOST, pid, pid, time);
-	mt_unwind_out_str(&s->b.out, "count=1 reason=no-sampler");
-	put_nostack(&s->b.out, s);
+	put_lost(s, pid, pid, time, 1, "no-sampler", NULL);
 	const struct mt_unwind_thread *th = mt_unwind_maps_thread(s->maps, pid);
 	size_t used = strlen(s->unsampled_comms);
 	if (th && th->comm[0] && used + strlen(th->comm) + 3 < sizeof(s->unsampled_comms) &&
@@ -1029,9 +1038,7 @@ static void mt_totals(struct state *s, const struct mt_perf_sample *smp)
 static void on_undecodable(struct state *s)
 {
 	s->undecodable++;
-	put_head(&s->b.out, s, K_LOST, 0, 0, 0);
-	mt_unwind_out_str(&s->b.out, "count=1 reason=undecodable");
-	put_nostack(&s->b.out, s);
+	put_lost(s, 0, 0, 0, 1, "undecodable", NULL);
 }
 
 static void handle_sample(struct state *s, const struct mt_perf_sample *smp)
@@ -1186,11 +1193,8 @@ static void process(struct state *s, const struct perf_event_header *h)
 		s->lost_count += l.lost;
 		if (s->o->decode_only)
 			return;
-		put_head(&s->b.out, s, K_LOST, l.sid.pid, l.sid.tid, l.sid.time);
-		put_kv(&s->b.out, "count", l.lost, 1);
-		mt_unwind_out_str(&s->b.out, h->type == PERF_RECORD_LOST ? " reason=kernel"
-								      : " reason=lost-samples");
-		put_nostack(&s->b.out, s);
+		put_lost(s, l.sid.pid, l.sid.tid, l.sid.time, l.lost,
+			 h->type == PERF_RECORD_LOST ? "kernel" : "lost-samples", NULL);
 		return;
 	}
 	}
