@@ -41,12 +41,15 @@ FIXTURE_NAMES += unwind_threads
 FIXTURE_NAMES += unwind_cxx
 FIXTURE_NAMES += unwind_signal
 FIXTURE_NAMES += unwind_realloc
+LLD_FIXTURE_NAMES += unwind_recursion unwind_inline unwind_tailcall unwind_dlopen \
+	unwind_threads unwind_cxx unwind_signal
 
 # The library unwind_dlopen loads at run time (not linked to it).
 build/fixtures/unwind_dlopen_lib.so: tests/fixtures/unwind_dlopen_lib.c | deps-ok
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 $(FIXTURE_FLAGS) -fPIC -shared -o $@ $<
-build/fixtures/unwind_dlopen build/fixtures/unwind_dlopen-fp: build/fixtures/unwind_dlopen_lib.so
+build/fixtures/unwind_dlopen build/fixtures/unwind_dlopen-fp build/fixtures/unwind_dlopen-lld: \
+		build/fixtures/unwind_dlopen_lib.so
 FIXTURES += build/fixtures/unwind_dlopen_lib.so
 
 E2E_TESTS += tests/e2e/unwind-paths.sh
@@ -61,6 +64,7 @@ UNWIND_TEST_OBJS := \
 	$(B)/obj/tests/symbolize/unwind_util.o
 UNWIND_TEST_FIXTURES := \
 	build/fixtures/unwind_recursion \
+	build/fixtures/unwind_recursion-lld \
 	build/fixtures/unwind_inline \
 	build/fixtures/unwind_inline-fp \
 	build/fixtures/unwind_cxx \

@@ -333,7 +333,8 @@ static int read_loads(struct mt_unwind_module *m, Elf *elf)
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
 		m->loads[m->nr_loads++] = (struct mt_unwind_load){
-			.offset = ph.p_offset, .filesz = ph.p_filesz, .vaddr = ph.p_vaddr };
+			.offset = ph.p_offset, .filesz = ph.p_filesz, .vaddr = ph.p_vaddr,
+			.exec = (ph.p_flags & PF_X) != 0 };
 	}
 	return 0;
 }
@@ -575,16 +576,28 @@ struct mt_unwind_module *mt_unwind_modules_get(struct mt_unwind_modules *ms, con
 int mt_unwind_module_vaddr_delta(const struct mt_unwind_module *m, uint64_t offset,
 				 int64_t *delta)
 {
+	/* Mappings start on the page boundary below p_offset, and two
+	 * segments may cover that page: lld starts the executable segment
+	 * right after the read-only one, in the same page of the file (its
+	 * vaddr a page further on).  The mapping is executable (maps.h), so
+	 * an executable segment wins, then one that starts on that page. */
+	const struct mt_unwind_load *best = NULL;
+	int best_rank = -1;
 	for (size_t i = 0; i < m->nr_loads; i++) {
 		const struct mt_unwind_load *l = &m->loads[i];
-		/* Mappings start on page boundaries below p_offset. */
 		uint64_t lo = l->offset & ~(uint64_t)0xfff;
-		if (offset >= lo && offset < l->offset + l->filesz) {
-			*delta = (int64_t)(l->vaddr - l->offset);
-			return 0;
+		if (offset < lo || offset >= l->offset + l->filesz)
+			continue;
+		int rank = l->exec * 2 + (lo == offset);
+		if (rank > best_rank) {
+			best = l;
+			best_rank = rank;
 		}
 	}
-	return -1;
+	if (!best)
+		return -1;
+	*delta = (int64_t)(best->vaddr - best->offset);
+	return 0;
 }
 
 void mt_unwind_module_load_cfi(struct mt_unwind_module *m)

@@ -30,6 +30,7 @@ enum mt_unwind_module_state {
 
 struct mt_unwind_load {			/* a PT_LOAD segment */
 	uint64_t offset, filesz, vaddr;
+	int exec;			/* PF_X */
 };
 
 struct mt_unwind_module {
@@ -132,8 +133,9 @@ struct mt_unwind_module *mt_unwind_modules_get(struct mt_unwind_modules *ms, con
 void mt_unwind_modules_each(struct mt_unwind_modules *ms,
 			    void (*fn)(struct mt_unwind_module *m, void *arg), void *arg);
 
-/* Translate a file offset to an ELF virtual address with the PT_LOAD that
- * holds it.  @return : 0, or -1 when no segment covers offset. */
+/* Translate the file offset at which an executable mapping starts to an
+ * ELF virtual address, with the PT_LOAD that holds it: *delta = vaddr -
+ * offset.  @return : 0, or -1 when no segment covers offset. */
 int mt_unwind_module_vaddr_delta(const struct mt_unwind_module *m, uint64_t offset,
 				 int64_t *delta);
 

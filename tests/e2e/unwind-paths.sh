@@ -1,5 +1,6 @@
 #!/bin/bash
-# Every unwind_* fixture, with and without frame pointers, recorded by perf
+# Every unwind_* fixture, with and without frame pointers and linked by lld
+# (code in the read-only data's last file page), recorded by perf
 # (a uprobe on unwind_mark, DWARF call graphs): each sample must show the call
 # path the fixture's source gives, reach the outermost frame, and agree with
 # perf script's frames.  When mt-capture is built, the same fixtures go
@@ -22,7 +23,7 @@ fi
 # most of their time waiting (perf about 2 s per run), not computing.
 variants=
 for n in recursion inline tailcall dlopen threads cxx signal; do
-	variants="$variants unwind_$n unwind_$n-fp"
+	variants="$variants unwind_$n unwind_$n-fp unwind_$n-lld"
 done
 perf probe -q -d "$probe_group:*" >/dev/null 2>&1
 i=0
@@ -60,7 +61,7 @@ fi
 check() {
 	name=$1
 	shift
-	for variant in "$name" "$name-fp"; do
+	for variant in "$name" "$name-fp" "$name-lld"; do
 		[ -s "$tmp/$variant.data" ] || { echo "FAIL $variant: perf record:"; cat "$tmp/$variant.rec.log"; fail=1; continue; }
 		mt-unwind -q "$tmp/$variant.data" >"$tmp/$variant.txt" || { echo "FAIL $variant: mt-unwind exit $?"; fail=1; continue; }
 		n=$(grep -c '^sample' "$tmp/$variant.txt")

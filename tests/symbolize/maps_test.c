@@ -2,6 +2,7 @@
  * and the small containers (hash map, time ordering). */
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +178,38 @@ Test(maps, module_vaddr_and_build_id)
 	struct mt_unwind_module *w = mt_unwind_modules_get(ms, path, wrong, 20);
 	cr_assert_eq(w->state, MT_UNWIND_MOD_MISMATCH);
 	cr_assert_neq(w, m);
+}
+
+Test(maps, lld_code_sharing_a_page_with_read_only_data)
+{
+	/* lld starts the executable segment in the file page where the
+	 * read-only one ends, its vaddr a page further on: the code's mapping
+	 * starts at a file offset both segments cover.  Map the segments as
+	 * the loader does (only the executable one is kept) and check that a
+	 * pc translates through the executable segment. */
+	const char *path = ut_fixture("unwind_recursion-lld");
+	struct mt_unwind_module *m = mt_unwind_modules_get(ms, path, NULL, 0);
+	cr_assert_eq(m->state, MT_UNWIND_MOD_OK);
+	uint64_t f = ut_symbol(m, "recurse");
+	uint64_t base = 0x555555554000;
+	int shared = 0;
+	for (size_t i = 0; i < m->nr_loads; i++) {
+		const struct mt_unwind_load *l = &m->loads[i];
+		uint64_t off = l->offset & ~0xfffull;
+		for (size_t j = 0; j < m->nr_loads; j++)
+			shared |= l->exec && j != i && m->loads[j].offset <= off &&
+				  off < m->loads[j].offset + m->loads[j].filesz;
+		cr_assert_eq(mt_unwind_maps_mmap(mp, 31, base + (l->vaddr & ~0xfffull),
+						 l->filesz + (l->offset & 0xfff), off, path,
+						 m->file_id, m->file_id_len, l->exec), 0);
+	}
+	cr_assert(shared, "the fixture has lld's layout (code in the read-only data's last page)");
+	struct mt_unwind_space *sp = mt_unwind_maps_space(mp, 31);
+	struct mt_unwind_map *map = mt_unwind_maps_find(mp, sp, base + f);
+	cr_assert_not_null(map);
+	cr_assert(map->delta_ok);
+	cr_assert_eq(base + f + (uint64_t)map->delta, f, "pc %#" PRIx64 " -> %#" PRIx64 ", want %#" PRIx64,
+		     base + f, base + f + (uint64_t)map->delta, f);
 }
 
 Test(maps, never_opens_special_files)
