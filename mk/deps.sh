@@ -8,7 +8,7 @@
 # Package names are Debian's; libperf is built from linux-source-6.1 by mk/libperf.sh.
 set -eu
 
-PACKAGES="build-essential libdw-dev libelf-dev libzstd-dev libcriterion-dev linux-perf
+PACKAGES="build-essential libdw-dev libelf-dev libiberty-dev libzstd-dev libcriterion-dev linux-perf
 pkg-config xz-utils zstd python3 linux-source-6.1 lld"
 BROWSER_PACKAGES="chromium"
 BENCH_PACKAGES="libjemalloc2 heaptrack libc6-dbg python3.11-dbg"

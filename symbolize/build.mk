@@ -18,7 +18,7 @@ UNWIND_SRCS := \
 	symbolize/symtab.c \
 	symbolize/unwind.c
 UNWIND_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(UNWIND_SRCS))
-UNWIND_LDLIBS := -ldw -lelf -lstdc++ -lpthread
+UNWIND_LDLIBS := -ldw -lelf -liberty -lstdc++ -lpthread
 
 $(B)/libmtunwind.a: $(UNWIND_OBJS)
 LIBS += $(B)/libmtunwind.a

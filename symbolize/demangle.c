@@ -1,9 +1,10 @@
 /* Demangling; see demangle.h. */
 #include "symbolize/demangle.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <libiberty/demangle.h>
 
 /* libstdc++'s demangler (abi::__cxa_demangle), C linkage. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -63,47 +64,15 @@ static void strip_params(char *s)
 	strip_return_type(s);
 }
 
-/* Rust legacy: "a::b::h0123456789abcdef" with $LT$-style escapes. */
-static void rust_legacy(char *s)
-{
-	size_t n = strlen(s);
-	if (n > 19 && memcmp(s + n - 19, "::h", 3) == 0) {
-		int hex = 1;
-		for (size_t i = n - 16; i < n; i++)
-			hex &= isxdigit((unsigned char)s[i]) != 0;
-		if (hex)
-			s[n - 19] = '\0';
-	}
-	static const struct { const char *from, *to; } esc[] = {
-		{ "$LT$", "<" }, { "$GT$", ">" }, { "$RF$", "&" }, { "$BP$", "*" },
-		{ "$C$", "," }, { "$SP$", "@" }, { "$u20$", " " }, { "$u27$", "'" },
-		{ "$u5b$", "[" }, { "$u5d$", "]" }, { "$u7b$", "{" }, { "$u7d$", "}" },
-		{ "$u7e$", "~" }, { "$u3b$", ";" }, { "$u2b$", "+" }, { "$u22$", "\"" },
-	};
-	char *w = s;
-	for (const char *r = s; *r;) {
-		size_t i, k = 0;
-		for (i = 0; i < sizeof(esc) / sizeof(esc[0]); i++) {
-			k = strlen(esc[i].from);
-			if (strncmp(r, esc[i].from, k) == 0)
-				break;
-		}
-		if (i < sizeof(esc) / sizeof(esc[0])) {
-			*w++ = esc[i].to[0];
-			r += k;
-		} else if (r[0] == '.' && r[1] == '.') {
-			*w++ = ':';
-			*w++ = ':';
-			r += 2;
-		} else {
-			*w++ = *r++;
-		}
-	}
-	*w = '\0';
-}
-
 char *mt_unwind_demangle(const char *name)
 {
+	/* Rust, v0 (_R...) and legacy (_ZN...17h<hash>E, which rust_demangle
+	 * alone tells from C++): libiberty's demangler, without the hash. */
+	if (strncmp(name, "_R", 2) == 0 || strncmp(name, "_ZN", 3) == 0) {
+		char *d = rust_demangle(name, 0);
+		if (d || name[1] == 'R')
+			return d;
+	}
 	if (strncmp(name, "_Z", 2) != 0)
 		return NULL;
 	int status = 0;
@@ -112,11 +81,6 @@ char *mt_unwind_demangle(const char *name)
 		free(d);
 		return NULL;
 	}
-	/* Rust legacy symbols end in a 17h<hash>E component. */
-	size_t n = strlen(name);
-	if (n > 20 && name[n - 1] == 'E' && memcmp(name + n - 20, "17h", 3) == 0)
-		rust_legacy(d);
-	else
-		strip_params(d);
+	strip_params(d);
 	return d;
 }

@@ -1,6 +1,6 @@
 /* Symbol demangling: C++ (Itanium ABI, through libstdc++'s __cxa_demangle)
- * and Rust legacy names (the same scheme plus a hash and $..$ escapes).
- * Rust v0 names (_R...) are left as they are. */
+ * and Rust, both its v0 names (_R...) and its legacy ones (the C++ scheme
+ * plus a hash and $..$ escapes), through libiberty's rust_demangle. */
 #ifndef MT_UNWIND_DEMANGLE_H
 #define MT_UNWIND_DEMANGLE_H
 

@@ -32,6 +32,17 @@ Test(demangle, cxx_rust_and_plain)
 	check_demangle("_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write");
 	check_demangle("_ZN5alloc3vec12Vec$LT$T$GT$4push17h00112233aabbccddE",
 		       "alloc::vec::Vec<T>::push");
+	check_demangle("_ZN4core3ptr85drop_in_place$LT$std..rt..lang_start$LT$$LP$$RP$$GT$..$u7b$$u7b$"
+		       "closure$u7d$$u7d$$GT$17h4f5b2d3f1c7d2e9aE",
+		       "core::ptr::drop_in_place<std::rt::lang_start<()>::{{closure}}>");
+	/* Rust v0, as rustc 1.95 names its standard library */
+	check_demangle("_RINvNtNtCs6GmmlP4bgsG_1r3app5store5buildmEB6_", "r::app::store::build::<u32>");
+	check_demangle("_RNvMs1_NtNtCsgEmfK2I1SDS_4core3fmt8buildersNtB5_11DebugStruct5field",
+		       "<core::fmt::builders::DebugStruct>::field");
+	check_demangle("_RINvNtCsjrHSEGnQ3l9_3std5panic12catch_unwindNCNvNtB4_2rt19lang_start_internal0iEB4_",
+		       "std::panic::catch_unwind::<std::rt::lang_start_internal::{closure#0}, isize>");
+	check_demangle("_RNvCs1234_3foo3bar.llvm.1234", "foo::bar");
+	check_demangle("_Rtest", NULL);
 	check_demangle("malloc", NULL);
 	check_demangle("_Z", NULL);
 	check_demangle("_ZN3Foo", NULL);
