@@ -4,6 +4,7 @@ UNWIND_SRCS := \
 	symbolize/arch_x86_64.c \
 	symbolize/batch.c \
 	symbolize/cfi.c \
+	symbolize/cu.c \
 	symbolize/debug_cache.c \
 	symbolize/demangle.c \
 	symbolize/hashmap.c \
@@ -52,6 +53,16 @@ build/fixtures/unwind_dlopen build/fixtures/unwind_dlopen-fp build/fixtures/unwi
 		build/fixtures/unwind_dlopen_lib.so
 FIXTURES += build/fixtures/unwind_dlopen_lib.so
 
+# unwind_inline's DWARF as clang writes it by default (no .debug_aranges),
+# and split into a .dwo file (-gsplit-dwarf: build/fixtures/
+# unwind_inline-split-unwind_inline.dwo, found through the unit's comp_dir).
+build/fixtures/unwind_inline-noaranges: build/fixtures/unwind_inline
+	objcopy --remove-section=.debug_aranges $< $@
+build/fixtures/unwind_inline-split: tests/fixtures/unwind_inline.c | deps-ok
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(FIXTURE_FLAGS) -fomit-frame-pointer -gsplit-dwarf -o $@ $< -ldl
+FIXTURES += build/fixtures/unwind_inline-noaranges build/fixtures/unwind_inline-split
+
 E2E_TESTS += tests/e2e/unwind-paths.sh
 E2E_TESTS += tests/e2e/unwind-agree.sh
 
@@ -67,6 +78,8 @@ UNWIND_TEST_FIXTURES := \
 	build/fixtures/unwind_recursion-lld \
 	build/fixtures/unwind_inline \
 	build/fixtures/unwind_inline-fp \
+	build/fixtures/unwind_inline-noaranges \
+	build/fixtures/unwind_inline-split \
 	build/fixtures/unwind_cxx \
 	build/fixtures/unwind_cxx-fp
 

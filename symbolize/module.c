@@ -2,6 +2,7 @@
 #include "symbolize/module.h"
 #include "symbolize/scopes.h"
 #include "symbolize/arch.h"
+#include "symbolize/cu.h"
 #include "symbolize/debug_cache.h"
 
 #include <errno.h>
@@ -258,6 +259,7 @@ static void module_free(struct mt_unwind_module *m)
 		if (m->frames.keys[i] != MT_UNWIND_HASH_EMPTY)
 			free((void *)(uintptr_t)m->frames.vals[i]);
 	mt_unwind_scopes_free(m->scopes);
+	mt_unwind_cus_free(m->cus);
 	mt_unwind_symtab_release(&m->symtab);
 	mt_unwind_hashmap_release(&m->rules);
 	mt_unwind_hashmap_release(&m->frames);

@@ -71,6 +71,8 @@ struct mt_unwind_module {
 	struct mt_unwind_hashmap rules;	/* vaddr -> struct mt_unwind_rule * */
 	struct mt_unwind_hashmap frames;/* vaddr -> struct mt_unwind_sym * */
 	struct mt_unwind_scopes *scopes;/* per-CU scope ranges, see scopes.h */
+	struct mt_unwind_cus *cus;	/* units by address when .debug_aranges
+					 * cannot tell, see cu.h */
 	void *owner;			/* the mt_unwind_modules it belongs to */
 	/* Held around symbolising (mt_unwind_sym_get) and compiling CFI rules
 	 * (mt_unwind_rule_get's misses), which may run on two threads: without

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symbolize/cu.h"
 #include "symbolize/demangle.h"
 #include "symbolize/scopes.h"
 
@@ -125,6 +126,9 @@ struct chain {
 	int n;
 	Dwarf_Die func;			/* the enclosing subprogram */
 	int have_func;
+	Dwarf_Die cu;			/* the unit holding the pc */
+	int have_cu;
+	Dwarf_Addr bias;		/* of its addresses */
 	Dwarf_Files *files;		/* the CU's file table, for call_file */
 };
 
@@ -152,16 +156,23 @@ static void get_chain(struct mt_unwind_module *m, uint64_t vaddr, struct chain *
 {
 	c->n = 0;
 	c->have_func = 0;
+	c->have_cu = 0;
 	c->files = NULL;
 	mt_unwind_module_load_dwarf(m);
 	if (!m->dwarf)
 		return;
 	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(m->sym_mod, vaddr, &bias);
-	if (!cu)
+	Dwarf_Die cu_die, *cu = &cu_die;
+	if (!mt_unwind_cu_find(&m->cus, m->sym_mod, m->dwarf, m->dwarf_bias, vaddr, cu, &bias))
 		return;
+	c->cu = cu_die;
+	c->have_cu = 1;
+	c->bias = bias;
 	Dwarf_Die path[MAX_PATH];
-	int n = mt_unwind_scopes_find(&m->scopes, cu, vaddr - bias, path, MAX_PATH);
+	/* The scope index keys DIEs by their offset in the module's DWARF: a
+	 * split unit's are in a .dwo file of its own, for libdw to walk. */
+	int n = mt_unwind_cu_is_split(cu) ? -1
+		: mt_unwind_scopes_find(&m->scopes, cu, vaddr - bias, path, MAX_PATH);
 	if (n >= 0) {
 		for (int i = 0; i < n && !chain_take(c, &path[i]); i++)
 			;
@@ -215,10 +226,10 @@ static struct mt_unwind_sym *format(struct mt_unwind_module *m, uint64_t vaddr,
 
 	const char *leaf_file = NULL;
 	int leaf_line = 0;
-	if (o->srcline) {
-		Dwfl_Line *l = dwfl_module_getsrc(m->sym_mod, vaddr);
-		if (l)
-			leaf_file = dwfl_lineinfo(l, NULL, &leaf_line, NULL, NULL, NULL);
+	if (o->srcline && c.have_cu) {
+		Dwarf_Line *l = dwarf_getsrc_die(&c.cu, vaddr - c.bias);
+		if (l && dwarf_lineno(l, &leaf_line) == 0)
+			leaf_file = dwarf_linesrc(l, NULL, NULL);
 	}
 
 	/* The physical frame: the ELF symbol (what perf shows), else DWARF. */

@@ -103,6 +103,48 @@ Test(sym, inline_chain_with_call_sites)
 	cr_assert_eq(mt_unwind_sym_get(m, pc, &o), s, "cached");
 }
 
+/* Does the file have a section of that name? */
+static int has_section(struct mt_unwind_module *m, const char *name)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(m->mod, &bias);
+	size_t shstrndx;
+	cr_assert_eq(elf_getshdrstrndx(elf, &shstrndx), 0);
+	for (Elf_Scn *s = NULL; (s = elf_nextscn(elf, s));) {
+		GElf_Shdr sh;
+		const char *n = gelf_getshdr(s, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		if (n && strcmp(n, name) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+Test(sym, inline_chain_without_aranges_and_split)
+{
+	/* The same chain and source lines when no .debug_aranges places the
+	 * unit (clang writes none by default), and when the unit's DIEs are
+	 * in a .dwo file (split DWARF). */
+	struct mt_unwind_symopts lines = { .srcline = 1 };
+	struct mt_unwind_module *m = mt_unwind_modules_get(ms, ut_fixture("unwind_inline"), NULL, 0);
+	const struct mt_unwind_sym *want = mt_unwind_sym_get(m, call_site(m, "outer", "unwind_mark"),
+							     &lines);
+	cr_assert(strstr(want->text, "helper_static_[i] (unwind_inline.c:"), "%s", want->text);
+	static const char *const variants[] = { "unwind_inline-noaranges", "unwind_inline-split" };
+	for (size_t i = 0; i < 2; i++) {
+		struct mt_unwind_module *v = mt_unwind_modules_get(ms, ut_fixture(variants[i]), NULL, 0);
+		cr_assert_eq(v->state, MT_UNWIND_MOD_OK);
+		if (i == 0)
+			cr_assert(!has_section(v, ".debug_aranges"));
+		else
+			cr_assert(!has_section(v, ".debug_loclists") && !has_section(v, ".debug_loc"),
+				  "split: the DIEs' location lists are in the .dwo file");
+		/* (a module's frames are cached by pc: one set of options each) */
+		uint64_t pc = call_site(v, "outer", "unwind_mark");
+		const char *got = mt_unwind_sym_get(v, pc, &lines)->text;
+		cr_assert_str_eq(got, want->text, "%s: %s", variants[i], got);
+	}
+}
+
 Test(sym, no_inline_and_addrs)
 {
 	struct mt_unwind_module *m = mt_unwind_modules_get(ms, ut_fixture("unwind_inline"), NULL, 0);
