@@ -41,7 +41,8 @@ static void usage(FILE *f)
 "\n"
 "exit status:\n"
 "  0  success\n"
-"  1  data problem: input rejected, or damaged/truncated frames skipped\n"
+"  1  data problem: input rejected, records that do not parse (kept as they\n"
+"     are), or damaged/truncated frames skipped\n"
 "  2  usage error\n"
 "  3  environment: cannot open, create or write a file\n");
 }
@@ -118,25 +119,27 @@ static int encode(const struct opts *o, int ofd)
 	mt_progress_init(&prog_line, prog, total, o->quiet);
 
 	struct mt_perf_item item;
-	char last_err[512] = "";
-	uint64_t skipped = 0, n = 0;
+	uint64_t kept = 0, n = 0;
+	int stopped = 0;
 	for (;;) {
 		rc = mt_perf_reader_next(pr, &item);
 		if (rc == 0)
 			break;
 		if (rc < 0) {
-			const char *msg = mt_perf_reader_error(pr);
-			/* framing errors are sticky: the same message twice means stop */
-			if (strcmp(msg, last_err) == 0)
-				break;
 			mt_progress_release(&prog_line);
-			fprintf(stderr, "%s: '%s': %s\n", prog, o->in, msg);
-			snprintf(last_err, sizeof(last_err), "%s", msg);
 			status = EXIT_DATA;
-			skipped++;
-			continue;
+			if (mt_perf_reader_fatal(pr)) {	/* the framing is lost */
+				fprintf(stderr, "%s: '%s': %s\n", prog, o->in, mt_perf_reader_error(pr));
+				stopped = 1;
+				break;
+			}
+			/* Its size holds, its content does not: kept as it is,
+			 * not delta-coded, so that decoding still gives the
+			 * input back. */
+			fprintf(stderr, "%s: '%s': %s: kept as it is\n", prog, o->in,
+				mt_perf_reader_error(pr));
+			kept++;
 		}
-		last_err[0] = 0;
 		if ((rc = mtz_writer_item(w, pr, &item))) {
 			mt_progress_release(&prog_line);
 			fprintf(stderr, "%s: %s\n", prog, mtz_writer_error(w));
@@ -154,10 +157,13 @@ static int encode(const struct opts *o, int ofd)
 		goto out;
 	}
 	mt_progress_release(&prog_line);
-	if (skipped)
-		fprintf(stderr, "%s: '%s': %llu record%s could not be read and %s missing "
-			"from the output\n", prog, o->in, (unsigned long long)skipped,
-			skipped == 1 ? "" : "s", skipped == 1 ? "is" : "are");
+	if (stopped)
+		fprintf(stderr, "%s: '%s': the input could not be read past the error above: "
+			"the output holds what came before it\n", prog, o->in);
+	if (kept)
+		fprintf(stderr, "%s: '%s': %llu record%s could not be parsed and %s kept as "
+			"%s (not delta-coded)\n", prog, o->in, (unsigned long long)kept,
+			kept == 1 ? "" : "s", kept == 1 ? "is" : "are", kept == 1 ? "it is" : "they are");
 
 	struct mtz_stats st;
 	mtz_writer_stats(w, &st);

@@ -95,6 +95,7 @@ E2E_TESTS += tests/e2e/unwind-options.sh
 E2E_TESTS += tests/e2e/unwind-debuginfo.sh
 E2E_TESTS += tests/e2e/unwind-progress.sh
 E2E_TESTS += tests/e2e/unwind-silent-images.sh
+E2E_TESTS += tests/e2e/bad-records.sh
 E2E_TESTS += tests/e2e/unwind-callchain.sh
 E2E_TESTS += tests/e2e/unwind-trace-realloc.sh
 E2E_TESTS += tests/e2e/unwind-trace-memalign.sh

@@ -2032,7 +2032,23 @@ int main(int argc, char **argv)
 		mt_unwind_out_str(&s.b.out, "\n");
 	}
 	struct mt_perf_item it;
-	while ((rc = mt_perf_reader_next(s.reader, &it)) == 1) {
+	for (;;) {
+		rc = mt_perf_reader_next(s.reader, &it);
+		if (rc < 0 && !mt_perf_reader_fatal(s.reader)) {
+			/* A record whose size holds and whose content does not
+			 * (an id no attr has, fields past its end): counted,
+			 * named (the first few), and reading goes on after it. */
+			if (s.undecodable < 10)
+				fprintf(stderr, "%s: '%s': %s: skipped\n", prog, name,
+					mt_perf_reader_error(s.reader));
+			if (o.decode_only)
+				s.undecodable++;
+			else
+				on_undecodable(&s);
+			continue;
+		}
+		if (rc != 1)
+			break;
 		if (it.kind == MT_PERF_ITEM_RECORD) {
 			prefetch_next(&it, map, map_len);
 			on_record(&s, &it);
