@@ -5,6 +5,7 @@ CODEC_OBJS += $(B)/obj/codec/perf_error.o
 CODEC_OBJS += $(B)/obj/codec/perf_reader.o
 CODEC_OBJS += $(B)/obj/codec/perf_sample.o
 CODEC_OBJS += $(B)/obj/codec/perf_writer.o
+CODEC_OBJS += $(B)/obj/codec/perf_unpack.o
 
 FIXTURE_NAMES += perf_small
 
@@ -13,12 +14,13 @@ CODEC_PERF_TEST_OBJS := \
 	$(B)/obj/tests/codec/perf_test_build.o \
 	$(B)/obj/tests/codec/perf_hostile_test.o \
 	$(B)/obj/tests/codec/perf_roundtrip_test.o \
-	$(B)/obj/tests/codec/perf_record_test.o
+	$(B)/obj/tests/codec/perf_record_test.o \
+	$(B)/obj/tests/codec/perf_unpack_test.o
 
 # The tests run perf on build/fixtures/perf_small.
 $(B)/tests/codec-perf-tests: $(CODEC_PERF_TEST_OBJS) $(B)/libmtcodec.a | build/fixtures/perf_small
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $(CODEC_PERF_TEST_OBJS) $(B)/libmtcodec.a -lcriterion $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CODEC_PERF_TEST_OBJS) $(B)/libmtcodec.a -lcriterion $(CODEC_LDLIBS) $(LDLIBS)
 UNIT_TESTS += $(B)/tests/codec-perf-tests
 # ---- end of perf stream library ------------------------------------------
 

@@ -79,4 +79,19 @@ int mt_perf__check_record(const struct mt_perf_reader *r, const struct perf_even
 __attribute__((format(printf, 3, 4)))
 void mt_perf__why(char *why, size_t whylen, const char *fmt, ...);
 
+/* The records inside COMPRESSED records (perf_unpack.c): one zstd stream
+ * across all of them.  feed appends what a payload decompresses to (an
+ * error breaks the stream: later feeds fail too); next gives the next
+ * complete record, 8-aligned and valid until the next call, or NULL when
+ * fewer bytes than a record are left (*bad: bytes that cannot be cut into
+ * records, dropped); drop_rest drops an incomplete record's bytes and
+ * returns their count. */
+struct mt_perf_unpack;
+int mt_perf__unpack_new(struct mt_perf_unpack **out);
+void mt_perf__unpack_free(struct mt_perf_unpack *u);
+int mt_perf__unpack_feed(struct mt_perf_unpack *u, const void *data, size_t len, char *why,
+			 size_t whylen);
+const struct perf_event_header *mt_perf__unpack_next(struct mt_perf_unpack *u, int *bad);
+size_t mt_perf__unpack_drop_rest(struct mt_perf_unpack *u);
+
 #endif

@@ -23,6 +23,7 @@ enum state {
 	ST_PREDATA,	/* file mode, non-seekable: blob from the kept copy */
 	ST_BLOB,	/* blob_left bytes from the input, then blob_then */
 	ST_RECORDS,
+	ST_UNPACKED,	/* records from the last COMPRESSED record, then ST_RECORDS */
 	ST_TAIL,	/* file mode: everything after the data section */
 	ST_DONE,
 };
@@ -57,6 +58,9 @@ struct mt_perf_reader {
 	uint64_t blob_left;
 	const char *blob_what;	/* names the blob in messages */
 	int fatal;		/* sticky framing error */
+
+	struct mt_perf_unpack *unpack;	/* NULL: COMPRESSED records as they are */
+	uint64_t unpacked_from;		/* offset of the COMPRESSED record */
 
 	struct mt_perf_evsel_priv **evsels;
 	size_t nr_evsels, cap_evsels;
@@ -856,6 +860,7 @@ void mt_perf_reader_free(struct mt_perf_reader *r)
 	if (r->own_fd)
 		close(r->fd);
 	free(r->predata);
+	mt_perf__unpack_free(r->unpack);
 	if (r->map)
 		munmap(r->map, r->map_len);
 	free(r->own);
@@ -917,6 +922,7 @@ static int next_blob(struct mt_perf_reader *r, struct mt_perf_item *item, uint64
 	item->offset = r->pos;
 	item->header = NULL;
 	item->evsel = NULL;
+	item->unpacked = 0;
 	consume(r, n);
 	if (*left != UINT64_MAX)
 		*left -= n;
@@ -998,7 +1004,18 @@ static int next_record(struct mt_perf_reader *r, struct mt_perf_item *item)
 		r->blob_what = "record payload";
 	}
 
-	switch (h->type) {
+	if (r->unpack && h->type == MT_PERF_RECORD_COMPRESSED) {
+		why[0] = 0;
+		err = mt_perf__unpack_feed(r->unpack, h + 1, h->size - sizeof(*h), why, sizeof(why));
+		if (err)
+			err = fail(r, err, "record at offset %llu (COMPRESSED): %s",
+				   (unsigned long long)off, why);
+		else {
+			r->unpacked_from = off;
+			r->state = ST_UNPACKED;
+			return 0;
+		}
+	} else switch (h->type) {
 	case MT_PERF_RECORD_HEADER_ATTR:
 		err = on_header_attr(r, h, off);
 		break;
@@ -1023,6 +1040,53 @@ static int next_record(struct mt_perf_reader *r, struct mt_perf_item *item)
 	item->header = h;
 	item->evsel = evsel;
 	return err ? err : 1;
+}
+
+/* The next record of the last COMPRESSED record's, checked as next_record
+ * checks one; 0 (back to ST_RECORDS) when its records are used up. */
+static int next_unpacked(struct mt_perf_reader *r, struct mt_perf_item *item)
+{
+	const struct mt_perf_evsel *evsel = NULL;
+	unsigned long long off = (unsigned long long)r->unpacked_from;
+	char why[256];
+	int bad, err = 0;
+	const struct perf_event_header *h = mt_perf__unpack_next(r->unpack, &bad);
+
+	if (!h) {
+		r->state = ST_RECORDS;
+		return bad ? fail(r, MT_PERF_EFORMAT, "record at offset %llu (COMPRESSED): the "
+				  "records it holds have a size smaller than a record header: the "
+				  "rest is lost", off) : 0;
+	}
+	switch (h->type) {
+	case MT_PERF_RECORD_HEADER_ATTR:
+	case MT_PERF_RECORD_EVENT_UPDATE:
+	case MT_PERF_RECORD_HEADER_FEATURE:
+	case MT_PERF_RECORD_COMPRESSED:
+		err = fail(r, MT_PERF_EFORMAT, "record at offset %llu (COMPRESSED): holds a %s "
+			   "record, which only the stream itself may hold", off,
+			   mt_perf_record_name(h->type));
+		break;
+	default:
+		why[0] = 0;
+		err = mt_perf__check_record(r, h, &evsel, why, sizeof(why));
+		if (err)
+			err = fail(r, err, "record at offset %llu (COMPRESSED): a %s record in it: %s",
+				   off, mt_perf_record_name(h->type), why);
+	}
+	item->kind = MT_PERF_ITEM_RECORD;
+	item->data = h;
+	item->size = h->size;
+	item->offset = r->unpacked_from;
+	item->header = h;
+	item->evsel = evsel;
+	item->unpacked = 1;
+	return err ? err : 1;
+}
+
+int mt_perf_reader_unpack(struct mt_perf_reader *r)
+{
+	return r->unpack ? 0 : mt_perf__unpack_new(&r->unpack);
 }
 
 int mt_perf_reader_next(struct mt_perf_reader *r, struct mt_perf_item *item)
@@ -1060,6 +1124,8 @@ int mt_perf_reader_next(struct mt_perf_reader *r, struct mt_perf_item *item)
 			item->offset = r->blob_left;
 			item->header = NULL;
 			item->evsel = NULL;
+			item->unpacked = 0;
+	item->unpacked = 0;
 			r->blob_left += item->size;
 			return 1;
 		case ST_BLOB:
@@ -1070,7 +1136,20 @@ int mt_perf_reader_next(struct mt_perf_reader *r, struct mt_perf_item *item)
 			return next_blob(r, item, &r->blob_left, r->blob_what);
 		case ST_RECORDS:
 			ret = next_record(r, item);
+			if (ret == 0 && r->unpack && (r->state == ST_TAIL || r->state == ST_DONE)) {
+				size_t rest = mt_perf__unpack_drop_rest(r->unpack);
+				if (rest)
+					return fail(r, MT_PERF_EFORMAT, "record at offset %llu "
+						    "(COMPRESSED): the input ends inside a record "
+						    "it holds (%zu bytes of it)",
+						    (unsigned long long)r->unpacked_from, rest);
+			}
 			if (ret == 0 && r->state != ST_DONE)
+				continue;
+			return ret;
+		case ST_UNPACKED:
+			ret = next_unpacked(r, item);
+			if (ret == 0)
 				continue;
 			return ret;
 		case ST_TAIL: {

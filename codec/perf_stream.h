@@ -71,6 +71,9 @@ struct mt_perf_item {
 	/* Records only: for samples the matching attr; for other kernel records
 	 * the attr their sample_id trailer names (or the only attr); else NULL. */
 	const struct mt_perf_evsel *evsel;
+	/* Taken out of a COMPRESSED record (mt_perf_reader_unpack): offset is
+	 * that record's, and the bytes are not the input's. */
+	int unpacked;
 };
 
 /* Open path ("-" for stdin) for reading; the format is detected from the
@@ -95,6 +98,12 @@ int mt_perf_reader_new_chunked(struct mt_perf_reader **out, mt_perf_chunk_fn chu
 
 /* Accepts NULL. */
 void mt_perf_reader_free(struct mt_perf_reader *r);
+
+/* From now on, a COMPRESSED record (perf record -z) is not returned: the
+ * records it holds are, in order, each checked as any record is, with
+ * item->unpacked set.  Items then no longer concatenate to the input.
+ * @return : 0, or MT_PERF_ENOMEM. */
+int mt_perf_reader_unpack(struct mt_perf_reader *r);
 
 enum mt_perf_format mt_perf_reader_format(const struct mt_perf_reader *r);
 

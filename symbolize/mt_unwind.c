@@ -1416,7 +1416,7 @@ static void on_record(struct state *s, const struct mt_perf_item *it)
 		size_t n = dump_of(&q.smp, 0).size;
 		q.smp.stack_dyn_size = n;
 		int rc = 0;
-		if (spec_walk(s, &q, n, t)) {
+		if (!it->unpacked && spec_walk(s, &q, n, t)) {	/* unpacked: no offset to read again */
 			/* queued */
 		} else if (n == 0 && q.smp.callchain) {
 			/* The callchain waits in the queue instead of the stack. */
@@ -1961,6 +1961,8 @@ int main(int argc, char **argv)
 	} else {
 		rc = mt_perf_reader_new(&s.reader, sniff_read, &sn, name);
 	}
+	if (rc == 0)	/* perf record -z: the records inside COMPRESSED ones */
+		rc = mt_perf_reader_unpack(s.reader);
 	if (rc != 0) {
 		fprintf(stderr, "%s: '%s': %s\n", prog, name,
 			s.reader ? mt_perf_reader_error(s.reader) : mt_perf_strerror(rc));
@@ -2050,7 +2052,8 @@ int main(int argc, char **argv)
 		if (rc != 1)
 			break;
 		if (it.kind == MT_PERF_ITEM_RECORD) {
-			prefetch_next(&it, map, map_len);
+			if (!it.unpacked)
+				prefetch_next(&it, map, map_len);
 			on_record(&s, &it);
 		}
 		defer_check(&s);

@@ -3,8 +3,9 @@
 # script, a gcc compile, sort on a large file, each recorded by perf record
 # --call-graph dwarf (cpu-clock), and by mt-capture when it is built.  At
 # least 99% of the samples must have the same frames (module+address, leaf
-# first, as deep as both go).  Also: the .mtz of a recording gives the same
-# output as the recording itself.
+# first, as deep as both go).  The sort recording is made a second time
+# with perf record -z (its records inside COMPRESSED ones).  Also: the .mtz
+# of a recording gives the same output as the recording itself.
 set -u
 . "$MT_SRC/tests/e2e/unwind_lib.sh"
 unwind_need_perf
@@ -19,10 +20,12 @@ print(len(re.findall(r'"\d+"', s)))
 PY
 seq 1 300000 | awk '{print ($1 * 7919) % 100003, $1}' >"$tmp/big.txt"
 
-run() {	# run NAME CMD...: record, compare
+run() {	# run NAME [-z] CMD...: record, compare
 	name=$1
 	shift
-	perf record -q -e cpu-clock -F 1500 --call-graph dwarf -o "$tmp/$name.data" -- "$@" \
+	z=
+	[ "$1" = -z ] && { z=-z; shift; }
+	perf record -q $z -e cpu-clock -F 1500 --call-graph dwarf -o "$tmp/$name.data" -- "$@" \
 		>"$tmp/$name.log" 2>&1 || { echo "FAIL $name: perf record"; cat "$tmp/$name.log"; fail=1; return; }
 	if unwind_agree "$tmp/$name.data" 99 >"$tmp/$name.agree"; then
 		echo "ok $name: $(tail -n 1 "$tmp/$name.agree")"
@@ -34,6 +37,12 @@ run() {	# run NAME CMD...: record, compare
 run python "$py" "$tmp/work.py"
 run gcc gcc -O2 -I"$MT_SRC" -D_GNU_SOURCE -c "$MT_SRC/symbolize/mt_unwind.c" -o "$tmp/x.o"
 run sort sort "$tmp/big.txt" -o "$tmp/sorted.txt"
+run sort-z -z sort "$tmp/big.txt" -o "$tmp/sorted.txt"
+if [ -s "$tmp/sort-z.data" ]; then
+	n=$(perf script -i "$tmp/sort-z.data" -F event 2>/dev/null | grep -c cpu-clock)
+	k=$(mt-unwind -q "$tmp/sort-z.data" | grep -c '^sample')
+	[ "$n" -gt 0 ] && [ "$k" -eq "$n" ] || { echo "FAIL sort-z: $k samples, perf script $n"; fail=1; }
+fi
 
 if [ -x "$MT_BUILD/bin/mt-capture" ]; then
 	if mt-capture --mode event -e cpu-clock -F 1500 -o "$tmp/cap.data" -- sort "$tmp/big.txt" \

@@ -1,0 +1,152 @@
+/* COMPRESSED records (perf record -z): a reader asked to unpack them gives
+ * the records inside, in order and checked, across the one zstd stream
+ * that runs through them all (a record may start in one and end in the
+ * next, as perf writes them); damage and a stream cut short are errors
+ * that name the COMPRESSED record and do not stop the reading. */
+#include <criterion/criterion.h>
+#include "tests/codec/perf_test_build.h"
+#include "tests/codec/perf_test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#define TYPE_COMPRESSED 81
+
+/* The hand-written stream with its kernel records (from the first one
+ * below type 64) compressed as perf does: one zstd stream, flushed at each
+ * cut, the first cut in the middle of a record.  *nrec gets how many
+ * records were compressed, *cut_at the size of the first COMPRESSED
+ * record's payload. */
+static uint8_t *compress_stream(const struct pt_stream *st, size_t *len, size_t *nrec,
+				size_t *body_at, size_t keep_cuts)
+{
+	size_t pos = 16, body = 0;
+	*nrec = 0;
+	while (pos + 8 <= st->len) {
+		uint32_t type;
+		uint16_t size;
+		memcpy(&type, st->data + pos, 4);
+		memcpy(&size, st->data + pos + 6, 2);
+		if (type < 64 && !body)
+			body = pos;
+		*nrec += body != 0;
+		pos += size;
+	}
+	cr_assert(body && *nrec >= 4);
+	*body_at = body;
+	size_t cuts[3] = { body + 13, body + (st->len - body) / 2 + 5, st->len };
+	uint8_t *out = malloc(st->len * 2 + 4096);
+	memcpy(out, st->data, body);
+	size_t o = body, from = body;
+	ZSTD_CStream *z = ZSTD_createCStream();
+	cr_assert(!ZSTD_isError(ZSTD_initCStream(z, 3)));
+	for (size_t k = 0; k < 3 && k < keep_cuts; k++) {
+		ZSTD_inBuffer in = { st->data + from, cuts[k] - from, 0 };
+		ZSTD_outBuffer zo = { out + o + 8, st->len + 4096, 0 };
+		while (in.pos < in.size)
+			cr_assert(!ZSTD_isError(ZSTD_compressStream(z, &zo, &in)));
+		cr_assert_eq(ZSTD_flushStream(z, &zo), 0);
+		uint32_t type = TYPE_COMPRESSED;
+		uint16_t misc = 0, size = (uint16_t)(8 + zo.pos);
+		memcpy(out + o, &type, 4);
+		memcpy(out + o + 4, &misc, 2);
+		memcpy(out + o + 6, &size, 2);
+		o += size;
+		from = cuts[k];
+	}
+	ZSTD_freeCStream(z);
+	*len = o;
+	return out;
+}
+
+struct got {
+	size_t records, unpacked, errors;
+	uint8_t bytes[65536];	/* the unpacked records, concatenated */
+	size_t nbytes;
+	char last_error[512];
+};
+
+static void read_all(const uint8_t *data, size_t len, int unpack, struct got *g)
+{
+	struct mt_perf_reader *r;
+	struct pt_mem m;
+	struct mt_perf_item it;
+	int rc;
+	memset(g, 0, sizeof(*g));
+	cr_assert_eq(pt_mem_reader(&r, &m, data, len, 7), 0);
+	if (unpack)
+		cr_assert_eq(mt_perf_reader_unpack(r), 0);
+	while ((rc = mt_perf_reader_next(r, &it)) != 0) {
+		if (rc < 0) {
+			cr_assert(!mt_perf_reader_fatal(r), "%s", mt_perf_reader_error(r));
+			g->errors++;
+			snprintf(g->last_error, sizeof(g->last_error), "%s", mt_perf_reader_error(r));
+			continue;
+		}
+		if (it.kind != MT_PERF_ITEM_RECORD)
+			continue;
+		g->records++;
+		if (it.unpacked) {
+			g->unpacked++;
+			cr_assert_eq((uintptr_t)it.data % 8, 0, "unpacked records are 8-aligned");
+			cr_assert_leq(g->nbytes + it.size, sizeof(g->bytes));
+			memcpy(g->bytes + g->nbytes, it.data, it.size);
+			g->nbytes += it.size;
+		}
+	}
+	mt_perf_reader_free(r);
+}
+
+Test(perf_unpack, records_come_out_of_the_compressed_ones)
+{
+	struct pt_stream st;
+	pt_stream_build_ex(&st, 0);
+	size_t len, nrec, body;
+	uint8_t *z = compress_stream(&st, &len, &nrec, &body, 3);
+	struct got *g = malloc(sizeof(*g));
+
+	read_all(z, len, 1, g);
+	cr_assert_eq(g->errors, 0, "%s", g->last_error);
+	cr_assert_eq(g->unpacked, nrec);
+	cr_assert_eq(g->nbytes, st.len - body);
+	cr_assert(memcmp(g->bytes, st.data + body, g->nbytes) == 0, "the records, byte for byte");
+
+	/* Not asked: the COMPRESSED records come as they are. */
+	read_all(z, len, 0, g);
+	cr_assert_eq(g->errors, 0);
+	cr_assert_eq(g->unpacked, 0);
+	free(g);
+	free(z);
+	pt_stream_free(&st);
+}
+
+Test(perf_unpack, damage_and_a_cut_stream_are_named)
+{
+	struct pt_stream st;
+	pt_stream_build_ex(&st, 0);
+	size_t len, nrec, body;
+	struct got *g = malloc(sizeof(*g));
+
+	/* A byte of the first payload flipped: that record and the later ones
+	 * (the same zstd stream) are errors; the reading goes on to the end. */
+	uint8_t *z = compress_stream(&st, &len, &nrec, &body, 3);
+	z[body + 8 + 3] ^= 0x5a;
+	read_all(z, len, 1, g);
+	cr_assert_eq(g->errors, 3, "%zu errors: %s", g->errors, g->last_error);
+	cr_assert(strstr(g->last_error, "(COMPRESSED)"), "%s", g->last_error);
+	free(z);
+
+	/* The stream ends after the first cut, inside a record. */
+	z = compress_stream(&st, &len, &nrec, &body, 1);
+	read_all(z, len, 1, g);
+	cr_assert_eq(g->errors, 1);
+	char want[128];
+	snprintf(want, sizeof(want), "record at offset %zu (COMPRESSED): the input ends inside a "
+		 "record it holds (13 bytes of it)", body);
+	cr_assert_str_eq(g->last_error, want);
+	free(z);
+	free(g);
+	pt_stream_free(&st);
+}
