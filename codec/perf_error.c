@@ -61,6 +61,7 @@ static const char *const user_names[] = {
 	[MT_PERF_RECORD_HEADER_FEATURE - 64] = "HEADER_FEATURE",
 	[MT_PERF_RECORD_COMPRESSED - 64] = "COMPRESSED",
 	[MT_PERF_RECORD_FINISHED_INIT - 64] = "FINISHED_INIT",
+	[MT_PERF_RECORD_COMPRESSED2 - 64] = "COMPRESSED2",
 };
 
 const char *mt_perf_record_name(uint32_t type)

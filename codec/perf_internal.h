@@ -29,6 +29,7 @@ enum {
 	MT_PERF_RECORD_HEADER_FEATURE = 80,
 	MT_PERF_RECORD_COMPRESSED = 81,
 	MT_PERF_RECORD_FINISHED_INIT = 82,
+	MT_PERF_RECORD_COMPRESSED2 = 83,	/* u64 data_size, data, padding to 8 */
 };
 
 /* EVENT_UPDATE types and the feature number of EVENT_DESC (perf's header.h). */

@@ -61,6 +61,7 @@ struct mt_perf_reader {
 
 	struct mt_perf_unpack *unpack;	/* NULL: COMPRESSED records as they are */
 	uint64_t unpacked_from;		/* offset of the COMPRESSED record */
+	uint32_t unpacked_type;		/* and its type (COMPRESSED or COMPRESSED2) */
 
 	struct mt_perf_evsel_priv **evsels;
 	size_t nr_evsels, cap_evsels;
@@ -1004,14 +1005,32 @@ static int next_record(struct mt_perf_reader *r, struct mt_perf_item *item)
 		r->blob_what = "record payload";
 	}
 
-	if (r->unpack && h->type == MT_PERF_RECORD_COMPRESSED) {
+	if (r->unpack && (h->type == MT_PERF_RECORD_COMPRESSED ||
+			  h->type == MT_PERF_RECORD_COMPRESSED2)) {
+		/* COMPRESSED2 (perf 6.16 on): a u64 data_size, then the data,
+		 * then padding to 8 bytes. */
+		const uint8_t *data = (const uint8_t *)(h + 1);
+		uint64_t len = h->size - sizeof(*h);
 		why[0] = 0;
-		err = mt_perf__unpack_feed(r->unpack, h + 1, h->size - sizeof(*h), why, sizeof(why));
+		err = 0;
+		if (h->type == MT_PERF_RECORD_COMPRESSED2) {
+			if (len < 8 || get64(data) > len - 8) {
+				mt_perf__why(why, sizeof(why), "data size %llu overruns the record",
+					     len < 8 ? 0ULL : (unsigned long long)get64(data));
+				err = MT_PERF_EFORMAT;
+			} else {
+				len = get64(data);
+				data += 8;
+			}
+		}
+		if (!err)
+			err = mt_perf__unpack_feed(r->unpack, data, len, why, sizeof(why));
 		if (err)
-			err = fail(r, err, "record at offset %llu (COMPRESSED): %s",
-				   (unsigned long long)off, why);
+			err = fail(r, err, "record at offset %llu (%s): %s", (unsigned long long)off,
+				   mt_perf_record_name(h->type), why);
 		else {
 			r->unpacked_from = off;
+			r->unpacked_type = h->type;
 			r->state = ST_UNPACKED;
 			return 0;
 		}
@@ -1048,31 +1067,33 @@ static int next_unpacked(struct mt_perf_reader *r, struct mt_perf_item *item)
 {
 	const struct mt_perf_evsel *evsel = NULL;
 	unsigned long long off = (unsigned long long)r->unpacked_from;
+	const char *what = mt_perf_record_name(r->unpacked_type);
 	char why[256];
 	int bad, err = 0;
 	const struct perf_event_header *h = mt_perf__unpack_next(r->unpack, &bad);
 
 	if (!h) {
 		r->state = ST_RECORDS;
-		return bad ? fail(r, MT_PERF_EFORMAT, "record at offset %llu (COMPRESSED): the "
-				  "records it holds have a size smaller than a record header: the "
-				  "rest is lost", off) : 0;
+		return bad ? fail(r, MT_PERF_EFORMAT, "record at offset %llu (%s): the records it "
+				  "holds have a size smaller than a record header: the rest is "
+				  "lost", off, what) : 0;
 	}
 	switch (h->type) {
 	case MT_PERF_RECORD_HEADER_ATTR:
 	case MT_PERF_RECORD_EVENT_UPDATE:
 	case MT_PERF_RECORD_HEADER_FEATURE:
 	case MT_PERF_RECORD_COMPRESSED:
-		err = fail(r, MT_PERF_EFORMAT, "record at offset %llu (COMPRESSED): holds a %s "
-			   "record, which only the stream itself may hold", off,
+	case MT_PERF_RECORD_COMPRESSED2:
+		err = fail(r, MT_PERF_EFORMAT, "record at offset %llu (%s): holds a %s record, "
+			   "which only the stream itself may hold", off, what,
 			   mt_perf_record_name(h->type));
 		break;
 	default:
 		why[0] = 0;
 		err = mt_perf__check_record(r, h, &evsel, why, sizeof(why));
 		if (err)
-			err = fail(r, err, "record at offset %llu (COMPRESSED): a %s record in it: %s",
-				   off, mt_perf_record_name(h->type), why);
+			err = fail(r, err, "record at offset %llu (%s): a %s record in it: %s", off,
+				   what, mt_perf_record_name(h->type), why);
 	}
 	item->kind = MT_PERF_ITEM_RECORD;
 	item->data = h;
@@ -1140,9 +1161,10 @@ int mt_perf_reader_next(struct mt_perf_reader *r, struct mt_perf_item *item)
 				size_t rest = mt_perf__unpack_drop_rest(r->unpack);
 				if (rest)
 					return fail(r, MT_PERF_EFORMAT, "record at offset %llu "
-						    "(COMPRESSED): the input ends inside a record "
-						    "it holds (%zu bytes of it)",
-						    (unsigned long long)r->unpacked_from, rest);
+						    "(%s): the input ends inside a record it holds "
+						    "(%zu bytes of it)",
+						    (unsigned long long)r->unpacked_from,
+						    mt_perf_record_name(r->unpacked_type), rest);
 			}
 			if (ret == 0 && r->state != ST_DONE)
 				continue;

@@ -13,15 +13,18 @@
 #include <zstd.h>
 
 #define TYPE_COMPRESSED 81
+#define TYPE_COMPRESSED2 83	/* perf 6.16 on: u64 data_size, data, padding to 8 */
 
 /* The hand-written stream with its kernel records (from the first one
  * below type 64) compressed as perf does: one zstd stream, flushed at each
- * cut, the first cut in the middle of a record.  *nrec gets how many
- * records were compressed, *cut_at the size of the first COMPRESSED
- * record's payload. */
+ * cut, the first cut in the middle of a record, into records of type
+ * (COMPRESSED or COMPRESSED2).  *nrec gets how many records were
+ * compressed, *body_at where the first COMPRESSED record is; only the first
+ * keep_cuts cuts are written. */
 static uint8_t *compress_stream(const struct pt_stream *st, size_t *len, size_t *nrec,
-				size_t *body_at, size_t keep_cuts)
+				size_t *body_at, size_t keep_cuts, uint32_t type)
 {
+	size_t head = type == TYPE_COMPRESSED2 ? 16 : 8;
 	size_t pos = 16, body = 0;
 	*nrec = 0;
 	while (pos + 8 <= st->len) {
@@ -44,12 +47,17 @@ static uint8_t *compress_stream(const struct pt_stream *st, size_t *len, size_t 
 	cr_assert(!ZSTD_isError(ZSTD_initCStream(z, 3)));
 	for (size_t k = 0; k < 3 && k < keep_cuts; k++) {
 		ZSTD_inBuffer in = { st->data + from, cuts[k] - from, 0 };
-		ZSTD_outBuffer zo = { out + o + 8, st->len + 4096, 0 };
+		ZSTD_outBuffer zo = { out + o + head, st->len + 4096, 0 };
 		while (in.pos < in.size)
 			cr_assert(!ZSTD_isError(ZSTD_compressStream(z, &zo, &in)));
 		cr_assert_eq(ZSTD_flushStream(z, &zo), 0);
-		uint32_t type = TYPE_COMPRESSED;
-		uint16_t misc = 0, size = (uint16_t)(8 + zo.pos);
+		uint16_t misc = 0, size = (uint16_t)(head + zo.pos);
+		if (type == TYPE_COMPRESSED2) {
+			uint64_t data_size = zo.pos;
+			memcpy(out + o + 8, &data_size, 8);
+			while (size % 8)
+				out[o + size++] = 0;
+		}
 		memcpy(out + o, &type, 4);
 		memcpy(out + o + 4, &misc, 2);
 		memcpy(out + o + 6, &size, 2);
@@ -99,12 +107,12 @@ static void read_all(const uint8_t *data, size_t len, int unpack, struct got *g)
 	mt_perf_reader_free(r);
 }
 
-Test(perf_unpack, records_come_out_of_the_compressed_ones)
+static void round_trip(uint32_t type)
 {
 	struct pt_stream st;
 	pt_stream_build_ex(&st, 0);
 	size_t len, nrec, body;
-	uint8_t *z = compress_stream(&st, &len, &nrec, &body, 3);
+	uint8_t *z = compress_stream(&st, &len, &nrec, &body, 3, type);
 	struct got *g = malloc(sizeof(*g));
 
 	read_all(z, len, 1, g);
@@ -122,31 +130,54 @@ Test(perf_unpack, records_come_out_of_the_compressed_ones)
 	pt_stream_free(&st);
 }
 
-Test(perf_unpack, damage_and_a_cut_stream_are_named)
+Test(perf_unpack, records_come_out_of_the_compressed_ones) { round_trip(TYPE_COMPRESSED); }
+Test(perf_unpack, records_come_out_of_compressed2_ones) { round_trip(TYPE_COMPRESSED2); }
+
+static void damage(uint32_t type, const char *name)
 {
 	struct pt_stream st;
 	pt_stream_build_ex(&st, 0);
-	size_t len, nrec, body;
+	size_t len, nrec, body, head = type == TYPE_COMPRESSED2 ? 16 : 8;
 	struct got *g = malloc(sizeof(*g));
 
 	/* A byte of the first payload flipped: that record and the later ones
 	 * (the same zstd stream) are errors; the reading goes on to the end. */
-	uint8_t *z = compress_stream(&st, &len, &nrec, &body, 3);
-	z[body + 8 + 3] ^= 0x5a;
+	uint8_t *z = compress_stream(&st, &len, &nrec, &body, 3, type);
+	z[body + head + 3] ^= 0x5a;
 	read_all(z, len, 1, g);
 	cr_assert_eq(g->errors, 3, "%zu errors: %s", g->errors, g->last_error);
-	cr_assert(strstr(g->last_error, "(COMPRESSED)"), "%s", g->last_error);
+	char want[160];
+	snprintf(want, sizeof(want), "(%s): not unpacked", name);
+	cr_assert(strstr(g->last_error, want), "%s", g->last_error);
 	free(z);
 
 	/* The stream ends after the first cut, inside a record. */
-	z = compress_stream(&st, &len, &nrec, &body, 1);
+	z = compress_stream(&st, &len, &nrec, &body, 1, type);
 	read_all(z, len, 1, g);
 	cr_assert_eq(g->errors, 1);
-	char want[128];
-	snprintf(want, sizeof(want), "record at offset %zu (COMPRESSED): the input ends inside a "
-		 "record it holds (13 bytes of it)", body);
+	snprintf(want, sizeof(want), "record at offset %zu (%s): the input ends inside a "
+		 "record it holds (13 bytes of it)", body, name);
 	cr_assert_str_eq(g->last_error, want);
 	free(z);
 	free(g);
+	pt_stream_free(&st);
+}
+
+Test(perf_unpack, damage_and_a_cut_stream_are_named) { damage(TYPE_COMPRESSED, "COMPRESSED"); }
+Test(perf_unpack, damage_and_a_cut_compressed2_stream) { damage(TYPE_COMPRESSED2, "COMPRESSED2"); }
+
+Test(perf_unpack, compressed2_data_size_past_the_record)
+{
+	struct pt_stream st;
+	pt_stream_build_ex(&st, 0);
+	size_t len, nrec, body;
+	uint8_t *z = compress_stream(&st, &len, &nrec, &body, 3, TYPE_COMPRESSED2);
+	uint64_t huge = 1u << 20;
+	memcpy(z + body + 8, &huge, 8);
+	struct got *g = malloc(sizeof(*g));
+	read_all(z, len, 1, g);
+	cr_assert_geq(g->errors, 1);
+	free(g);
+	free(z);
 	pt_stream_free(&st);
 }
