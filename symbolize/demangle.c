@@ -81,6 +81,24 @@ char *mt_unwind_demangle(const char *name)
 		free(d);
 		return NULL;
 	}
+	/* GCC's clones ("f(int) [clone .cold]") keep their mark, after the
+	 * name: "f [clone .cold]". */
+	char *clone = strstr(d, " [clone ");
+	char *mark = clone ? strdup(clone) : NULL;
+	if (clone && !mark) {
+		free(d);
+		return NULL;
+	}
+	if (clone)
+		*clone = '\0';
 	strip_params(d);
+	if (mark) {
+		char *both = malloc(strlen(d) + strlen(mark) + 1);
+		if (both)
+			strcat(strcpy(both, d), mark);
+		free(d);
+		free(mark);
+		d = both;
+	}
 	return d;
 }

@@ -27,6 +27,8 @@ Test(demangle, cxx_rust_and_plain)
 	check_demangle("_ZN6shapes6detail5visitIdEEiT_", "shapes::detail::visit<double>");
 	check_demangle("_ZNK3Foo3barEv", "Foo::bar");
 	check_demangle("_ZN3FooclEv", "Foo::operator()");
+	check_demangle("_Z7throweri.cold", "thrower [clone .cold]");
+	check_demangle("_ZN2ns3fooIiEEvT_.isra.0.cold", "ns::foo<int> [clone .isra.0] [clone .cold]");
 	check_demangle("_ZnwmRKSt9nothrow_t", "operator new");
 	check_demangle("_ZN12_GLOBAL__N_11fEv", "(anonymous namespace)::f");
 	check_demangle("_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write");
