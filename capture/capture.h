@@ -159,6 +159,10 @@ struct mt_capture_run_opts {
 	 * sampler, or trace mode's probed copy), as the kernel names it in
 	 * MMAP records: its mappings are counted (st->watch_maps); NULL: none. */
 	const char *watch;
+	/* When watch is a private copy (trace mode; --no-ring's sampler), the
+	 * file it copies: MMAP records name it instead (the copy is deleted at
+	 * the end; its bytes and build-id are the original's).  NULL: none. */
+	const char *watch_as;
 	/* Set by the SIGINT/SIGTERM handlers: how many arrived, the last one. */
 	const volatile sig_atomic_t *stops, *stop_signal;
 };

@@ -330,7 +330,8 @@ static struct ring *ring_of(struct run *r, struct perf_mmap *map)
  * 8 KiB stack came out with the rest of an earlier one (its stack tail and
  * dyn_size: 15 of 4127 mt:alloc samples of capture_bench 4 2000000 had
  * dyn_size 0).  @return : 0 or the writer's error. */
-static int copy_record(struct run *r, struct ring *rg, union perf_event *ev)
+static int copy_record(struct run *r, struct ring *rg, union perf_event *ev,
+		       const struct perf_event_header *instead)
 {
 	size_t size = ev->header.size;
 	char *p = (char *)ev, *at = p;
@@ -340,6 +341,8 @@ static int copy_record(struct run *r, struct ring *rg, union perf_event *ev)
 		at = rg->data + (rg->off & (r->ring_size - 1));
 		rg->off += size;
 	}
+	if (instead)
+		return mt_perf_writer_record(r->w, instead);
 	if (at != p) {
 		size_t first = (size_t)(rg->data + r->ring_size - at);
 		if (first < size && (p < rg->data || p >= rg->data + r->ring_size))
@@ -364,6 +367,31 @@ static int maps_watched(const char *watch, const union perf_event *ev)
 	const char *end = (const char *)ev + ev->header.size;
 	size_t n = strlen(watch);
 	return end > name && (size_t)(end - name) > n && !memcmp(name, watch, n + 1);
+}
+
+/* ev, an MMAP or MMAP2 record (of the private copy), naming file instead,
+ * into buf (64 KiB): the name's padding to 8 bytes and the sample_id
+ * trailer after it are kept.  @return : the record, or NULL when the new
+ * one would not fit a record. */
+static _Alignas(8) uint8_t renamed[65536];	/* named_as's record (drain's thread) */
+
+static const struct perf_event_header *named_as(const union perf_event *ev, const char *file,
+						uint8_t *buf)
+{
+	const char *old = ev->header.type == PERF_RECORD_MMAP2 ? ev->mmap2.filename
+							       : ev->mmap.filename;
+	size_t head = (size_t)(old - (const char *)ev), size = ev->header.size;
+	size_t tail_at = head + ((strnlen(old, size - head) + 8) & ~(size_t)7);
+	size_t name = (strlen(file) + 8) & ~(size_t)7;
+	if (tail_at > size || head + name + (size - tail_at) > 65535)
+		return NULL;
+	size_t nsize = head + name + (size - tail_at);
+	memcpy(buf, ev, head);
+	memset(buf + head, 0, name);
+	memcpy(buf + head, file, strlen(file));
+	memcpy(buf + head + name, (const char *)ev + tail_at, size - tail_at);
+	((struct perf_event_header *)buf)->size = (uint16_t)nsize;
+	return (const struct perf_event_header *)buf;
 }
 
 /* Write the sample ring's complete records (see drain).  @return : how many. */
@@ -397,15 +425,19 @@ static uint64_t drain(struct run *r)
 		struct ring *rg = ring_of(r, map);
 		union perf_event *ev;
 		while ((ev = perf_mmap__read_event(map)) != NULL) {
-			if (ev->header.type == PERF_RECORD_SAMPLE)
+			const struct perf_event_header *instead = NULL;
+			if (ev->header.type == PERF_RECORD_SAMPLE) {
 				r->st->samples++;
-			else if (ev->header.type == PERF_RECORD_LOST)
+			} else if (ev->header.type == PERF_RECORD_LOST) {
 				r->st->lost += ev->lost.lost;
-			else if (ev->header.type == PERF_RECORD_FORK && r->tracks_new_tasks)
+			} else if (ev->header.type == PERF_RECORD_FORK && r->tracks_new_tasks) {
 				r->st->unfollowed++;
-			else if (r->o->watch && maps_watched(r->o->watch, ev))
+			} else if (r->o->watch && maps_watched(r->o->watch, ev)) {
 				r->st->watch_maps++;
-			if (!r->write_failed && copy_record(r, rg, ev))
+				if (r->o->watch_as)
+					instead = named_as(ev, r->o->watch_as, renamed);
+			}
+			if (!r->write_failed && copy_record(r, rg, ev, instead))
 				r->write_failed = 1;
 			n++;
 			perf_mmap__consume(map);

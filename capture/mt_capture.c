@@ -472,12 +472,16 @@ int main(int argc, char **argv)
 
 	/* The file the command must map for anything to be seen: the sampler
 	 * (sample mode) or the probed copy (trace mode), by its kernel name. */
-	char watch[PATH_MAX];
+	char watch[PATH_MAX], watch_as[PATH_MAX];
 	int watched = have_cmd && mode != MT_CAPTURE_EVENT && realpath(path, watch);
+	/* A private copy is deleted at the end: the stream names the original. */
+	const char *copied = mode == MT_CAPTURE_SAMPLE ? orig : probed;
+	int renamed = watched && tmpdir[0] && copied && realpath(copied, watch_as);
 	struct mt_capture_run_opts ro = {
 		.evs = &evs, .pid = (pid_t)pid, .argv = have_cmd ? cmd : NULL, .env = env,
 		.mmap_pages = (unsigned)pages, .ring = ring, .out_fd = fd, .out_name = out_name,
 		.stops = &stops, .stop_signal = &stop_signal, .watch = watched ? watch : NULL,
+		.watch_as = renamed ? watch_as : NULL,
 	};
 	struct mt_capture_stats st;
 	rc = mt_capture_run(&ro, &st, err);
