@@ -86,7 +86,8 @@ void mt_perf__why(char *why, size_t whylen, const char *fmt, ...);
  * complete record, 8-aligned and valid until the next call, or NULL when
  * fewer bytes than a record are left (*bad: bytes that cannot be cut into
  * records, dropped); drop_rest drops an incomplete record's bytes and
- * returns their count. */
+ * returns their count; break stops the stream (a payload that could not be
+ * fed: what follows would decompress wrongly), saying so at the end of why. */
 struct mt_perf_unpack;
 int mt_perf__unpack_new(struct mt_perf_unpack **out);
 void mt_perf__unpack_free(struct mt_perf_unpack *u);
@@ -94,5 +95,6 @@ int mt_perf__unpack_feed(struct mt_perf_unpack *u, const void *data, size_t len,
 			 size_t whylen);
 const struct perf_event_header *mt_perf__unpack_next(struct mt_perf_unpack *u, int *bad);
 size_t mt_perf__unpack_drop_rest(struct mt_perf_unpack *u);
+void mt_perf__unpack_break(struct mt_perf_unpack *u, char *why, size_t whylen);
 
 #endif

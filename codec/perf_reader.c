@@ -1017,6 +1017,9 @@ static int next_record(struct mt_perf_reader *r, struct mt_perf_item *item)
 			if (len < 8 || get64(data) > len - 8) {
 				mt_perf__why(why, sizeof(why), "data size %llu overruns the record",
 					     len < 8 ? 0ULL : (unsigned long long)get64(data));
+				/* a payload missing from the stream: what follows
+				 * would decompress into wrong records */
+				mt_perf__unpack_break(r->unpack, why, sizeof(why));
 				err = MT_PERF_EFORMAT;
 			} else {
 				len = get64(data);
@@ -1025,6 +1028,9 @@ static int next_record(struct mt_perf_reader *r, struct mt_perf_item *item)
 		}
 		if (!err)
 			err = mt_perf__unpack_feed(r->unpack, data, len, why, sizeof(why));
+		if (err == MT_PERF_ENOMEM)
+			return fatal(r, err, "record at offset %llu (%s): %s", (unsigned long long)off,
+				     mt_perf_record_name(h->type), why);
 		if (err)
 			err = fail(r, err, "record at offset %llu (%s): %s", (unsigned long long)off,
 				   mt_perf_record_name(h->type), why);
@@ -1058,6 +1064,7 @@ static int next_record(struct mt_perf_reader *r, struct mt_perf_item *item)
 	item->offset = off;
 	item->header = h;
 	item->evsel = evsel;
+	item->unpacked = 0;
 	return err ? err : 1;
 }
 
@@ -1146,7 +1153,6 @@ int mt_perf_reader_next(struct mt_perf_reader *r, struct mt_perf_item *item)
 			item->header = NULL;
 			item->evsel = NULL;
 			item->unpacked = 0;
-	item->unpacked = 0;
 			r->blob_left += item->size;
 			return 1;
 		case ST_BLOB:

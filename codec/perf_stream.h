@@ -99,9 +99,12 @@ int mt_perf_reader_new_chunked(struct mt_perf_reader **out, mt_perf_chunk_fn chu
 /* Accepts NULL. */
 void mt_perf_reader_free(struct mt_perf_reader *r);
 
-/* From now on, a COMPRESSED record (perf record -z) is not returned: the
- * records it holds are, in order, each checked as any record is, with
- * item->unpacked set.  Items then no longer concatenate to the input.
+/* From now on, a COMPRESSED or COMPRESSED2 record (perf record -z) is not
+ * returned: the records it holds are, in order, each checked as any record
+ * is, with item->unpacked set.  Items then no longer concatenate to the
+ * input.  An error about the COMPRESSED record itself (its payload does not
+ * decompress; the input ends inside a record it holds) fills no item: there
+ * is no record to pass on.
  * @return : 0, or MT_PERF_ENOMEM. */
 int mt_perf_reader_unpack(struct mt_perf_reader *r);
 

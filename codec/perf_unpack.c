@@ -8,6 +8,7 @@
  * of an incomplete record wait for the next payload. */
 #include "codec/perf_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
@@ -21,6 +22,9 @@ struct mt_perf_unpack {
 	uint8_t *buf;		/* 8-aligned (malloc) */
 	size_t lo, hi, cap;	/* unread bytes are buf[lo..hi) */
 	int broken;		/* the stream failed: nothing more comes out */
+	/* A record that starts off 8-byte alignment (a record size no kernel
+	 * writes) is copied here, not the whole buffer moved for it. */
+	_Alignas(8) uint8_t one[65536];
 };
 
 int mt_perf__unpack_new(struct mt_perf_unpack **out)
@@ -58,6 +62,8 @@ static int room(struct mt_perf_unpack *u, size_t need)
 	size_t cap = u->cap ? u->cap : 65536;
 	while (cap - u->hi < need)
 		cap *= 2;
+	if (cap > UNPACK_MAX + ((size_t)1 << 20))
+		return MT_PERF_EFORMAT;	/* see UNPACK_MAX */
 	uint8_t *b = realloc(u->buf, cap);
 	if (!b)
 		return MT_PERF_ENOMEM;
@@ -75,30 +81,44 @@ int mt_perf__unpack_feed(struct mt_perf_unpack *u, const void *data, size_t len,
 	}
 	ZSTD_inBuffer in = { data, len, 0 };
 	size_t start = u->hi - u->lo;
+	int rc;
 	for (;;) {
-		if (room(u, 65536) != 0) {
-			mt_perf__why(why, whylen, "out of memory");
-			return MT_PERF_ENOMEM;
+		if ((rc = room(u, 65536)) != 0) {
+			if (rc == MT_PERF_ENOMEM)
+				mt_perf__why(why, whylen, "out of memory");
+			else
+				mt_perf__why(why, whylen, "unpacks to more than %zu MiB",
+					     UNPACK_MAX >> 20);
+			break;
 		}
 		ZSTD_outBuffer out = { u->buf, u->cap, u->hi };
-		size_t rc = ZSTD_decompressStream(u->zd, &out, &in);
+		size_t zr = ZSTD_decompressStream(u->zd, &out, &in);
 		u->hi = out.pos;
-		if (ZSTD_isError(rc)) {
-			mt_perf__why(why, whylen, "zstd: %s (this and every later COMPRESSED record "
-				"is lost)", ZSTD_getErrorName(rc));
+		if (ZSTD_isError(zr)) {
+			mt_perf__why(why, whylen, "zstd: %s", ZSTD_getErrorName(zr));
+			rc = MT_PERF_EFORMAT;
 			break;
 		}
 		if (u->hi - u->lo - start > UNPACK_MAX) {
 			mt_perf__why(why, whylen, "unpacks to more than %zu MiB", UNPACK_MAX >> 20);
+			rc = MT_PERF_EFORMAT;
 			break;
 		}
 		/* all read, and zstd had room left: nothing is held back */
 		if (in.pos == in.size && out.pos < out.size)
 			return 0;
 	}
+	mt_perf__unpack_break(u, why, whylen);
+	return rc;
+}
+
+void mt_perf__unpack_break(struct mt_perf_unpack *u, char *why, size_t whylen)
+{
+	size_t n = strlen(why);
+	if (!u->broken && n < whylen)
+		snprintf(why + n, whylen - n, " (this and every later COMPRESSED record is lost)");
 	u->broken = 1;
 	u->lo = u->hi = 0;
-	return MT_PERF_EFORMAT;
 }
 
 const struct perf_event_header *mt_perf__unpack_next(struct mt_perf_unpack *u, int *bad)
@@ -117,14 +137,13 @@ const struct perf_event_header *mt_perf__unpack_next(struct mt_perf_unpack *u, i
 	}
 	if (left < h.size)
 		return NULL;
+	const uint8_t *r = u->buf + u->lo;
 	if ((u->lo & 7) != 0) {	/* records hold u64s: 8-aligned for callers */
-		memmove(u->buf, u->buf + u->lo, left);
-		u->hi = left;
-		u->lo = 0;
+		memcpy(u->one, r, h.size);
+		r = u->one;
 	}
-	const struct perf_event_header *r = (const struct perf_event_header *)(u->buf + u->lo);
 	u->lo += h.size;
-	return r;
+	return (const struct perf_event_header *)r;
 }
 
 size_t mt_perf__unpack_drop_rest(struct mt_perf_unpack *u)

@@ -65,12 +65,19 @@ static uint8_t *compress_stream(const struct pt_stream *st, size_t *len, size_t 
 		from = cuts[k];
 	}
 	ZSTD_freeCStream(z);
-	*len = o;
+	/* and a record as it is after them: a FINISHED_ROUND */
+	uint32_t round = 68;
+	uint16_t misc = 0, size = 8;
+	memcpy(out + o, &round, 4);
+	memcpy(out + o + 4, &misc, 2);
+	memcpy(out + o + 6, &size, 2);
+	*len = o + 8;
 	return out;
 }
 
 struct got {
 	size_t records, unpacked, errors;
+	int last_unpacked;	/* the last record's flag */
 	uint8_t bytes[65536];	/* the unpacked records, concatenated */
 	size_t nbytes;
 	char last_error[512];
@@ -96,11 +103,12 @@ static void read_all(const uint8_t *data, size_t len, int unpack, struct got *g)
 		if (it.kind != MT_PERF_ITEM_RECORD)
 			continue;
 		g->records++;
+		g->last_unpacked = it.unpacked;
 		if (it.unpacked) {
 			g->unpacked++;
 			cr_assert_eq((uintptr_t)it.data % 8, 0, "unpacked records are 8-aligned");
-			cr_assert_leq(g->nbytes + it.size, sizeof(g->bytes));
-			memcpy(g->bytes + g->nbytes, it.data, it.size);
+			if (g->nbytes + it.size <= sizeof(g->bytes))
+				memcpy(g->bytes + g->nbytes, it.data, it.size);
 			g->nbytes += it.size;
 		}
 	}
@@ -120,6 +128,7 @@ static void round_trip(uint32_t type)
 	cr_assert_eq(g->unpacked, nrec);
 	cr_assert_eq(g->nbytes, st.len - body);
 	cr_assert(memcmp(g->bytes, st.data + body, g->nbytes) == 0, "the records, byte for byte");
+	cr_assert_eq(g->last_unpacked, 0, "the record after them is not an unpacked one");
 
 	/* Not asked: the COMPRESSED records come as they are. */
 	read_all(z, len, 0, g);
@@ -168,16 +177,69 @@ Test(perf_unpack, damage_and_a_cut_compressed2_stream) { damage(TYPE_COMPRESSED2
 
 Test(perf_unpack, compressed2_data_size_past_the_record)
 {
+	/* One byte too many: an error naming it, and the stream stops there
+	 * (the later payloads would decompress into wrong records). */
 	struct pt_stream st;
 	pt_stream_build_ex(&st, 0);
 	size_t len, nrec, body;
 	uint8_t *z = compress_stream(&st, &len, &nrec, &body, 3, TYPE_COMPRESSED2);
-	uint64_t huge = 1u << 20;
-	memcpy(z + body + 8, &huge, 8);
+	uint16_t size;
+	memcpy(&size, z + body + 6, 2);
+	uint64_t data_size = size - 16 + 1;
+	memcpy(z + body + 8, &data_size, 8);
 	struct got *g = malloc(sizeof(*g));
 	read_all(z, len, 1, g);
-	cr_assert_geq(g->errors, 1);
+	cr_assert_eq(g->errors, 3, "%zu errors: %s", g->errors, g->last_error);
+	cr_assert_eq(g->unpacked, 0);
+	cr_assert(strstr(g->last_error, "(COMPRESSED2): not unpacked: an earlier COMPRESSED record "
+			 "could not be"), "%s", g->last_error);
+	free(z);
+	/* the first error, alone */
+	z = compress_stream(&st, &len, &nrec, &body, 1, TYPE_COMPRESSED2);
+	memcpy(z + body + 8, &data_size, 8);
+	read_all(z, len, 1, g);
+	char want[200];
+	snprintf(want, sizeof(want), "record at offset %zu (COMPRESSED2): data size %llu overruns "
+		 "the record (this and every later COMPRESSED record is lost)", body,
+		 (unsigned long long)data_size);
+	cr_assert_str_eq(g->last_error, want);
 	free(g);
 	free(z);
 	pt_stream_free(&st);
+}
+
+/* Records of 12 bytes (no kernel writes such sizes): every other one starts
+ * off 8-byte alignment.  8 MiB of them come out in linear time, in 0.05 s
+ * (the whole buffer was once moved for each: 9 s for 4 MiB). */
+Test(perf_unpack, misaligned_records_in_linear_time, .timeout = 5)
+{
+	size_t n = (8u << 20) / 12, raw_len = n * 12;
+	uint8_t *raw = malloc(raw_len);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t type = PT_UNKNOWN_TYPE;
+		uint16_t misc = 0, size = 12;
+		memcpy(raw + 12 * i, &type, 4);
+		memcpy(raw + 12 * i + 4, &misc, 2);
+		memcpy(raw + 12 * i + 6, &size, 2);
+		memset(raw + 12 * i + 8, 0, 4);
+	}
+	size_t cap = ZSTD_compressBound(raw_len);
+	uint8_t *in = malloc(16 + 8 + cap);
+	uint64_t magic = 0x32454c4946524550ULL, hsize = 16;	/* a pipe header */
+	memcpy(in, &magic, 8);
+	memcpy(in + 8, &hsize, 8);
+	size_t c = ZSTD_compress(in + 24, cap, raw, raw_len, 3);
+	cr_assert(!ZSTD_isError(c) && c + 8 < 65536);
+	uint32_t type = TYPE_COMPRESSED;
+	uint16_t misc = 0, size = (uint16_t)(8 + c);
+	memcpy(in + 16, &type, 4);
+	memcpy(in + 20, &misc, 2);
+	memcpy(in + 22, &size, 2);
+	struct got *g = malloc(sizeof(*g));
+	read_all(in, 24 + c, 1, g);
+	cr_assert_eq(g->errors, 0, "%s", g->last_error);
+	cr_assert_eq(g->unpacked, n);
+	free(g);
+	free(in);
+	free(raw);
 }
