@@ -36,6 +36,16 @@
 
 static const char *prog = "mt-unwind";
 
+/* At the end, the memory goes back to the system with the process: freeing
+ * it first (every module's libdw sessions, the caches) took 2 ms of a 45 ms
+ * run on a 200-process build, after the output was complete.  Builds with
+ * AddressSanitizer free it all, so that its leak check still sees leaks. */
+#ifdef __SANITIZE_ADDRESS__
+#define FREE_AT_EXIT 1
+#else
+#define FREE_AT_EXIT 0
+#endif
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -2127,6 +2137,8 @@ out:
 		writer_end(&s);
 	if (out_fd > 1)
 		close(out_fd);
+	if (!FREE_AT_EXIT)
+		return status;
 	mt_unwind_order_free(s.order);
 	mt_perf_reader_free(s.reader);
 	mtz_reader_free(s.mtz);
