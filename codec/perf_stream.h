@@ -102,9 +102,10 @@ void mt_perf_reader_free(struct mt_perf_reader *r);
 /* From now on, a COMPRESSED or COMPRESSED2 record (perf record -z) is not
  * returned: the records it holds are, in order, each checked as any record
  * is, with item->unpacked set.  Items then no longer concatenate to the
- * input.  An error about the COMPRESSED record itself (its payload does not
- * decompress; the input ends inside a record it holds) fills no item: there
- * is no record to pass on.
+ * input.  An error about a COMPRESSED record's payload (it does not
+ * decompress) comes with that record as the item; one about what it holds
+ * as a whole (bytes that cannot be cut into records, the input ending
+ * inside one of them) fills no item: there is no record to pass on.
  * @return : 0, or MT_PERF_ENOMEM. */
 int mt_perf_reader_unpack(struct mt_perf_reader *r);
 
