@@ -248,6 +248,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mt-fold: warning: %llu process images never ran the sampler (static"
 			" programs, or LD_PRELOAD cleared): their allocations are in no figure\n",
 			(unsigned long long)cnt->unsampled_images);
+	if (mt_fold_dumps_too_small(cnt))
+		fprintf(stderr, "mt-fold: warning: %llu of %llu stacks end where their stack dump "
+			"ends: their outer callers are missing; capture with a larger dump "
+			"(mt-capture --stack-size 65528, perf record --call-graph dwarf,65528)\n",
+			(unsigned long long)cnt->end_of_dump, (unsigned long long)cnt->stacks);
 	if (bad.total) {
 		uint64_t skipped = cnt->bad_lines + (base ? mt_fold_profile_counts(base)->bad_lines : 0);
 		fprintf(stderr, "mt-fold: %llu bad lines skipped, not folded%s\n",

@@ -271,8 +271,12 @@ static void note_stack(struct mt_fold_counts *c, const struct mt_fold_event *ev)
 {
 	if (ev->frames.len == 0)
 		c->no_stack++;
+	if (!mt_fold_str_is(ev->end, "none"))
+		c->stacks++;
 	if (!mt_fold_str_is(ev->end, "complete") && !mt_fold_str_is(ev->end, "none"))
 		c->truncated++;
+	if (mt_fold_str_is(ev->end, "end-of-dump"))
+		c->end_of_dump++;
 }
 
 static void minmax(uint64_t v, uint64_t *lo, uint64_t *hi)

@@ -82,6 +82,8 @@ struct mt_fold_counts {
 	uint64_t silent_images;	/* `lost` reason=no-totals: images without totals */
 	uint64_t unsampled_images;	/* `lost` reason=no-sampler: images without the sampler */
 	uint64_t truncated;	/* stacks ending other than complete/none */
+	uint64_t end_of_dump;	/* of them end=end-of-dump: the dump was too small */
+	uint64_t stacks;	/* events with a stack walked (end other than none) */
 	uint64_t no_stack;	/* alloc/sample events with no frames */
 	uint64_t sample_allocs, trace_allocs;	/* by mode (rate= or every=) */
 	uint64_t full_allocs;	/* of them rate=1 or every=1: recorded exactly */
@@ -91,6 +93,13 @@ struct mt_fold_counts {
 	uint64_t no_ptr_allocs;	/* left out of inuse */
 	uint64_t freq_samples;	/* event samples from a frequency (-F) */
 };
+
+/* Do enough stacks end at the end of their dump (5% or more) that the
+ * capture should have copied more of the stack? */
+static inline int mt_fold_dumps_too_small(const struct mt_fold_counts *c)
+{
+	return c->end_of_dump && c->end_of_dump * 20 >= c->stacks;
+}
 
 struct mt_fold_profile;
 

@@ -160,6 +160,12 @@ static void print_input(FILE *f, const struct mt_fold_snapshot *s)
 	if (c->truncated || c->no_stack)
 		fprintf(f, "stacks: %llu truncated, %llu without frames\n",
 			(unsigned long long)c->truncated, (unsigned long long)c->no_stack);
+	if (mt_fold_dumps_too_small(c))
+		fprintf(f, "warning: %llu of %llu stacks (%.1f%%) end where their stack dump ends "
+			"(end=end-of-dump): their outer callers are missing, and outer frames' totals "
+			"leave them out; capture with a larger dump (mt-capture --stack-size 65528, "
+			"perf record --call-graph dwarf,65528)\n", (unsigned long long)c->end_of_dump,
+			(unsigned long long)c->stacks, 100.0 * (double)c->end_of_dump / (double)c->stacks);
 	if (c->kind[MT_FOLD_FREE] || c->no_ptr_allocs)
 		fprintf(f, "frees: %llu unmatched, %llu implicit (pointer reused), "
 			"%llu allocations without a pointer left out of inuse\n",
@@ -435,7 +441,8 @@ int mt_fold_render_json(FILE *f, const struct mt_fold_snapshot *s)
 	fprintf(f, " \"input\": {\"lines\": %llu, \"events\": %llu, \"alloc\": %llu, "
 		"\"free\": %llu, \"totals\": %llu, \"sample\": %llu, \"lost\": %llu,\n"
 		"  \"lost_events\": %llu, \"bad_lines\": %llu, \"truncated_stacks\": %llu, "
-		"\"no_stack\": %llu,\n  \"unmatched_frees\": %llu, \"implicit_frees\": %llu, "
+		"\"end_of_dump_stacks\": %llu, \"no_stack\": %llu,\n"
+		"  \"unmatched_frees\": %llu, \"implicit_frees\": %llu, "
 		"\"allocs_without_ptr\": %llu, \"images_without_totals\": %llu,\n"
 		"  \"images_without_sampler\": %llu},\n",
 		(unsigned long long)c->lines, (unsigned long long)c->events,
@@ -443,7 +450,7 @@ int mt_fold_render_json(FILE *f, const struct mt_fold_snapshot *s)
 		(unsigned long long)c->kind[MT_FOLD_TOTALS], (unsigned long long)c->kind[MT_FOLD_SAMPLE],
 		(unsigned long long)c->kind[MT_FOLD_LOST], (unsigned long long)c->lost_events,
 		(unsigned long long)c->bad_lines, (unsigned long long)c->truncated,
-		(unsigned long long)c->no_stack, (unsigned long long)c->unmatched_frees,
+		(unsigned long long)c->end_of_dump, (unsigned long long)c->no_stack, (unsigned long long)c->unmatched_frees,
 		(unsigned long long)c->implicit_frees, (unsigned long long)c->no_ptr_allocs,
 		(unsigned long long)c->silent_images, (unsigned long long)c->unsampled_images);
 	fputs(" \"total\": ", f);

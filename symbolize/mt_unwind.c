@@ -1783,9 +1783,19 @@ static void summary(struct state *s, double secs)
 		" CFI, %" PRIu64 " frame pointer, %" PRIu64 " CFI rows not compiled\n", prog,
 		s->counts.frames, s->counts.inl, s->st.steps_cfi, s->st.steps_fp, s->st.rules_failed);
 	fprintf(stderr, "%s: stack ends:", prog);
-	for (int e = 0; e < MT_UNWIND_END_COUNT; e++)
+	uint64_t walked = 0;
+	for (int e = 0; e < MT_UNWIND_END_COUNT; e++) {
 		fprintf(stderr, " %s %" PRIu64, mt_unwind_end_str(e), s->ends[e]);
+		walked += e == MT_UNWIND_END_NONE ? 0 : s->ends[e];
+	}
 	fprintf(stderr, "\n");
+	/* Deep stacks (an LLVM-based compiler) need more than the 8 KiB
+	 * that perf and mt-capture copy by default. */
+	if (s->ends[MT_UNWIND_END_DUMP] && s->ends[MT_UNWIND_END_DUMP] * 20 >= walked)
+		fprintf(stderr, "%s: %" PRIu64 " of %" PRIu64 " stacks end where their stack dump "
+			"ends: their outer callers are missing; record with a larger dump "
+			"(mt-capture --stack-size 65528, perf record --call-graph dwarf,65528)\n",
+			prog, s->ends[MT_UNWIND_END_DUMP], walked);
 	uint64_t probes = s->st.memo_hits + s->st.memo_misses;
 	uint64_t look = ms.hits + ms.misses;
 	fprintf(stderr, "%s: %u modules, %u build-id mismatches; cache hit rate: pc memo %.2f%% of %"

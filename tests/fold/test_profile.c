@@ -431,6 +431,40 @@ Test(profile, image_without_the_sampler_is_reported_not_lost)
 	mt_fold_profile_free(p);
 }
 
+/* Stacks cut by a small stack dump: the report says so, and what to do,
+ * from 5% of the stacks walked on (1 in 20 here; 1 in 21 stays quiet). */
+static void dump_ends(unsigned cut, unsigned all, int warned)
+{
+	char text[65536];
+	size_t n = 0;
+	for (unsigned i = 0; i < all; i++)
+		n += (size_t)sprintf(text + n, "alloc\t1/1\t%u\tt\tsize=32 ptr=0x%x points=1 rate=" R
+				     "\tmain;a end=%s\n", i + 1, 16 * (i + 1),
+				     i < cut ? "end-of-dump" : "complete");
+	sprintf(text + n, "free\t1/1\t999\tt\tptr=0x10\t end=none\n");
+	struct mt_fold_profile *p = profile_of(text, 0);
+	const struct mt_fold_counts *c = mt_fold_profile_counts(p);
+	cr_assert_eq(c->end_of_dump, cut);
+	cr_assert_eq(c->stacks, all, "the free has no stack walked");
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	char *table = render(mt_fold_render_table, s), *json = render(mt_fold_render_json, s);
+	char want[128];
+	snprintf(want, sizeof(want), "warning: %u of %u stacks (%.1f%%) end where their stack dump "
+		 "ends", cut, all, 100.0 * cut / all);
+	cr_assert_eq(strstr(table, want) != NULL, warned, "%s", table);
+	cr_assert_eq(strstr(table, "--stack-size 65528") != NULL, warned, "%s", table);
+	snprintf(want, sizeof(want), "\"end_of_dump_stacks\": %u", cut);
+	cr_assert(strstr(json, want), "%s", json);
+	free(table);
+	free(json);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+}
+
+Test(profile, small_stack_dumps_are_reported) { dump_ends(1, 20, 1); }
+Test(profile, few_cut_stacks_stay_quiet) { dump_ends(1, 21, 0); }
+Test(profile, no_cut_stack_no_warning) { dump_ends(0, 5, 0); }
+
 /* Merging: folding files one after another equals folding their
  * concatenation, for any split of a seeded random event stream. */
 Test(profile, merge_equals_concatenation)
