@@ -19,7 +19,7 @@ UNWIND_SRCS := \
 	symbolize/symtab.c \
 	symbolize/unwind.c
 UNWIND_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(UNWIND_SRCS))
-UNWIND_LDLIBS := -ldw -lelf -liberty -lstdc++ -lpthread
+UNWIND_LDLIBS := -ldw -lelf -liberty -lzstd -lstdc++ -lpthread
 
 $(B)/libmtunwind.a: $(UNWIND_OBJS)
 LIBS += $(B)/libmtunwind.a
@@ -61,7 +61,11 @@ build/fixtures/unwind_inline-noaranges: build/fixtures/unwind_inline
 build/fixtures/unwind_inline-split: tests/fixtures/unwind_inline.c | deps-ok
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 $(FIXTURE_FLAGS) -fomit-frame-pointer -gsplit-dwarf -o $@ $< -ldl
-FIXTURES += build/fixtures/unwind_inline-noaranges build/fixtures/unwind_inline-split
+# and compressed with zstd, which libelf reads only from elfutils 0.189 on.
+build/fixtures/unwind_inline-zstd: build/fixtures/unwind_inline
+	objcopy --compress-debug-sections=zstd $< $@
+FIXTURES += build/fixtures/unwind_inline-noaranges build/fixtures/unwind_inline-split \
+	build/fixtures/unwind_inline-zstd
 
 E2E_TESTS += tests/e2e/unwind-paths.sh
 E2E_TESTS += tests/e2e/unwind-agree.sh
@@ -80,6 +84,7 @@ UNWIND_TEST_FIXTURES := \
 	build/fixtures/unwind_inline-fp \
 	build/fixtures/unwind_inline-noaranges \
 	build/fixtures/unwind_inline-split \
+	build/fixtures/unwind_inline-zstd \
 	build/fixtures/unwind_cxx \
 	build/fixtures/unwind_cxx-fp
 

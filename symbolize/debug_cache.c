@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -133,22 +134,68 @@ static int copy_fd(int from, int to)
 	}
 }
 
+#ifndef ELFCOMPRESS_ZSTD
+#define ELFCOMPRESS_ZSTD 2
+#endif
+
+/* A zstd-compressed section (binutils 2.40 and gcc 13 write them), which
+ * libelf reads only from elfutils 0.189 on: its data replaced by the
+ * inflated bytes, kept in *keep until the file is written.
+ * @return : 0, or -1. */
+static int inflate_zstd(Elf_Scn *scn, GElf_Shdr *sh, void **keep)
+{
+	GElf_Chdr ch;
+	Elf_Data *d = elf_getdata(scn, NULL);
+	if (!gelf_getchdr(scn, &ch) || ch.ch_type != ELFCOMPRESS_ZSTD || !d || !d->d_buf ||
+	    d->d_size < sizeof(Elf64_Chdr) || ch.ch_size > ((uint64_t)1 << 32))
+		return -1;
+	void *buf = malloc(ch.ch_size ? ch.ch_size : 1);
+	if (!buf)
+		return -1;
+	size_t n = ZSTD_decompress(buf, ch.ch_size, (const char *)d->d_buf + sizeof(Elf64_Chdr),
+				   d->d_size - sizeof(Elf64_Chdr));
+	if (ZSTD_isError(n) || n != ch.ch_size) {
+		free(buf);
+		return -1;
+	}
+	*keep = buf;
+	d->d_buf = buf;
+	d->d_size = ch.ch_size;
+	d->d_type = ELF_T_BYTE;
+	d->d_align = ch.ch_addralign ? ch.ch_addralign : 1;
+	sh->sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
+	sh->sh_size = ch.ch_size;
+	sh->sh_addralign = d->d_align;
+	if (!gelf_update_shdr(scn, sh) || !elf_flagdata(d, ELF_C_SET, ELF_F_DIRTY) ||
+	    !elf_flagshdr(scn, ELF_C_SET, ELF_F_DIRTY))
+		return -1;
+	return 0;
+}
+
 /* Inflate every compressed section of the copy open on @fd, in place.
  * libelf lays the file out again and truncates it to its new size. */
 static int inflate_fd(int fd)
 {
 	Elf *e = elf_begin(fd, ELF_C_RDWR, NULL);
-	int rc = e ? 0 : -1;
+	size_t nscn = 0;
+	int rc = e && elf_getshdrnum(e, &nscn) == 0 ? 0 : -1;
+	void **keep = rc == 0 ? calloc(nscn ? nscn : 1, sizeof(*keep)) : NULL;
+	if (!keep)
+		rc = -1;
 	for (Elf_Scn *scn = NULL; rc == 0 && (scn = elf_nextscn(e, scn));) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh))
 			rc = -1;
-		else if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		else if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0 &&
+			 (elf_ndxscn(scn) >= nscn || inflate_zstd(scn, &sh, &keep[elf_ndxscn(scn)])))
 			rc = -1;
 	}
 	if (rc == 0 && elf_update(e, ELF_C_WRITE) < 0)
 		rc = -1;
 	elf_end(e);
+	for (size_t i = 0; keep && i < nscn; i++)
+		free(keep[i]);
+	free(keep);
 	return rc;
 }
 

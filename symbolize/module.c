@@ -155,6 +155,13 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 		int c = mt_unwind_debug_cache_lookup(ms->debug_cache, id, (size_t)n, &path,
 						     &ms->cache_stats);
 		int fd = c < 0 ? open_by_build_id(ms, id, n) : -1;
+		/* No debug file: libdwfl asks when the file's own DWARF could
+		 * not be read, as libelf before elfutils 0.189 cannot read
+		 * zstd-compressed sections.  An inflated copy of the file
+		 * itself then serves (the cache makes one only when it has
+		 * compressed sections). */
+		if (c < 0 && fd < 0 && file_name)
+			fd = open(file_name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd >= 0) {
 			c = mt_unwind_debug_cache_add(ms->debug_cache, fd, id, (size_t)n, &path,
 						      &ms->cache_stats);

@@ -147,6 +147,43 @@ Test(sym, inline_chain_without_aranges_and_split)
 	}
 }
 
+Test(sym, inline_chain_from_zstd_compressed_dwarf)
+{
+	/* DWARF sections compressed with zstd: libelf 0.188 cannot read them,
+	 * and the debug cache's inflated copy of the file stands in. */
+	struct mt_unwind_symopts lines = { .srcline = 1 };
+	struct mt_unwind_module *m = mt_unwind_modules_get(ms, ut_fixture("unwind_inline"), NULL, 0);
+	const struct mt_unwind_sym *want = mt_unwind_sym_get(m, call_site(m, "outer", "unwind_mark"),
+							     &lines);
+	char dir[] = "/tmp/mt-zstd-test-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	struct mt_unwind_modules *zms;
+	cr_assert_eq(mt_unwind_modules_new(&zms, NULL), 0);
+	mt_unwind_modules_set_debug_cache(zms, dir);
+	struct mt_unwind_module *z = mt_unwind_modules_get(zms, ut_fixture("unwind_inline-zstd"),
+							   NULL, 0);
+	cr_assert_eq(z->state, MT_UNWIND_MOD_OK);
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(z->mod, &bias);
+	size_t shstrndx;
+	int zstd_sections = 0;
+	cr_assert_eq(elf_getshdrstrndx(elf, &shstrndx), 0);
+	for (Elf_Scn *s = NULL; (s = elf_nextscn(elf, s));) {
+		GElf_Chdr ch;
+		GElf_Shdr sh;
+		zstd_sections += gelf_getshdr(s, &sh) && (sh.sh_flags & SHF_COMPRESSED) &&
+				 gelf_getchdr(s, &ch) && ch.ch_type == 2;
+	}
+	cr_assert_gt(zstd_sections, 0, "the fixture has zstd-compressed sections");
+	const char *got = mt_unwind_sym_get(z, call_site(z, "outer", "unwind_mark"), &lines)->text;
+	cr_assert_str_eq(got, want->text);
+	cr_assert_eq(mt_unwind_modules_debug_cache_stats(zms).written, 1);
+	mt_unwind_modules_free(zms);
+	char cmd[64];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
 Test(sym, no_inline_and_addrs)
 {
 	struct mt_unwind_module *m = mt_unwind_modules_get(ms, ut_fixture("unwind_inline"), NULL, 0);
