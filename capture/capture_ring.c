@@ -156,8 +156,9 @@ static int write_sample(struct mt_capture_ring *r, struct mt_perf_writer *w,
 		size = a->sample_stack_user < fits ? a->sample_stack_user : fits;
 		dyn = rec->dyn_size < size ? rec->dyn_size : size;
 		/* Unlike the kernel's, the dump holds only the bytes copied (a
-		 * word at least): a copy cut where the stack ends, or far short
-		 * of --stack-size 65528, writes no padding of zeros. */
+		 * word at least): the kernel keeps the requested size and leaves
+		 * whatever its ring held after dyn_size; a copy cut where the
+		 * stack ends, or far short of --stack-size 65528, writes none. */
 		if (((dyn + 7) & ~(uint64_t)7) < size)
 			size = dyn ? (dyn + 7) & ~(uint64_t)7 : 8;
 		put(&p, size);

@@ -304,7 +304,12 @@ int main(int argc, char **argv)
 		case 'o': output = optarg; break;
 		case 'm': mode_s = optarg; break;
 		case 'l': lib = optarg; break;
-		case 'e': event = optarg; break;
+		case 'e':
+			if (event)	/* one event per capture: not the last one silently */
+				return fail(EXIT_USAGE, "-e given twice ('%s', '%s'): one event per capture",
+					    event, optarg);
+			event = optarg;
+			break;
 		case 'p': num = &pid; break;
 		case 'r': num = &rate; break;
 		case 's': num = &seed; seeded = 1; break;

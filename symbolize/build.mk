@@ -64,8 +64,14 @@ build/fixtures/unwind_inline-split: tests/fixtures/unwind_inline.c | deps-ok
 # and compressed with zstd, which libelf reads only from elfutils 0.189 on.
 build/fixtures/unwind_inline-zstd: build/fixtures/unwind_inline
 	objcopy --compress-debug-sections=zstd $< $@
+# and with a section of 100 MiB of zeros that zstd packs into 3 KiB.
+build/fixtures/unwind_inline-bomb: build/fixtures/unwind_inline
+	head -c 104857600 /dev/zero >$@.bin
+	objcopy --add-section .debug_bomb=$@.bin $< $@.tmp
+	objcopy --compress-debug-sections=zstd $@.tmp $@
+	rm -f $@.bin $@.tmp
 FIXTURES += build/fixtures/unwind_inline-noaranges build/fixtures/unwind_inline-split \
-	build/fixtures/unwind_inline-zstd
+	build/fixtures/unwind_inline-zstd build/fixtures/unwind_inline-bomb
 
 E2E_TESTS += tests/e2e/unwind-paths.sh
 E2E_TESTS += tests/e2e/unwind-agree.sh
@@ -85,6 +91,7 @@ UNWIND_TEST_FIXTURES := \
 	build/fixtures/unwind_inline-noaranges \
 	build/fixtures/unwind_inline-split \
 	build/fixtures/unwind_inline-zstd \
+	build/fixtures/unwind_inline-bomb \
 	build/fixtures/unwind_cxx \
 	build/fixtures/unwind_cxx-fp
 

@@ -138,22 +138,32 @@ static int copy_fd(int from, int to)
 #define ELFCOMPRESS_ZSTD 2
 #endif
 
+/* Is the compression header of a section of @packed bytes one to inflate?
+ * The file may be hostile (a profiled program's own, since module.c asks
+ * for copies of those): the alignment is written out as zeros, and the
+ * size is memory and disk.  DWARF compresses 3 to 10 times. */
+static int chdr_sound(const GElf_Chdr *ch, uint64_t packed)
+{
+	return ch->ch_addralign <= 4096 && !(ch->ch_addralign & (ch->ch_addralign - 1)) &&
+	       ch->ch_size <= ((uint64_t)1 << 32) && ch->ch_size / 64 <= packed + (1 << 14);
+}
+
 /* A zstd-compressed section (binutils 2.40 and gcc 13 write them), which
  * libelf reads only from elfutils 0.189 on: its data replaced by the
  * inflated bytes, kept in *keep until the file is written.
  * @return : 0, or -1. */
-static int inflate_zstd(Elf_Scn *scn, GElf_Shdr *sh, void **keep)
+static int inflate_zstd(Elf *e, Elf_Scn *scn, GElf_Shdr *sh, void **keep)
 {
 	GElf_Chdr ch;
 	Elf_Data *d = elf_getdata(scn, NULL);
+	size_t head = gelf_fsize(e, ELF_T_CHDR, 1, EV_CURRENT);	/* 24, or 12 in ELF32 */
 	if (!gelf_getchdr(scn, &ch) || ch.ch_type != ELFCOMPRESS_ZSTD || !d || !d->d_buf ||
-	    d->d_size < sizeof(Elf64_Chdr) || ch.ch_size > ((uint64_t)1 << 32))
+	    !head || d->d_size < head || !chdr_sound(&ch, d->d_size))
 		return -1;
 	void *buf = malloc(ch.ch_size ? ch.ch_size : 1);
 	if (!buf)
 		return -1;
-	size_t n = ZSTD_decompress(buf, ch.ch_size, (const char *)d->d_buf + sizeof(Elf64_Chdr),
-				   d->d_size - sizeof(Elf64_Chdr));
+	size_t n = ZSTD_decompress(buf, ch.ch_size, (const char *)d->d_buf + head, d->d_size - head);
 	if (ZSTD_isError(n) || n != ch.ch_size) {
 		free(buf);
 		return -1;
@@ -173,7 +183,9 @@ static int inflate_zstd(Elf_Scn *scn, GElf_Shdr *sh, void **keep)
 }
 
 /* Inflate every compressed section of the copy open on @fd, in place.
- * libelf lays the file out again and truncates it to its new size. */
+ * libelf lays the file out again and truncates it to its new size.  (All
+ * sections move, the loaded ones too, and the program headers do not: the
+ * copy serves libdw's reading by section, which is all it is for.) */
 static int inflate_fd(int fd)
 {
 	Elf *e = elf_begin(fd, ELF_C_RDWR, NULL);
@@ -184,10 +196,15 @@ static int inflate_fd(int fd)
 		rc = -1;
 	for (Elf_Scn *scn = NULL; rc == 0 && (scn = elf_nextscn(e, scn));) {
 		GElf_Shdr sh;
+		GElf_Chdr ch;
 		if (!gelf_getshdr(scn, &sh))
 			rc = -1;
-		else if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0 &&
-			 (elf_ndxscn(scn) >= nscn || inflate_zstd(scn, &sh, &keep[elf_ndxscn(scn)])))
+		else if (!(sh.sh_flags & SHF_COMPRESSED))
+			continue;
+		else if (!gelf_getchdr(scn, &ch) || !chdr_sound(&ch, sh.sh_size))
+			rc = -1;
+		else if (elf_compress(scn, 0, 0) < 0 &&
+			 (elf_ndxscn(scn) >= nscn || inflate_zstd(e, scn, &sh, &keep[elf_ndxscn(scn)])))
 			rc = -1;
 	}
 	if (rc == 0 && elf_update(e, ELF_C_WRITE) < 0)

@@ -40,9 +40,14 @@ static const char *prog = "mt-unwind";
  * it first (every module's libdw sessions, the caches) took 2 ms of a 45 ms
  * run on a 200-process build, after the output was complete.  Builds with
  * AddressSanitizer free it all, so that its leak check still sees leaks. */
-#ifdef __SANITIZE_ADDRESS__
+#if defined(__SANITIZE_ADDRESS__)	/* gcc */
 #define FREE_AT_EXIT 1
-#else
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)	/* clang */
+#define FREE_AT_EXIT 1
+#endif
+#endif
+#ifndef FREE_AT_EXIT
 #define FREE_AT_EXIT 0
 #endif
 

@@ -22,6 +22,10 @@ rc=0; "$CAP" -e no-such-event -- true 2>"$T/err" || rc=$?
 rc=0; "$CAP" -e cycles -o "$T/x.data" -- true 2>"$T/err" || rc=$?
 [ "$rc" = 0 ] || grep -q "cannot open event 'cycles': .*(no hardware counter for it here" "$T/err" ||
 	fail "-e cycles: $rc $(cat "$T/err")"
+# One event per capture: a second -e is refused, not the first one dropped.
+rc=0; "$CAP" -e cycles -e cpu-clock -o "$T/x.data" -- true 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "\-e given twice ('cycles', 'cpu-clock'): one event per capture" "$T/err" ||
+	fail "-e twice: $rc $(cat "$T/err")"
 rc=0; "$CAP" --no-wait --no-ring -- true 2>"$T/err" || rc=$?
 [ "$rc" = 2 ] && grep -q "no-wait is for sample mode" "$T/err" || fail "--no-wait with uprobes: $rc $(cat "$T/err")"
 rc=0; "$CAP" -o "$T/x.data" 2>"$T/err" || rc=$?

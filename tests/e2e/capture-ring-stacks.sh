@@ -22,8 +22,8 @@ cmp -s "$T/ring.cmp" "$T/no-ring.cmp" ||
 	fail "ring and uprobe samples differ: $(diff "$T/ring.cmp" "$T/no-ring.cmp" | head -5)"
 # The largest dump: the kernel shrinks it to fit the record's 16-bit size,
 # and so does mt-capture: the same frames.  The kernel's records are all of
-# that size (zeros where its copy stopped); the ring's hold the bytes copied
-# and are never larger.
+# that size (stale bytes after where its copy stopped); the ring's hold the
+# bytes copied and are never larger.
 cmp -s "$T/ring-64k.cmp" "$T/no-ring-64k.cmp" ||
 	fail "ring and uprobe samples differ at --stack-size 65528: $(diff "$T/ring-64k.cmp" "$T/no-ring-64k.cmp" | head -5)"
 for how in ring no-ring; do

@@ -7,7 +7,7 @@
 # the sampler's marker counts with the events it saw).  The one allowed
 # short dump is one that ends where the stack's mapping ends, on a page
 # boundary (or within 64 bytes of it, should a copy stop short), its size
-# field the bytes copied (no padding of zeros): the main thread's first allocations can run within 8 KiB of the
+# field the bytes copied (no padding): the main thread's first allocations can run within 8 KiB of the
 # stack's top (the kernel puts the initial stack pointer a random 0-8 KiB
 # below the environment, which is small on CI's machines).
 . "$(dirname "$0")/capture-lib.sh"
@@ -63,7 +63,7 @@ read -r full at_top _ <"$T/dyn"
 
 # Shallow stacks with --stack-size 65528: a worker thread's dump stops at
 # its stack's end (the page of its thread descriptor) and holds only the
-# bytes copied, with no zeros up to 64 KiB.
+# bytes copied, with no padding up to 64 KiB.
 "$CAP" --rate 1 --stack-size 65528 -o "$T/w.data" -- "$MT_FIXTURES/capture_alloc" 1 50 >/dev/null \
 	2>"$T/w.err" || fail "mt-capture: $(cat "$T/w.err")"
 python3 "$T/dumps.py" "$T/w.data" >"$T/wdumps" || fail "stream: $(cat "$T/wdumps")"
