@@ -1,9 +1,10 @@
 /* The compile unit whose code holds an address.
  *
  * libdwfl finds it through .debug_aranges, which clang does not write by
- * default: a module whose units it cannot place gets an index of every
- * unit's code ranges (DW_AT_ranges, or low and high pc), built once, when
- * first needed.  A skeleton unit (split DWARF: gcc or clang -gsplit-dwarf)
+ * default: a module without any gets an index of every unit's code ranges
+ * (DW_AT_ranges, or low and high pc), built once, when first needed.  (A
+ * module whose .debug_aranges leave some units out, gcc's and clang's
+ * objects linked together, is not helped.)  A skeleton unit (split DWARF: gcc or clang -gsplit-dwarf)
  * gives way to its split unit, read from the .dwo file, which holds the
  * scopes.
  */
