@@ -94,11 +94,12 @@ struct mt_fold_counts {
 	uint64_t freq_samples;	/* event samples from a frequency (-F) */
 };
 
-/* Do enough stacks end at the end of their dump (5% or more) that the
+/* Do enough stacks end at the end of their dump (5% or more, and 3 at
+ * least: one deep stack among a dozen samples is no pattern) that the
  * capture should have copied more of the stack? */
 static inline int mt_fold_dumps_too_small(const struct mt_fold_counts *c)
 {
-	return c->end_of_dump && c->end_of_dump * 20 >= c->stacks;
+	return c->end_of_dump >= 3 && c->end_of_dump * 20 >= c->stacks;
 }
 
 struct mt_fold_profile;

@@ -1795,8 +1795,9 @@ static void summary(struct state *s, double secs)
 	}
 	fprintf(stderr, "\n");
 	/* Deep stacks (an LLVM-based compiler) need more than the 8 KiB
-	 * that perf and mt-capture copy by default. */
-	if (s->ends[MT_UNWIND_END_DUMP] && s->ends[MT_UNWIND_END_DUMP] * 20 >= walked)
+	 * that perf and mt-capture copy by default (5% of the stacks, and 3
+	 * at least: as mt-fold's mt_fold_dumps_too_small). */
+	if (s->ends[MT_UNWIND_END_DUMP] >= 3 && s->ends[MT_UNWIND_END_DUMP] * 20 >= walked)
 		fprintf(stderr, "%s: %" PRIu64 " of %" PRIu64 " stacks end where their stack dump "
 			"ends: their outer callers are missing; record with a larger dump "
 			"(mt-capture --stack-size 65528, perf record --call-graph dwarf,65528)\n",
