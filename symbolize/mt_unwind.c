@@ -1050,10 +1050,13 @@ static void mt_totals(struct state *s, const struct mt_perf_sample *smp)
 	}
 }
 
+/* A record that does not parse: counted, and a `lost` line (none with
+ * --decode-only, which writes no lines). */
 static void on_undecodable(struct state *s)
 {
 	s->undecodable++;
-	put_lost(s, 0, 0, 0, 1, "undecodable", NULL);
+	if (!s->o->decode_only)
+		put_lost(s, 0, 0, 0, 1, "undecodable", NULL);
 }
 
 static void handle_sample(struct state *s, const struct mt_perf_sample *smp)
@@ -1415,10 +1418,7 @@ static void on_record(struct state *s, const struct mt_perf_item *it)
 	if (h->type == PERF_RECORD_SAMPLE) {
 		struct queued_sample q;
 		if (mt_perf_sample_parse(s->reader, h, &q.smp) != 0) {
-			if (s->o->decode_only)
-				s->undecodable++;
-			else
-				on_undecodable(s);
+			on_undecodable(s);
 			return;
 		}
 		if (s->o->decode_only)
@@ -2069,10 +2069,7 @@ int main(int argc, char **argv)
 			if (s.undecodable < 10)
 				fprintf(stderr, "%s: '%s': %s: skipped\n", prog, name,
 					mt_perf_reader_error(s.reader));
-			if (o.decode_only)
-				s.undecodable++;
-			else
-				on_undecodable(&s);
+			on_undecodable(&s);
 			continue;
 		}
 		if (rc != 1)
