@@ -149,32 +149,30 @@ static int chdr_sound(const GElf_Chdr *ch, uint64_t packed)
 }
 
 /* A zstd-compressed section (binutils 2.40 and gcc 13 write them), which
- * libelf reads only from elfutils 0.189 on: its data replaced by the
- * inflated bytes, kept in *keep until the file is written.
- * @return : 0, or -1. */
-static int inflate_zstd(Elf *e, Elf_Scn *scn, GElf_Shdr *sh, void **keep)
+ * libelf reads only from elfutils 0.189 on, with its compression header
+ * ch (checked sound): its data replaced by the inflated bytes, kept in
+ * *keep until the file is written.  @return : 0, or -1. */
+static int inflate_zstd(Elf *e, Elf_Scn *scn, const GElf_Chdr *ch, GElf_Shdr *sh, void **keep)
 {
-	GElf_Chdr ch;
 	Elf_Data *d = elf_getdata(scn, NULL);
 	size_t head = gelf_fsize(e, ELF_T_CHDR, 1, EV_CURRENT);	/* 24, or 12 in ELF32 */
-	if (!gelf_getchdr(scn, &ch) || ch.ch_type != ELFCOMPRESS_ZSTD || !d || !d->d_buf ||
-	    !head || d->d_size < head || !chdr_sound(&ch, d->d_size))
+	if (ch->ch_type != ELFCOMPRESS_ZSTD || !d || !d->d_buf || !head || d->d_size < head)
 		return -1;
-	void *buf = malloc(ch.ch_size ? ch.ch_size : 1);
+	void *buf = malloc(ch->ch_size ? ch->ch_size : 1);
 	if (!buf)
 		return -1;
-	size_t n = ZSTD_decompress(buf, ch.ch_size, (const char *)d->d_buf + head, d->d_size - head);
-	if (ZSTD_isError(n) || n != ch.ch_size) {
+	size_t n = ZSTD_decompress(buf, ch->ch_size, (const char *)d->d_buf + head, d->d_size - head);
+	if (ZSTD_isError(n) || n != ch->ch_size) {
 		free(buf);
 		return -1;
 	}
 	*keep = buf;
 	d->d_buf = buf;
-	d->d_size = ch.ch_size;
+	d->d_size = ch->ch_size;
 	d->d_type = ELF_T_BYTE;
-	d->d_align = ch.ch_addralign ? ch.ch_addralign : 1;
+	d->d_align = ch->ch_addralign ? ch->ch_addralign : 1;
 	sh->sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
-	sh->sh_size = ch.ch_size;
+	sh->sh_size = ch->ch_size;
 	sh->sh_addralign = d->d_align;
 	if (!gelf_update_shdr(scn, sh) || !elf_flagdata(d, ELF_C_SET, ELF_F_DIRTY) ||
 	    !elf_flagshdr(scn, ELF_C_SET, ELF_F_DIRTY))
@@ -204,7 +202,8 @@ static int inflate_fd(int fd)
 		else if (!gelf_getchdr(scn, &ch) || !chdr_sound(&ch, sh.sh_size))
 			rc = -1;
 		else if (elf_compress(scn, 0, 0) < 0 &&
-			 (elf_ndxscn(scn) >= nscn || inflate_zstd(e, scn, &sh, &keep[elf_ndxscn(scn)])))
+			 (elf_ndxscn(scn) >= nscn ||
+			  inflate_zstd(e, scn, &ch, &sh, &keep[elf_ndxscn(scn)])))
 			rc = -1;
 	}
 	if (rc == 0 && elf_update(e, ELF_C_WRITE) < 0)
