@@ -360,32 +360,37 @@ static int copy_record(struct run *r, struct ring *rg, union perf_event *ev,
 	return mt_perf_writer_record(r->w, &ev->header);
 }
 
+/* The file name of an MMAP or MMAP2 record, else NULL. */
+static const char *mmap_filename(const union perf_event *ev)
+{
+	if (ev->header.type == PERF_RECORD_MMAP2)
+		return ev->mmap2.filename;
+	if (ev->header.type == PERF_RECORD_MMAP)
+		return ev->mmap.filename;
+	return NULL;
+}
+
 /* Is ev an MMAP or MMAP2 record of the file named watch? */
 static int maps_watched(const char *watch, const union perf_event *ev)
 {
-	const char *name;
-	if (ev->header.type == PERF_RECORD_MMAP2)
-		name = ev->mmap2.filename;
-	else if (ev->header.type == PERF_RECORD_MMAP)
-		name = ev->mmap.filename;
-	else
+	const char *name = mmap_filename(ev);
+	if (!name)
 		return 0;
 	const char *end = (const char *)ev + ev->header.size;
 	size_t n = strlen(watch);
 	return end > name && (size_t)(end - name) > n && !memcmp(name, watch, n + 1);
 }
 
+static _Alignas(8) uint8_t renamed[65536];	/* named_as's record (drain's thread) */
+
 /* ev, an MMAP or MMAP2 record (of the private copy), naming file instead,
  * into buf (64 KiB): the name's padding to 8 bytes and the sample_id
  * trailer after it are kept.  @return : the record, or NULL when the new
  * one would not fit a record. */
-static _Alignas(8) uint8_t renamed[65536];	/* named_as's record (drain's thread) */
-
 static const struct perf_event_header *named_as(const union perf_event *ev, const char *file,
 						uint8_t *buf)
 {
-	const char *old = ev->header.type == PERF_RECORD_MMAP2 ? ev->mmap2.filename
-							       : ev->mmap.filename;
+	const char *old = mmap_filename(ev);
 	size_t head = (size_t)(old - (const char *)ev), size = ev->header.size;
 	size_t tail_at = head + ((strnlen(old, size - head) + 8) & ~(size_t)7);
 	size_t name = (strlen(file) + 8) & ~(size_t)7;
