@@ -51,10 +51,10 @@ real=$(realpath "$T/alloc-static")
 perf script -i "$T/traced.data" --show-mmap-events 2>/dev/null | grep -q "MMAP2 .* r-xp $real\$" ||
 	fail "static program, trace mode: the stream does not name $real"
 "$MT_BUILD/bin/mt-unwind" -q "$T/traced.data" >"$T/traced.txt" || fail "mt-unwind on the traced static program"
-n=$(grep -c '^alloc' "$T/traced.txt")
-k=$(grep '^alloc' "$T/traced.txt" | grep -c ';start_thread;worker;[_a-z]*\(malloc\|calloc\|realloc\|memalign\|aligned_alloc\) end=complete$')
-[ "$n" -ge 100 ] && [ $((k * 100)) -ge $((n * 95)) ] ||
-	fail "static program, trace mode: $k of $n allocations unwound to start_thread;worker: $(grep '^alloc' "$T/traced.txt" | head -n 2)"
+traced=$(grep -c '^alloc' "$T/traced.txt")
+to_worker=$(grep '^alloc' "$T/traced.txt" | grep -c ';start_thread;worker;[_a-z]*\(malloc\|calloc\|realloc\|memalign\|aligned_alloc\) end=complete$')
+[ "$traced" -ge 100 ] && [ $((to_worker * 100)) -ge $((traced * 95)) ] ||
+	fail "static program, trace mode: $to_worker of $traced allocations unwound to start_thread;worker: $(grep '^alloc' "$T/traced.txt" | head -n 2)"
 
 # --lib a library with malloc that the command never loads.
 "$CAP" --mode trace --lib "$MT_BUILD/libmt-sampler.so" -o "$T/none.data" -- \
@@ -95,4 +95,4 @@ if [ -e "$JE" ]; then
 		fail "trace, LD_PRELOAD=$JE for mt-capture: $made calls; $(cat "$T/je2.err")"
 	je=ok
 fi
-echo "ok: warned for a static program (mt-capture alone, or mt-unwind and mt-fold beside a dynamic one) and for a --lib no process maps (jemalloc by path: $je); the static program traced: $k of $n stacks to its worker; $n samples with LD_PRELOAD=$LIBC given to mt-capture, $calls without"
+echo "ok: warned for a static program (mt-capture alone, or mt-unwind and mt-fold beside a dynamic one) and for a --lib no process maps (jemalloc by path: $je); the static program traced: $to_worker of $traced stacks to its worker; $n samples with LD_PRELOAD=$LIBC given to mt-capture, $calls without"
