@@ -941,6 +941,59 @@ static uint64_t payload_after(const struct perf_event_header *h)
 	return 0;
 }
 
+/* item: the record h, at offset off (its COMPRESSED record's when
+ * unpacked). */
+static void record_item(struct mt_perf_item *item, const struct perf_event_header *h,
+			uint64_t off, const struct mt_perf_evsel *evsel, int unpacked)
+{
+	item->kind = MT_PERF_ITEM_RECORD;
+	item->data = h;
+	item->size = h->size;
+	item->offset = off;
+	item->header = h;
+	item->evsel = evsel;
+	item->unpacked = unpacked;
+}
+
+/* Hand the payload of the COMPRESSED or COMPRESSED2 record h, at offset
+ * off, to the unpacker; its records are read next (ST_UNPACKED).
+ * @return : 0, or an error (fatal when out of memory). */
+static int unpack_payload(struct mt_perf_reader *r, const struct perf_event_header *h,
+			  uint64_t off)
+{
+	/* COMPRESSED2 (perf 6.16 on): a u64 data_size, then the data, then
+	 * padding to 8 bytes. */
+	const uint8_t *data = (const uint8_t *)(h + 1);
+	uint64_t len = h->size - sizeof(*h);
+	char why[256] = "";
+	int err = 0;
+	if (h->type == MT_PERF_RECORD_COMPRESSED2) {
+		if (len < 8 || get64(data) > len - 8) {
+			mt_perf__why(why, sizeof(why), "data size %llu overruns the record",
+				     len < 8 ? 0ULL : (unsigned long long)get64(data));
+			/* a payload missing from the stream: what follows
+			 * would decompress into wrong records */
+			mt_perf__unpack_break(r->unpack, why, sizeof(why));
+			err = MT_PERF_EFORMAT;
+		} else {
+			len = get64(data);
+			data += 8;
+		}
+	}
+	if (!err)
+		err = mt_perf__unpack_feed(r->unpack, data, len, why, sizeof(why));
+	if (err == MT_PERF_ENOMEM)
+		return fatal(r, err, "record at offset %llu (%s): %s", (unsigned long long)off,
+			     mt_perf_record_name(h->type), why);
+	if (err)
+		return fail(r, err, "record at offset %llu (%s): %s", (unsigned long long)off,
+			    mt_perf_record_name(h->type), why);
+	r->unpacked_from = off;
+	r->unpacked_type = h->type;
+	r->state = ST_UNPACKED;
+	return 0;
+}
+
 static int next_record(struct mt_perf_reader *r, struct mt_perf_item *item)
 {
 	const struct perf_event_header *h;
@@ -1007,39 +1060,8 @@ static int next_record(struct mt_perf_reader *r, struct mt_perf_item *item)
 
 	if (r->unpack && (h->type == MT_PERF_RECORD_COMPRESSED ||
 			  h->type == MT_PERF_RECORD_COMPRESSED2)) {
-		/* COMPRESSED2 (perf 6.16 on): a u64 data_size, then the data,
-		 * then padding to 8 bytes. */
-		const uint8_t *data = (const uint8_t *)(h + 1);
-		uint64_t len = h->size - sizeof(*h);
-		why[0] = 0;
-		err = 0;
-		if (h->type == MT_PERF_RECORD_COMPRESSED2) {
-			if (len < 8 || get64(data) > len - 8) {
-				mt_perf__why(why, sizeof(why), "data size %llu overruns the record",
-					     len < 8 ? 0ULL : (unsigned long long)get64(data));
-				/* a payload missing from the stream: what follows
-				 * would decompress into wrong records */
-				mt_perf__unpack_break(r->unpack, why, sizeof(why));
-				err = MT_PERF_EFORMAT;
-			} else {
-				len = get64(data);
-				data += 8;
-			}
-		}
-		if (!err)
-			err = mt_perf__unpack_feed(r->unpack, data, len, why, sizeof(why));
-		if (err == MT_PERF_ENOMEM)
-			return fatal(r, err, "record at offset %llu (%s): %s", (unsigned long long)off,
-				     mt_perf_record_name(h->type), why);
-		if (err)
-			err = fail(r, err, "record at offset %llu (%s): %s", (unsigned long long)off,
-				   mt_perf_record_name(h->type), why);
-		else {
-			r->unpacked_from = off;
-			r->unpacked_type = h->type;
-			r->state = ST_UNPACKED;
-			return 0;
-		}
+		if (!(err = unpack_payload(r, h, off)) || r->fatal)
+			return err;	/* 0: its records come next */
 	} else switch (h->type) {
 	case MT_PERF_RECORD_HEADER_ATTR:
 		err = on_header_attr(r, h, off);
@@ -1058,13 +1080,7 @@ static int next_record(struct mt_perf_reader *r, struct mt_perf_item *item)
 				   mt_perf_record_name(h->type), why);
 	}
 	/* Filled in on a record-level error too, for callers that pass it on. */
-	item->kind = MT_PERF_ITEM_RECORD;
-	item->data = h;
-	item->size = h->size;
-	item->offset = off;
-	item->header = h;
-	item->evsel = evsel;
-	item->unpacked = 0;
+	record_item(item, h, off, evsel, 0);
 	return err ? err : 1;
 }
 
@@ -1102,13 +1118,7 @@ static int next_unpacked(struct mt_perf_reader *r, struct mt_perf_item *item)
 			err = fail(r, err, "record at offset %llu (%s): a %s record in it: %s", off,
 				   what, mt_perf_record_name(h->type), why);
 	}
-	item->kind = MT_PERF_ITEM_RECORD;
-	item->data = h;
-	item->size = h->size;
-	item->offset = r->unpacked_from;
-	item->header = h;
-	item->evsel = evsel;
-	item->unpacked = 1;
+	record_item(item, h, r->unpacked_from, evsel, 1);
 	return err ? err : 1;
 }
 
