@@ -147,6 +147,21 @@ Test(maps, fork_copies_exec_clears)
 	cr_assert_str_eq(mt_unwind_maps_thread(mp, 21)->comm, "child");
 }
 
+/* Map m's PT_LOAD segments for pid at base, page by page as the loader
+ * does; each as executable, or (as_loaded) only the executable ones as
+ * such (maps.c keeps those alone). */
+static void map_segments(struct mt_unwind_module *m, const char *path, uint32_t pid,
+			 uint64_t base, int as_loaded)
+{
+	for (size_t i = 0; i < m->nr_loads; i++) {
+		const struct mt_unwind_load *l = &m->loads[i];
+		cr_assert_eq(mt_unwind_maps_mmap(mp, pid, base + (l->vaddr & ~0xfffull),
+						 l->filesz + (l->offset & 0xfff), l->offset & ~0xfffull,
+						 path, m->file_id, m->file_id_len,
+						 as_loaded ? l->exec : 1), 0);
+	}
+}
+
 Test(maps, module_vaddr_and_build_id)
 {
 	/* Map the fixture's code the way the loader does and check that a pc
@@ -157,13 +172,7 @@ Test(maps, module_vaddr_and_build_id)
 	cr_assert_gt(m->file_id_len, 0, "fixtures carry a build-id");
 	uint64_t f = ut_symbol(m, "recurse");
 	uint64_t base = 0x555555554000;
-	for (size_t i = 0; i < m->nr_loads; i++) {
-		const struct mt_unwind_load *l = &m->loads[i];
-		uint64_t off = l->offset & ~0xfffull;
-		cr_assert_eq(mt_unwind_maps_mmap(mp, 30, base + (l->vaddr & ~0xfffull),
-						 l->filesz + (l->offset & 0xfff), off, path,
-						 m->file_id, m->file_id_len, 1), 0);
-	}
+	map_segments(m, path, 30, base, 0);
 	struct mt_unwind_space *sp = mt_unwind_maps_space(mp, 30);
 	struct mt_unwind_map *map = mt_unwind_maps_find(mp, sp, base + f);
 	cr_assert_not_null(map);
@@ -194,16 +203,13 @@ Test(maps, lld_code_sharing_a_page_with_read_only_data)
 	uint64_t base = 0x555555554000;
 	int shared = 0;
 	for (size_t i = 0; i < m->nr_loads; i++) {
-		const struct mt_unwind_load *l = &m->loads[i];
-		uint64_t off = l->offset & ~0xfffull;
+		uint64_t off = m->loads[i].offset & ~0xfffull;
 		for (size_t j = 0; j < m->nr_loads; j++)
-			shared |= l->exec && j != i && m->loads[j].offset <= off &&
+			shared |= m->loads[i].exec && j != i && m->loads[j].offset <= off &&
 				  off < m->loads[j].offset + m->loads[j].filesz;
-		cr_assert_eq(mt_unwind_maps_mmap(mp, 31, base + (l->vaddr & ~0xfffull),
-						 l->filesz + (l->offset & 0xfff), off, path,
-						 m->file_id, m->file_id_len, l->exec), 0);
 	}
 	cr_assert(shared, "the fixture has lld's layout (code in the read-only data's last page)");
+	map_segments(m, path, 31, base, 1);
 	struct mt_unwind_space *sp = mt_unwind_maps_space(mp, 31);
 	struct mt_unwind_map *map = mt_unwind_maps_find(mp, sp, base + f);
 	cr_assert_not_null(map);
