@@ -15,6 +15,13 @@
 #define TYPE_COMPRESSED 81
 #define TYPE_COMPRESSED2 83	/* perf 6.16 on: u64 data_size, data, padding to 8 */
 
+/* A record header (type, misc 0, size) at p. */
+static void put_header(uint8_t *p, uint32_t type, uint16_t size)
+{
+	struct perf_event_header h = { .type = type, .misc = 0, .size = size };
+	memcpy(p, &h, sizeof(h));
+}
+
 /* The hand-written stream with its kernel records (from the first one
  * below type 64) compressed as perf does: one zstd stream, flushed at each
  * cut, the first cut in the middle of a record, into records of type
@@ -51,26 +58,20 @@ static uint8_t *compress_stream(const struct pt_stream *st, size_t *len, size_t 
 		while (in.pos < in.size)
 			cr_assert(!ZSTD_isError(ZSTD_compressStream(z, &zo, &in)));
 		cr_assert_eq(ZSTD_flushStream(z, &zo), 0);
-		uint16_t misc = 0, size = (uint16_t)(head + zo.pos);
+		uint16_t size = (uint16_t)(head + zo.pos);
 		if (type == TYPE_COMPRESSED2) {
 			uint64_t data_size = zo.pos;
 			memcpy(out + o + 8, &data_size, 8);
 			while (size % 8)
 				out[o + size++] = 0;
 		}
-		memcpy(out + o, &type, 4);
-		memcpy(out + o + 4, &misc, 2);
-		memcpy(out + o + 6, &size, 2);
+		put_header(out + o, type, size);
 		o += size;
 		from = cuts[k];
 	}
 	ZSTD_freeCStream(z);
 	/* and a record as it is after them: a FINISHED_ROUND */
-	uint32_t round = 68;
-	uint16_t misc = 0, size = 8;
-	memcpy(out + o, &round, 4);
-	memcpy(out + o + 4, &misc, 2);
-	memcpy(out + o + 6, &size, 2);
+	put_header(out + o, 68, 8);
 	*len = o + 8;
 	return out;
 }
@@ -216,11 +217,7 @@ Test(perf_unpack, misaligned_records_in_linear_time, .timeout = 5)
 	size_t n = (8u << 20) / 12, raw_len = n * 12;
 	uint8_t *raw = malloc(raw_len);
 	for (size_t i = 0; i < n; i++) {
-		uint32_t type = PT_UNKNOWN_TYPE;
-		uint16_t misc = 0, size = 12;
-		memcpy(raw + 12 * i, &type, 4);
-		memcpy(raw + 12 * i + 4, &misc, 2);
-		memcpy(raw + 12 * i + 6, &size, 2);
+		put_header(raw + 12 * i, PT_UNKNOWN_TYPE, 12);
 		memset(raw + 12 * i + 8, 0, 4);
 	}
 	size_t cap = ZSTD_compressBound(raw_len);
@@ -230,11 +227,7 @@ Test(perf_unpack, misaligned_records_in_linear_time, .timeout = 5)
 	memcpy(in + 8, &hsize, 8);
 	size_t c = ZSTD_compress(in + 24, cap, raw, raw_len, 3);
 	cr_assert(!ZSTD_isError(c) && c + 8 < 65536);
-	uint32_t type = TYPE_COMPRESSED;
-	uint16_t misc = 0, size = (uint16_t)(8 + c);
-	memcpy(in + 16, &type, 4);
-	memcpy(in + 20, &misc, 2);
-	memcpy(in + 22, &size, 2);
+	put_header(in + 16, TYPE_COMPRESSED, (uint16_t)(8 + c));
 	struct got *g = malloc(sizeof(*g));
 	read_all(in, 24 + c, 1, g);
 	cr_assert_eq(g->errors, 0, "%s", g->last_error);
