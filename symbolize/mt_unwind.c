@@ -56,7 +56,8 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: mt-unwind [options] IN\n"
 "Unwind and symbolise the stack dumps of a perf stream: one line per event.\n"
-"IN is an .mtz file, a perf.data file or a perf pipe stream; '-' reads stdin.\n"
+"IN is an .mtz file, a perf.data file or a perf pipe stream (perf record -z\n"
+"included); '-' reads stdin.\n"
 "Output format: docs/formats/unwind-text.md.\n"
 "\n"
 "  -o FILE              write to FILE instead of stdout\n"
