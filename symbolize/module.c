@@ -505,6 +505,7 @@ static void *loader_thread(void *arg)
 	struct mt_unwind_module *m = arg;
 	struct mt_unwind_modules *ms = m->owner;
 	loader_main(arg);
+	__atomic_store_n(&m->loader_done, 1, __ATOMIC_RELEASE);
 	__atomic_sub_fetch(&ms->running, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -626,8 +627,16 @@ void mt_unwind_module_load_dwarf_cfi(struct mt_unwind_module *m)
 	m->dw_cfi_loaded = 1;
 	if (m->state != MT_UNWIND_MOD_OK)
 		return;
-	/* .debug_frame lives with the DWARF: in the symbol session, which
-	 * may have loaded it already. */
+	/* .debug_frame lives with the DWARF: in the symbol session, which may
+	 * have loaded it already.  But while its loader is still at work (a
+	 * large symbol table: 10 ms for cc1's 29,000 dynamic symbols), the
+	 * unwinder's own session finds it sooner: unwinding waited that long
+	 * for each module whose first sample was taken in _init, which has
+	 * no .eh_frame (the page fault of its first instruction). */
+	if (m->loader_running && !__atomic_load_n(&m->loader_done, __ATOMIC_ACQUIRE)) {
+		m->dw_cfi = dwfl_module_dwarf_cfi(m->mod, &m->dw_bias);
+		return;
+	}
 	mt_unwind_module_symbols_ready(m);
 	m->dw_cfi = dwfl_module_dwarf_cfi(m->sym_mod, &m->dw_bias);
 }

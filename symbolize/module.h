@@ -54,6 +54,7 @@ struct mt_unwind_module {
 	Dwfl_Module *sym_mod;
 	pthread_t loader;
 	int loader_running;		/* started and not yet joined */
+	int loader_done;		/* it has finished (atomic) */
 	struct mt_unwind_load *loads;
 	size_t nr_loads;
 
