@@ -2050,7 +2050,8 @@ int main(int argc, char **argv)
 
 	size_t map_len;
 	const void *map = mt_perf_reader_mapping(s.reader, &map_len);
-	struct mt_unwind_prefault *prefault = mt_unwind_prefault_start(map, map_len);
+	struct mt_unwind_prefault *prefault = mt_unwind_prefault_start(map, map_len,
+									!o.decode_only);
 	double t0 = now();
 	struct mt_progress progress;
 	mt_progress_init(&progress, prog, mt_progress_input_size(fd), o.quiet);
@@ -2083,12 +2084,13 @@ int main(int argc, char **argv)
 		defer_check(&s);
 		if (s.out_error)
 			break;
-		if ((++nr_items & 1023) == 0) {
+		/* Records are copied or read again with pread: the mapping is
+		 * needed from here on only (64 records: about 512 KiB). */
+		if ((++nr_items & 63) == 0 && map)
+			mt_unwind_prefault_done(prefault, it.offset);
+		if ((nr_items & 1023) == 0)
 			mt_progress_update(&progress, sn.at_offsets ? it.offset
 					   : __atomic_load_n(&sn.done, __ATOMIC_RELAXED));
-			if (map)	/* records are copied or read again with pread */
-				mt_unwind_prefault_done(prefault, it.offset);
-		}
 	}
 	if (rc < 0) {
 		fprintf(stderr, "%s: '%s': %s\n", prog, name, mt_perf_reader_error(s.reader));
