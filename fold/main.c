@@ -21,6 +21,8 @@ static const char usage[] =
 	"  --metric M        alloc_bytes (default for allocation captures), alloc_objects,\n"
 	"                    inuse_bytes, inuse_objects (live at the end: leaks),\n"
 	"                    samples (events), period (default for event captures)\n"
+	"  --event NAME      fold only the samples of event NAME (needed when the input\n"
+	"                    has several: their periods do not add up)\n"
 	"  --comm, --pid, --tid\n"
 	"                    add the command name, 'pid N', 'tid N' as root frames\n"
 	"  --report          a table: exact sampler totals beside the estimates, then\n"
@@ -35,7 +37,8 @@ static const char usage[] =
 	"  -h, --help        this text\n"
 	"\n"
 	"exit status: 0 ok; 1 data problem (bad lines were skipped and listed on stderr,\n"
-	"an input could not be read); 2 usage; 3 environment (permission denied, out of\n"
+	"an input could not be read); 2 usage (also: samples of several events and no\n"
+	"--event, or none of the event named); 3 environment (permission denied, out of\n"
 	"memory).  Lost events reported by the capture are a warning (exit 0).\n";
 
 struct bad_ctx {
@@ -97,6 +100,58 @@ static int read_inputs(struct mt_fold_profile *p, char **files, int nfiles,
 	return status;
 }
 
+/* Append "NAME: N samples" for each event name of c to buf. */
+static void list_events(char *buf, size_t n, const struct mt_fold_counts *c)
+{
+	size_t k = strlen(buf);
+	for (unsigned i = 0; i < c->nr_event_names && k < n; i++)
+		k += (size_t)snprintf(buf + k, n - k, "%s%s: %llu samples", i ? ", " : "",
+				      c->event_names[i].name[0] ? c->event_names[i].name : "(none)",
+				      (unsigned long long)c->event_names[i].samples);
+	if (c->more_events && k < n)
+		snprintf(buf + k, n - k, ", %llu of further events",
+			 (unsigned long long)c->more_events);
+}
+
+/* The samples must be of one event, or of the one --event names.
+ * @return : 0, or 2 (reported). */
+static int check_events(const struct mt_fold_profile *p, const struct mt_fold_profile *base,
+			const char *only)
+{
+	const struct mt_fold_counts *c = mt_fold_profile_counts(p);
+	const struct mt_fold_counts *b = base ? mt_fold_profile_counts(base) : NULL;
+	char names[1024] = "";
+	list_events(names, sizeof(names), c);
+	if (b && b->nr_event_names) {
+		size_t k = strlen(names);
+		snprintf(names + k, sizeof(names) - k, "; in the --diff base ");
+		list_events(names, sizeof(names), b);
+	}
+	if (only) {
+		int wanted = (c->nr_event_names && c->kind[MT_FOLD_SAMPLE] == 0) ||
+			     (b && b->nr_event_names && b->kind[MT_FOLD_SAMPLE] == 0);
+		if (!wanted)
+			return 0;
+		fprintf(stderr, "mt-fold: no sample of event '%s' in %s; it has %s\n", only,
+			b ? "the inputs or the --diff base" : "the input", names);
+		return 2;
+	}
+	unsigned distinct = c->nr_event_names + (c->more_events != 0);
+	if (b)	/* base names the inputs lack */
+		for (unsigned i = 0; i < b->nr_event_names; i++) {
+			unsigned j = 0;
+			while (j < c->nr_event_names &&
+			       strcmp(c->event_names[j].name, b->event_names[i].name) != 0)
+				j++;
+			distinct += j == c->nr_event_names;
+		}
+	if (distinct <= 1)
+		return 0;
+	fprintf(stderr, "mt-fold: samples of several events (%s): their periods do not add up; "
+		"fold one at a time with --event NAME\n", names);
+	return 2;
+}
+
 static int parse_uint(const char *opt, const char *s, uint64_t *out)
 {
 	char *end;
@@ -113,7 +168,7 @@ static int parse_uint(const char *opt, const char *s, uint64_t *out)
 int main(int argc, char **argv)
 {
 	enum { O_METRIC = 256, O_COMM, O_PID, O_TID, O_REPORT, O_JSON, O_TOP, O_MIN,
-	       O_FEW, O_CONF, O_DIFF };
+	       O_FEW, O_CONF, O_DIFF, O_EVENT };
 	static const struct option longopts[] = {
 		{ "metric", required_argument, NULL, O_METRIC },
 		{ "comm", no_argument, NULL, O_COMM },
@@ -126,13 +181,14 @@ int main(int argc, char **argv)
 		{ "few", required_argument, NULL, O_FEW },
 		{ "confidence", required_argument, NULL, O_CONF },
 		{ "diff", required_argument, NULL, O_DIFF },
+		{ "event", required_argument, NULL, O_EVENT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct mt_fold_snapshot_options opt = { .conf = 0.95, .top = 20, .few = 10 };
 	int have_metric = 0, report = 0, json = 0, c;
 	unsigned prefix = 0;
-	const char *diff_base = NULL;
+	const char *diff_base = NULL, *only_event = NULL;
 	uint64_t u;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -173,6 +229,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		case O_DIFF: diff_base = optarg; break;
+		case O_EVENT: only_event = optarg; break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -196,6 +253,7 @@ int main(int argc, char **argv)
 	int status = 0, r = 0;
 	if (!p)
 		goto oom;
+	mt_fold_profile_only_event(p, only_event);
 	status = read_inputs(p, argv + optind, argc - optind, &bad);
 	if (status < 0)
 		goto oom;
@@ -203,11 +261,16 @@ int main(int argc, char **argv)
 		char *bfiles[] = { (char *)diff_base };
 		if (!(base = mt_fold_profile_new(prefix)))
 			goto oom;
+		mt_fold_profile_only_event(base, only_event);
 		int s2 = read_inputs(base, bfiles, 1, &bad);
 		if (s2 < 0)
 			goto oom;
 		if (s2 > status)
 			status = s2;
+	}
+	if (check_events(p, base, only_event)) {
+		status = 2;
+		goto out;
 	}
 	if (mt_fold_profile_finish(p) || (base && mt_fold_profile_finish(base)))
 		goto oom;

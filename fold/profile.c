@@ -63,6 +63,7 @@ struct mt_fold_profile {
 	char *key;
 	size_t key_cap;
 	struct mt_fold_counts counts;
+	const char *only_event;		/* NULL: every event */
 };
 
 struct mt_fold_profile *mt_fold_profile_new(unsigned prefix)
@@ -80,6 +81,43 @@ struct mt_fold_profile *mt_fold_profile_new(unsigned prefix)
 		return NULL;
 	}
 	return p;
+}
+
+void mt_fold_profile_only_event(struct mt_fold_profile *p, const char *name)
+{
+	p->only_event = name;
+}
+
+/* Count a sample line under its event name.  @return : 1 to fold it, 0
+ * when it is of another event than the one asked. */
+static int note_event(struct mt_fold_profile *p, struct mt_fold_str name)
+{
+	struct mt_fold_counts *c = &p->counts;
+	size_t len = name.len < sizeof(c->event_names[0].name) ? name.len
+		     : sizeof(c->event_names[0].name) - 1;
+	unsigned i = 0;
+	while (i < c->nr_event_names && !(strlen(c->event_names[i].name) == len &&
+					  memcmp(c->event_names[i].name, name.s, len) == 0))
+		i++;
+	if (i < c->nr_event_names) {
+		c->event_names[i].samples++;
+	} else if (i < MT_FOLD_MAX_EVENTS) {
+		memcpy(c->event_names[i].name, name.s, len);
+		c->event_names[i].name[len] = '\0';
+		c->event_names[i].samples = 1;
+		c->nr_event_names++;
+	} else {
+		c->more_events++;
+	}
+	if (p->only_event && !mt_fold_str_is(name, p->only_event)) {
+		c->other_event_samples++;
+		return 0;
+	}
+	if (p->only_event)
+		c->event_folded = i + 1;
+	else
+		c->event_folded = c->nr_event_names == 1 && !c->more_events;
+	return 1;
 }
 
 void mt_fold_profile_free(struct mt_fold_profile *p)
@@ -294,6 +332,8 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 
 	if (p->finished)
 		return MT_FOLD_ESTATE;
+	if (ev->kind == MT_FOLD_SAMPLE && !note_event(p, ev->event))
+		return 0;
 	c->events++;
 	c->kind[ev->kind]++;
 	uint64_t seq = p->seq++;

@@ -72,6 +72,8 @@ struct mt_fold_process {
 	uint64_t silent_images;		/* images that sent none (reason=no-totals) */
 };
 
+#define MT_FOLD_MAX_EVENTS 8
+
 /* What came in, for the report header and for warnings. */
 struct mt_fold_counts {
 	uint64_t lines;		/* all lines read, comments included */
@@ -92,6 +94,18 @@ struct mt_fold_counts {
 	uint64_t unmatched_frees, implicit_frees;
 	uint64_t no_ptr_allocs;	/* left out of inuse */
 	uint64_t freq_samples;	/* event samples from a frequency (-F) */
+	/* Sample lines by their event= name, the first MT_FOLD_MAX_EVENTS names
+	 * (more_events: lines of further names); those left out by
+	 * mt_fold_profile_only_event are counted here, and in nothing else. */
+	struct mt_fold_event_name {
+		char name[64];	/* truncated to 63 bytes */
+		uint64_t samples;
+	} event_names[MT_FOLD_MAX_EVENTS];
+	unsigned nr_event_names;
+	uint64_t more_events;
+	uint64_t other_event_samples;	/* left out: another event than the one asked */
+	unsigned event_folded;	/* 1 + index in event_names of the one event whose
+				 * samples are folded; 0: none, or several */
 };
 
 /* Do enough stacks end at the end of their dump (5% or more, and 3 at
@@ -110,6 +124,11 @@ struct mt_fold_profile *mt_fold_profile_new(unsigned prefix);
 
 /* Accepts NULL. */
 void mt_fold_profile_free(struct mt_fold_profile *p);
+
+/* Fold only the sample lines of event name (event=NAME), before the first
+ * add: the periods of different events (cpu-clock and page-faults, cycles
+ * and instructions) do not add up.  name must outlive p. */
+void mt_fold_profile_only_event(struct mt_fold_profile *p, const char *name);
 
 /* Add one parsed event; its strings are copied.
  * @return : 0, MT_FOLD_ENOMEM, or MT_FOLD_ESTATE after finish. */

@@ -112,6 +112,53 @@ Test(profile, event_mode_periods)
 	mt_fold_profile_free(p);
 }
 
+/* Samples of two events: each is counted under its name, and a profile
+ * asked for one folds that one alone. */
+static const char two_events[] =
+	"sample\t7/7\t1\tcc\tevent=cpu-clock period=1000\tmain;work end=complete\n"
+	"sample\t7/7\t2\tcc\tevent=page-faults period=1\tmain;touch end=complete\n"
+	"sample\t7/7\t3\tcc\tevent=cpu-clock period=1000\tmain end=complete\n";
+
+Test(profile, events_are_counted_by_name)
+{
+	struct mt_fold_profile *p = profile_of(two_events, 0);
+	const struct mt_fold_counts *c = mt_fold_profile_counts(p);
+	cr_assert_eq(c->nr_event_names, 2);
+	cr_assert_str_eq(c->event_names[0].name, "cpu-clock");
+	cr_assert_eq(c->event_names[0].samples, 2);
+	cr_assert_str_eq(c->event_names[1].name, "page-faults");
+	cr_assert_eq(c->event_names[1].samples, 1);
+	cr_assert_eq(c->other_event_samples, 0);
+	cr_assert_eq(c->event_folded, 0);	/* both */
+	mt_fold_profile_free(p);
+}
+
+Test(profile, one_event_of_two)
+{
+	struct mt_fold_profile *p = mt_fold_profile_new(0);
+	mt_fold_profile_only_event(p, "page-faults");
+	FILE *f = fmemopen((void *)two_events, strlen(two_events), "r");
+	cr_assert_eq(mt_fold_profile_read(p, f, "test", NULL, NULL), 0);
+	fclose(f);
+	cr_assert_eq(mt_fold_profile_finish(p), 0);
+	char *out = collapsed_of(p, MT_FOLD_PERIOD);
+	cr_assert_str_eq(out, "main;touch 1\n");
+	free(out);
+	const struct mt_fold_counts *c = mt_fold_profile_counts(p);
+	cr_assert_eq(c->kind[MT_FOLD_SAMPLE], 1);
+	cr_assert_eq(c->events, 1);
+	cr_assert_eq(c->other_event_samples, 2);
+	cr_assert_eq(c->nr_event_names, 2);
+	cr_assert_eq(c->event_folded, 2);
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_PERIOD, 0);
+	char *table = render(mt_fold_render_table, s);
+	cr_assert(strstr(table, ", event page-faults (2 samples of other events left out)\n"),
+		  "%s", table);
+	free(table);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+}
+
 Test(profile, liveness_rules)
 {
 	/* pid 1: 0xa freed; 0xb freed then reused and live; 0xc allocated twice
