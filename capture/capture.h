@@ -72,8 +72,10 @@ int mt_capture_events_sample(struct mt_capture_events *evs, const char *sampler,
 int mt_capture_events_trace(struct mt_capture_events *evs, const char *lib,
 			    unsigned stack_size, uint64_t period, char *err);
 
-/* Add one event by name (cpu-clock, cycles, ...), freq Hz when freq is not
- * 0, else every period events.  @return : 0 or -1 (err). */
+/* Add one event by name (cpu-clock, cycles, ...; a tracepoint SYSTEM:EVENT;
+ * a raw hardware event rHEX), freq Hz when freq is not 0, else every period
+ * events; neither: 999 Hz, or every hit of a tracepoint.
+ * @return : 0 or -1 (err). */
 int mt_capture_events_named(struct mt_capture_events *evs, const char *name,
 			    unsigned stack_size, uint64_t freq, uint64_t period, char *err);
 

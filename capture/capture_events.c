@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static struct mt_capture_event *event_add(struct mt_capture_events *evs, const char *name,
 					  unsigned stack_size, int with_stack, char *err)
@@ -212,29 +213,119 @@ static const struct named {
 };
 
 
+/* Where tracefs may be mounted. */
+static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+
+/* The id of tracepoint SYS:NAME (sched:sched_switch, syscalls:sys_enter_write,
+ * a uprobe that perf probe made) from tracefs, as perf finds it.
+ * @return : the id, or -1 (err). */
+static long long tracepoint_id(const char *name, char *err)
+{
+	const char *colon = strchr(name, ':');
+	size_t sys_len = colon ? (size_t)(colon - name) : 0;
+	/* Both parts are file names in tracefs: nothing that could climb out. */
+	int ok = colon && sys_len && colon[1] && !strchr(colon + 1, ':');
+	for (const char *c = name; ok && *c; c++)
+		ok = c == colon || *c == '_' || *c == '-' || *c == '.' ||
+		     (*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z');
+	if (!ok || strstr(name, "..")) {
+		snprintf(err, MT_CAPTURE_ERRLEN, "'%s' is not a tracepoint name (SYSTEM:EVENT)", name);
+		return -1;
+	}
+	int denied = 0, mounted = 0;
+	for (size_t i = 0; i < sizeof(tracefs_dirs) / sizeof(tracefs_dirs[0]); i++) {
+		char path[512];
+		snprintf(path, sizeof(path), "%s/events/header_page", tracefs_dirs[i]);
+		mounted |= access(path, F_OK) == 0;
+		snprintf(path, sizeof(path), "%s/events/%.*s/%s/id", tracefs_dirs[i], (int)sys_len,
+			 name, colon + 1);
+		FILE *f = fopen(path, "re");
+		if (!f) {
+			denied |= errno == EACCES || errno == EPERM;
+			continue;
+		}
+		long long id = -1;
+		if (fscanf(f, "%lld", &id) != 1)
+			id = -1;
+		fclose(f);
+		if (id >= 0)
+			return id;
+	}
+	if (denied)
+		snprintf(err, MT_CAPTURE_ERRLEN, "cannot read tracepoint '%s' in tracefs: permission "
+			 "denied (tracefs wants root)", name);
+	else if (!mounted)
+		snprintf(err, MT_CAPTURE_ERRLEN, "cannot find tracepoint '%s': tracefs is not mounted "
+			 "(mount -t tracefs nodev /sys/kernel/tracing)", name);
+	else
+		snprintf(err, MT_CAPTURE_ERRLEN, "unknown tracepoint '%s' (see perf list tracepoint, "
+			 "or /sys/kernel/tracing/events)", name);
+	return -1;
+}
+
+/* A raw hardware event, r and its hex config (r003c), as perf writes it.
+ * @return : 1 with *config, or 0 when name is not one. */
+static int raw_event(const char *name, uint64_t *config)
+{
+	if (name[0] != 'r' || !name[1] || strlen(name) > 17)
+		return 0;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(name + 1, &end, 16);
+	if (*end || errno || name[1] == '-' || name[1] == '+')
+		return 0;
+	*config = v;
+	return 1;
+}
+
 int mt_capture_events_named(struct mt_capture_events *evs, const char *name,
 			    unsigned stack_size, uint64_t freq, uint64_t period, char *err)
 {
-	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
-		if (strcmp(named[i].name, name))
-			continue;
-		struct mt_capture_event *e = event_add(evs, name, stack_size, 1, err);
-		if (!e)
-			return -1;
-		e->attr.type = named[i].type;
-		e->attr.config = named[i].config;
-		if (freq) {
-			e->attr.freq = 1;
-			e->attr.sample_freq = freq;
-		} else {
-			set_period(&e->attr, period);
+	uint32_t type = 0;
+	uint64_t config = 0;
+	int known = 0;
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]) && !known; i++)
+		if (!strcmp(named[i].name, name)) {
+			type = named[i].type;
+			config = named[i].config;
+			known = 1;
 		}
-		return 0;
+	if (!known && strchr(name, ':')) {
+		long long id = tracepoint_id(name, err);
+		if (id < 0)
+			return -1;
+		type = PERF_TYPE_TRACEPOINT;
+		config = (uint64_t)id;
+		known = 1;
+		if (!freq && !period)
+			period = 1;	/* as perf: every hit, a frequency means little */
 	}
-	size_t n = (size_t)snprintf(err, MT_CAPTURE_ERRLEN, "unknown event '%s' (known:", name);
-	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]) && n < MT_CAPTURE_ERRLEN; i++)
-		n += (size_t)snprintf(err + n, MT_CAPTURE_ERRLEN - n, " %s", named[i].name);
-	if (n < MT_CAPTURE_ERRLEN)
-		snprintf(err + n, MT_CAPTURE_ERRLEN - n, ")");
-	return -1;
+	if (!known && raw_event(name, &config)) {
+		type = PERF_TYPE_RAW;
+		known = 1;
+	}
+	if (!known) {
+		size_t n = (size_t)snprintf(err, MT_CAPTURE_ERRLEN, "unknown event '%s' (known:",
+					    name);
+		for (size_t i = 0; i < sizeof(named) / sizeof(named[0]) && n < MT_CAPTURE_ERRLEN; i++)
+			n += (size_t)snprintf(err + n, MT_CAPTURE_ERRLEN - n, " %s", named[i].name);
+		if (n < MT_CAPTURE_ERRLEN)
+			snprintf(err + n, MT_CAPTURE_ERRLEN - n,
+				 ", tracepoints SYSTEM:EVENT, raw rHEX)");
+		return -1;
+	}
+	struct mt_capture_event *e = event_add(evs, name, stack_size, 1, err);
+	if (!e)
+		return -1;
+	e->attr.type = type;
+	e->attr.config = config;
+	if (!freq && !period)
+		freq = 999;
+	if (freq) {
+		e->attr.freq = 1;
+		e->attr.sample_freq = freq;
+	} else {
+		set_period(&e->attr, period);
+	}
+	return 0;
 }

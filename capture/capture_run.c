@@ -232,7 +232,8 @@ static int open_list(struct run *r, int l, char *err)
 		/* The kernel's answer when the CPU has no such counter (virtual
 		 * machines often have none). */
 		int no_pmu = (rc == -ENOENT || rc == -EOPNOTSUPP) &&
-			     perf_evsel__attr(r->evsel[first])->type == PERF_TYPE_HARDWARE;
+			     (perf_evsel__attr(r->evsel[first])->type == PERF_TYPE_HARDWARE ||
+			      perf_evsel__attr(r->evsel[first])->type == PERF_TYPE_RAW);
 		snprintf(err, MT_CAPTURE_ERRLEN, "cannot open event '%s'%s: %s%s", evs->ev[first].name,
 			 n > 1 ? " and the others" : "", strerror(-rc),
 			 no_pmu ? " (no hardware counter for it here, a virtual machine? "

@@ -40,8 +40,11 @@ static const char usage_text[] =
 	"                         1 records every allocation\n"
 	"      --seed N           sample mode: reproducible sampling (default: fresh seed)\n"
 	"      --lib PATH         trace mode: the allocator to probe (default: libc)\n"
-	"  -e, --event NAME       event mode: the event (cpu-clock, task-clock, cycles, ...)\n"
-	"  -F, --freq HZ          event mode: samples per second (default 999)\n"
+	"  -e, --event NAME       event mode: the event (cpu-clock, task-clock, cycles, ...,\n"
+	"                         a tracepoint SYSTEM:EVENT such as sched:sched_switch,\n"
+	"                         a raw hardware event rHEX)\n"
+	"  -F, --freq HZ          event mode: samples per second (default 999; tracepoints:\n"
+	"                         every hit unless -F or -c)\n"
 	"  -c, --count N          event mode: a sample every N events; trace mode: record\n"
 	"                         every Nth call of each function (no return probes)\n"
 	"      --stack-size N     bytes of user stack per sample (8192, at most 65528;\n"
@@ -449,11 +452,12 @@ int main(int argc, char **argv)
 		break;
 	default:
 		rc = mt_capture_events_named(&evs, event ? event : "cpu-clock", (unsigned)stack,
-					     count ? 0 : freq ? freq : 999, count, err);
+					     freq, count, err);
 		break;
 	}
 	if (rc)
-		return fail(strstr(err, "unknown event") ? EXIT_USAGE : EXIT_ENV, "%s%s", err, "");
+		return fail(strstr(err, "unknown ") || strstr(err, "not a tracepoint") ? EXIT_USAGE
+			    : EXIT_ENV, "%s%s", err, "");
 
 	int fd = 1;
 	const char *out_name = "stdout";
