@@ -106,7 +106,7 @@ static void list_events(char *buf, size_t n, const struct mt_fold_counts *c)
 	size_t k = strlen(buf);
 	for (unsigned i = 0; i < c->nr_event_names && k < n; i++)
 		k += (size_t)snprintf(buf + k, n - k, "%s%s: %llu samples", i ? ", " : "",
-				      c->event_names[i].name[0] ? c->event_names[i].name : "(none)",
+				      *c->event_names[i].name ? c->event_names[i].name : "(none)",
 				      (unsigned long long)c->event_names[i].samples);
 	if (c->more_events && k < n)
 		snprintf(buf + k, n - k, ", %llu of further events",
@@ -128,12 +128,11 @@ static int check_events(const struct mt_fold_profile *p, const struct mt_fold_pr
 		list_events(names, sizeof(names), b);
 	}
 	if (only) {
-		int wanted = (c->nr_event_names && c->kind[MT_FOLD_SAMPLE] == 0) ||
-			     (b && b->nr_event_names && b->kind[MT_FOLD_SAMPLE] == 0);
-		if (!wanted)
+		if (c->kind[MT_FOLD_SAMPLE] && (!b || b->kind[MT_FOLD_SAMPLE]))
 			return 0;
-		fprintf(stderr, "mt-fold: no sample of event '%s' in %s; it has %s\n", only,
-			b ? "the inputs or the --diff base" : "the input", names);
+		fprintf(stderr, "mt-fold: no sample of event '%s' in %s; %s%s\n", only,
+			b ? "the inputs or the --diff base" : "the input",
+			*names ? "samples of " : "no sample line at all", names);
 		return 2;
 	}
 	unsigned distinct = c->nr_event_names + (c->more_events != 0);

@@ -89,21 +89,20 @@ void mt_fold_profile_only_event(struct mt_fold_profile *p, const char *name)
 }
 
 /* Count a sample line under its event name.  @return : 1 to fold it, 0
- * when it is of another event than the one asked. */
+ * when it is of another event than the one asked, -1 out of memory. */
 static int note_event(struct mt_fold_profile *p, struct mt_fold_str name)
 {
 	struct mt_fold_counts *c = &p->counts;
-	size_t len = name.len < sizeof(c->event_names[0].name) ? name.len
-		     : sizeof(c->event_names[0].name) - 1;
 	unsigned i = 0;
-	while (i < c->nr_event_names && !(strlen(c->event_names[i].name) == len &&
-					  memcmp(c->event_names[i].name, name.s, len) == 0))
+	while (i < c->nr_event_names && !mt_fold_str_is(name, c->event_names[i].name))
 		i++;
 	if (i < c->nr_event_names) {
 		c->event_names[i].samples++;
 	} else if (i < MT_FOLD_MAX_EVENTS) {
-		memcpy(c->event_names[i].name, name.s, len);
-		c->event_names[i].name[len] = '\0';
+		char *copy = strndup(name.s, name.len);
+		if (!copy)
+			return -1;
+		c->event_names[i].name = copy;
 		c->event_names[i].samples = 1;
 		c->nr_event_names++;
 	} else {
@@ -113,8 +112,8 @@ static int note_event(struct mt_fold_profile *p, struct mt_fold_str name)
 		c->other_event_samples++;
 		return 0;
 	}
-	if (p->only_event)
-		c->event_folded = i + 1;
+	if (p->only_event)	/* past the names kept: not named in the header */
+		c->event_folded = i < c->nr_event_names ? i + 1 : 0;
 	else
 		c->event_folded = c->nr_event_names == 1 && !c->more_events;
 	return 1;
@@ -124,6 +123,8 @@ void mt_fold_profile_free(struct mt_fold_profile *p)
 {
 	if (!p)
 		return;
+	for (unsigned i = 0; i < p->counts.nr_event_names; i++)
+		free((char *)p->counts.event_names[i].name);
 	mt_fold_strtab_free(p->stacks);
 	mt_fold_strtab_free(p->threads_by_key);
 	mt_fold_strtab_free(p->procs_by_key);
@@ -332,8 +333,11 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 
 	if (p->finished)
 		return MT_FOLD_ESTATE;
-	if (ev->kind == MT_FOLD_SAMPLE && !note_event(p, ev->event))
-		return 0;
+	if (ev->kind == MT_FOLD_SAMPLE) {
+		int fold = note_event(p, ev->event);
+		if (fold <= 0)
+			return fold < 0 ? MT_FOLD_ENOMEM : 0;
+	}
 	c->events++;
 	c->kind[ev->kind]++;
 	uint64_t seq = p->seq++;

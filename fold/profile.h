@@ -98,7 +98,7 @@ struct mt_fold_counts {
 	 * (more_events: lines of further names); those left out by
 	 * mt_fold_profile_only_event are counted here, and in nothing else. */
 	struct mt_fold_event_name {
-		char name[64];	/* truncated to 63 bytes */
+		const char *name;	/* owned by the profile */
 		uint64_t samples;
 	} event_names[MT_FOLD_MAX_EVENTS];
 	unsigned nr_event_names;

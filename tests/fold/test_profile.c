@@ -159,6 +159,51 @@ Test(profile, one_event_of_two)
 	mt_fold_profile_free(p);
 }
 
+/* Names are kept whole: two long uprobe names that differ past their 63rd
+ * byte are two events. */
+Test(profile, long_event_names_stay_apart)
+{
+	struct mt_fold_profile *p = profile_of(
+		"sample\t7/7\t1\tcc\tevent=probe_libfoo:_ZN9namespace12SomeLongClassName21someMethodNameWithTailAEv"
+		" period=1\tmain end=complete\n"
+		"sample\t7/7\t2\tcc\tevent=probe_libfoo:_ZN9namespace12SomeLongClassName21someMethodNameWithTailBEv"
+		" period=1\tmain end=complete\n", 0);
+	const struct mt_fold_counts *c = mt_fold_profile_counts(p);
+	cr_assert_eq(c->nr_event_names, 2);
+	cr_assert_eq(c->event_folded, 0);
+	mt_fold_profile_free(p);
+}
+
+/* More names than the table keeps: the one asked for is still folded alone,
+ * and the header names none rather than a slot past the table. */
+Test(profile, event_past_the_names_kept)
+{
+	char text[2048];
+	size_t k = 0;
+	for (int i = 1; i <= MT_FOLD_MAX_EVENTS + 1; i++)
+		k += (size_t)snprintf(text + k, sizeof(text) - k,
+				      "sample\t7/7\t%d\tcc\tevent=ev%d period=1\tmain;f%d end=complete\n",
+				      i, i, i);
+	struct mt_fold_profile *p = mt_fold_profile_new(0);
+	char want[16];
+	snprintf(want, sizeof(want), "ev%d", MT_FOLD_MAX_EVENTS + 1);
+	mt_fold_profile_only_event(p, want);
+	FILE *f = fmemopen(text, k, "r");
+	cr_assert_eq(mt_fold_profile_read(p, f, "test", NULL, NULL), 0);
+	fclose(f);
+	cr_assert_eq(mt_fold_profile_finish(p), 0);
+	const struct mt_fold_counts *c = mt_fold_profile_counts(p);
+	cr_assert_eq(c->kind[MT_FOLD_SAMPLE], 1);
+	cr_assert_eq(c->more_events, 1);
+	cr_assert_eq(c->event_folded, 0);
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_PERIOD, 0);
+	char *table = render(mt_fold_render_table, s);
+	cr_assert_null(strstr(table, ", event "), "%s", table);
+	free(table);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+}
+
 Test(profile, liveness_rules)
 {
 	/* pid 1: 0xa freed; 0xb freed then reused and live; 0xc allocated twice
