@@ -1,6 +1,7 @@
 /* Event specs for the three modes (attr fields: docs/formats/capture-events.md). */
 #include "capture/capture.h"
 #include "capture/sample_ring.h"
+#include "codec/perf_stream.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -192,27 +193,6 @@ int mt_capture_events_trace(struct mt_capture_events *evs, const char *lib,
 	return 0;
 }
 
-static const struct named {
-	const char *name;
-	uint32_t type;
-	uint64_t config;
-} named[] = {
-	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
-	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
-	{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
-	{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN },
-	{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
-	{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
-	{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
-	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
-	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
-	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
-	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
-};
-
-
 /* Where tracefs may be mounted. */
 static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 
@@ -232,17 +212,23 @@ static long long tracepoint_id(const char *name, char *err)
 		snprintf(err, MT_CAPTURE_ERRLEN, "'%s' is not a tracepoint name (SYSTEM:EVENT)", name);
 		return -1;
 	}
+	/* The first place where tracefs answers decides: a second one (under
+	 * debugfs, root only) would turn "no such tracepoint" into "denied". */
 	int denied = 0, mounted = 0;
-	for (size_t i = 0; i < sizeof(tracefs_dirs) / sizeof(tracefs_dirs[0]); i++) {
+	for (size_t i = 0; i < sizeof(tracefs_dirs) / sizeof(tracefs_dirs[0]) && !mounted; i++) {
 		char path[512];
 		snprintf(path, sizeof(path), "%s/events/header_page", tracefs_dirs[i]);
-		mounted |= access(path, F_OK) == 0;
-		snprintf(path, sizeof(path), "%s/events/%.*s/%s/id", tracefs_dirs[i], (int)sys_len,
-			 name, colon + 1);
-		FILE *f = fopen(path, "re");
-		if (!f) {
+		if (access(path, F_OK) != 0) {
 			denied |= errno == EACCES || errno == EPERM;
 			continue;
+		}
+		mounted = 1;
+		int k = snprintf(path, sizeof(path), "%s/events/%.*s/%s/id", tracefs_dirs[i],
+				 (int)sys_len, name, colon + 1);
+		FILE *f = k > 0 && (size_t)k < sizeof(path) ? fopen(path, "re") : NULL;
+		if (!f) {
+			denied = errno == EACCES || errno == EPERM;
+			break;
 		}
 		long long id = -1;
 		if (fscanf(f, "%lld", &id) != 1)
@@ -283,13 +269,7 @@ int mt_capture_events_named(struct mt_capture_events *evs, const char *name,
 {
 	uint32_t type = 0;
 	uint64_t config = 0;
-	int known = 0;
-	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]) && !known; i++)
-		if (!strcmp(named[i].name, name)) {
-			type = named[i].type;
-			config = named[i].config;
-			known = 1;
-		}
+	int known = mt_perf_event_by_name(name, &type, &config);
 	if (!known && strchr(name, ':')) {
 		long long id = tracepoint_id(name, err);
 		if (id < 0)
@@ -307,8 +287,9 @@ int mt_capture_events_named(struct mt_capture_events *evs, const char *name,
 	if (!known) {
 		size_t n = (size_t)snprintf(err, MT_CAPTURE_ERRLEN, "unknown event '%s' (known:",
 					    name);
-		for (size_t i = 0; i < sizeof(named) / sizeof(named[0]) && n < MT_CAPTURE_ERRLEN; i++)
-			n += (size_t)snprintf(err + n, MT_CAPTURE_ERRLEN - n, " %s", named[i].name);
+		for (size_t i = 0; mt_perf_event_nth(i) && n < MT_CAPTURE_ERRLEN; i++)
+			n += (size_t)snprintf(err + n, MT_CAPTURE_ERRLEN - n, " %s",
+					      mt_perf_event_nth(i));
 		if (n < MT_CAPTURE_ERRLEN)
 			snprintf(err + n, MT_CAPTURE_ERRLEN - n,
 				 ", tracepoints SYSTEM:EVENT, raw rHEX)");

@@ -147,6 +147,18 @@ const char *mt_perf_reader_name(const struct mt_perf_reader *r);
  *           behind the records read (madvise), nothing more. */
 const void *mt_perf_reader_mapping(const struct mt_perf_reader *r, size_t *len);
 
+/* ---- perf's generic event names ------------------------------------- */
+
+/* The type and config of a generic event (cpu-clock, cycles, ...).
+ * @return : 1, or 0 when name is not one. */
+int mt_perf_event_by_name(const char *name, uint32_t *type, uint64_t *config);
+
+/* @return : the generic name of type and config, or NULL. */
+const char *mt_perf_event_name(uint32_t type, uint64_t config);
+
+/* @return : the i-th generic name, NULL past the last (for messages). */
+const char *mt_perf_event_nth(size_t i);
+
 /* ---- attrs ------------------------------------------------------------ */
 
 struct mt_perf_evsel {

@@ -261,7 +261,7 @@ const struct mt_unwind_rule *mt_unwind_rule_get(struct mt_unwind_module *m, uint
 		mt_unwind_module_load_cfi(m);
 		rule = lookup(m->eh_cfi, vaddr - m->eh_bias, &found);
 		if (!found || (rule && rule->status != MT_UNWIND_RULE_OK)) {
-			if (apart)	/* .debug_frame is in the symbol session */
+			if (apart)	/* .debug_frame: usually in the symbol session */
 				pthread_mutex_lock(&m->lock);
 			mt_unwind_module_load_dwarf_cfi(m);
 			int found2;

@@ -49,7 +49,9 @@ struct mt_unwind_module {
 
 	/* Symbols and DWARF come from a second libdwfl session on the same
 	 * file, which a loader thread may fill while the unwinder goes on
-	 * (mt_unwind_modules_prefetch); sym_mod is mod when there is none. */
+	 * (mt_unwind_modules_prefetch); sym_mod is mod when there is none.
+	 * .debug_frame comes from it too, unless the unwinder needs it while
+	 * the loader is still at work: then from mod (load_dwarf_cfi). */
 	Dwfl *sym_dwfl;
 	Dwfl_Module *sym_mod;
 	pthread_t loader;

@@ -156,6 +156,7 @@ struct evinfo {
 	enum role role;
 	int fn;			/* trace and mt:* roles: index in alloc_fns */
 	int paired;		/* trace entry: its __return event exists */
+	char attr_name[48];	/* made from the attr (see attr_name), on first need */
 };
 
 /* ---- pending trace entries --------------------------------------------- */
@@ -269,6 +270,31 @@ static const char *file_event_name(struct state *s, const struct mt_perf_evsel *
 	if (s->nr_file_names && mt_perf_reader_nr_evsels(s->reader) == 1)
 		return s->file_names[0].name;
 	return "";
+}
+
+/* A name for an event the input names nowhere (a perf.data file read from
+ * a pipe: its names come after the data), from its attr: perf's generic
+ * name (cpu-clock), else type and config; "#INDEX" after it when another
+ * event has the same type and config, so that two events never share a
+ * name (mt-fold does not add up different events). */
+static const char *attr_name(struct state *s, struct evinfo *ei, const struct mt_perf_evsel *e)
+{
+	if (ei->attr_name[0])
+		return ei->attr_name;
+	const char *g = mt_perf_event_name(e->attr.type, e->attr.config);
+	int k = g ? snprintf(ei->attr_name, sizeof(ei->attr_name), "%s", g)
+		  : snprintf(ei->attr_name, sizeof(ei->attr_name), "type=%u,config=%#llx",
+			     e->attr.type, (unsigned long long)e->attr.config);
+	for (size_t i = 0; i < mt_perf_reader_nr_evsels(s->reader); i++) {
+		const struct mt_perf_evsel *o = mt_perf_reader_evsel(s->reader, i);
+		if (o != e && o->attr.type == e->attr.type && o->attr.config == e->attr.config) {
+			if (k > 0 && (size_t)k < sizeof(ei->attr_name))
+				snprintf(ei->attr_name + k, sizeof(ei->attr_name) - (size_t)k, "#%d",
+					 e->index);
+			break;
+		}
+	}
+	return ei->attr_name;
 }
 
 static struct evinfo *evinfo_of(struct state *s, const struct mt_perf_evsel *e)
@@ -1062,7 +1088,7 @@ static void on_undecodable(struct state *s)
 
 static void handle_sample(struct state *s, const struct mt_perf_sample *smp)
 {
-	const struct evinfo *ei = evinfo_of(s, smp->evsel);
+	struct evinfo *ei = evinfo_of(s, smp->evsel);
 	switch (ei->role) {
 	case ROLE_MT_ALLOC:
 		if (filtered(s, smp->pid, smp->tid))
@@ -1110,7 +1136,7 @@ static void handle_sample(struct state *s, const struct mt_perf_sample *smp)
 			const char *n = smp->evsel->name && *smp->evsel->name ? smp->evsel->name
 									   : file_event_name(s, smp->evsel);
 			if (!*n)
-				n = "unknown";
+				n = attr_name(s, ei, smp->evsel);
 			for (const char *c = n; *c; c++)
 				mt_unwind_out_char(&s->b.out, (*c == ' ' || *c == '\t' || *c == '\n')
 								  ? '_' : *c);

@@ -49,13 +49,18 @@ static int warm_ahead(struct mt_unwind_prefault *pf)
  * run for 250 MB): dropping them once the reader is past them does it here,
  * beside the reader, instead of in the munmap at its end.  MADV_DONTNEED,
  * not munmap: the range stays reserved for the reader's own munmap. */
+/* @return : 1 if pages were dropped.  A refusal (locked pages) ends the
+ * dropping: the pages then go with the reader's munmap, as before. */
 static int drop_behind(struct mt_unwind_prefault *pf, size_t *dropped)
 {
 	size_t done = __atomic_load_n(&pf->done, __ATOMIC_RELAXED) & ~(CHUNK - 1);
 	if (done <= *dropped)
 		return 0;
-	if (madvise((void *)(pf->start + *dropped), done - *dropped, MADV_DONTNEED) == 0)
-		*dropped = done;
+	if (madvise((void *)(pf->start + *dropped), done - *dropped, MADV_DONTNEED) != 0) {
+		*dropped = SIZE_MAX;
+		return 0;
+	}
+	*dropped = done;
 	return 1;
 }
 

@@ -1,8 +1,9 @@
 #!/bin/bash
 # A recording of two events (perf record -e cpu-clock,page-faults): their
 # periods (nanoseconds, faults) do not add up.  mt-fold refuses to fold them
-# together (exit 2, both named), and with --event folds one of them, whose
-# total is that event's sum of periods as perf script shows it.
+# together (exit 2, both named), also when the file reaches mt-unwind
+# through a pipe, and with --event folds one of them, whose total is that
+# event's sum of periods as perf script shows it.
 set -u
 . "$MT_SRC/tests/e2e/unwind_lib.sh"
 unwind_need_perf
@@ -20,6 +21,14 @@ if [ "$rc" -ne 2 ] || ! grep -q 'cpu-clock/freq=2000/: [0-9]* samples' "$tmp/bot
 	! grep -q 'page-faults/period=1/: [0-9]* samples' "$tmp/both.err" || [ -s "$tmp/both.folded" ]; then
 	echo "FAIL: two events folded together (exit $rc):"; cat "$tmp/both.err"; fail=1
 fi
+
+# Read from a pipe, a perf.data file names no event (the names come after
+# the data): mt-unwind names them from their attrs, never both alike.
+rc=0
+cat "$tmp/two.data" | mt-unwind -q - | mt-fold >/dev/null 2>"$tmp/pipe.err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q 'cpu-clock: [0-9]* samples' "$tmp/pipe.err" &&
+	grep -q 'page-faults: [0-9]* samples' "$tmp/pipe.err" ||
+	{ echo "FAIL: through a pipe, two events folded together (exit $rc):"; cat "$tmp/pipe.err"; fail=1; }
 
 for ev in page-faults/period=1/ cpu-clock/freq=2000/; do	# perf's names
 	want=$(perf script -i "$tmp/two.data" -F event,period 2>/dev/null |
