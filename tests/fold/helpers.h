@@ -22,6 +22,20 @@ static inline struct mt_fold_profile *profile_of(const char *text, unsigned pref
 	return p;
 }
 
+/* The same, folding only the samples of event name. */
+static inline struct mt_fold_profile *profile_of_event(const char *text, const char *name)
+{
+	struct mt_fold_profile *p = mt_fold_profile_new(0);
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	if (!p || !f)
+		abort();
+	mt_fold_profile_only_event(p, name);
+	if (mt_fold_profile_read(p, f, "test", NULL, NULL) || mt_fold_profile_finish(p))
+		abort();
+	fclose(f);
+	return p;
+}
+
 static inline char *collapsed_of(const struct mt_fold_profile *p, enum mt_fold_metric m)
 {
 	char *buf = NULL;

@@ -135,12 +135,7 @@ Test(profile, events_are_counted_by_name)
 
 Test(profile, one_event_of_two)
 {
-	struct mt_fold_profile *p = mt_fold_profile_new(0);
-	mt_fold_profile_only_event(p, "page-faults");
-	FILE *f = fmemopen((void *)two_events, strlen(two_events), "r");
-	cr_assert_eq(mt_fold_profile_read(p, f, "test", NULL, NULL), 0);
-	fclose(f);
-	cr_assert_eq(mt_fold_profile_finish(p), 0);
+	struct mt_fold_profile *p = profile_of_event(two_events, "page-faults");
 	char *out = collapsed_of(p, MT_FOLD_PERIOD);
 	cr_assert_str_eq(out, "main;touch 1\n");
 	free(out);
@@ -184,14 +179,9 @@ Test(profile, event_past_the_names_kept)
 		k += (size_t)snprintf(text + k, sizeof(text) - k,
 				      "sample\t7/7\t%d\tcc\tevent=ev%d period=1\tmain;f%d end=complete\n",
 				      i, i, i);
-	struct mt_fold_profile *p = mt_fold_profile_new(0);
 	char want[16];
 	snprintf(want, sizeof(want), "ev%d", MT_FOLD_MAX_EVENTS + 1);
-	mt_fold_profile_only_event(p, want);
-	FILE *f = fmemopen(text, k, "r");
-	cr_assert_eq(mt_fold_profile_read(p, f, "test", NULL, NULL), 0);
-	fclose(f);
-	cr_assert_eq(mt_fold_profile_finish(p), 0);
+	struct mt_fold_profile *p = profile_of_event(text, want);
 	const struct mt_fold_counts *c = mt_fold_profile_counts(p);
 	cr_assert_eq(c->kind[MT_FOLD_SAMPLE], 1);
 	cr_assert_eq(c->more_events, 1);
