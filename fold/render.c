@@ -445,13 +445,18 @@ int mt_fold_render_json(FILE *f, const struct mt_fold_snapshot *s)
 			(unsigned long long)c->every_min, (unsigned long long)c->every_max);
 	else
 		fputs(" \"every\": null,\n", f);
-	fprintf(f, " \"input\": {\"lines\": %llu, \"events\": %llu, \"alloc\": %llu, "
+	fputs(" \"event\": ", f);
+	if (c->event_folded)
+		mt_fold_json_string(f, c->event_names[c->event_folded - 1].name);
+	else
+		fputs("null", f);
+	fprintf(f, ",\n \"input\": {\"lines\": %llu, \"events\": %llu, \"alloc\": %llu, "
 		"\"free\": %llu, \"totals\": %llu, \"sample\": %llu, \"lost\": %llu,\n"
 		"  \"lost_events\": %llu, \"bad_lines\": %llu, \"truncated_stacks\": %llu, "
 		"\"end_of_dump_stacks\": %llu, \"no_stack\": %llu,\n"
 		"  \"unmatched_frees\": %llu, \"implicit_frees\": %llu, "
 		"\"allocs_without_ptr\": %llu, \"images_without_totals\": %llu,\n"
-		"  \"images_without_sampler\": %llu},\n",
+		"  \"images_without_sampler\": %llu, \"other_event_samples\": %llu},\n",
 		(unsigned long long)c->lines, (unsigned long long)c->events,
 		(unsigned long long)c->kind[MT_FOLD_ALLOC], (unsigned long long)c->kind[MT_FOLD_FREE],
 		(unsigned long long)c->kind[MT_FOLD_TOTALS], (unsigned long long)c->kind[MT_FOLD_SAMPLE],
@@ -459,7 +464,8 @@ int mt_fold_render_json(FILE *f, const struct mt_fold_snapshot *s)
 		(unsigned long long)c->bad_lines, (unsigned long long)c->truncated,
 		(unsigned long long)c->end_of_dump, (unsigned long long)c->no_stack, (unsigned long long)c->unmatched_frees,
 		(unsigned long long)c->implicit_frees, (unsigned long long)c->no_ptr_allocs,
-		(unsigned long long)c->silent_images, (unsigned long long)c->unsampled_images);
+		(unsigned long long)c->silent_images, (unsigned long long)c->unsampled_images,
+		(unsigned long long)c->other_event_samples);
 	fputs(" \"total\": ", f);
 	json_value(f, &s->total);
 	fputs(",\n \"threads\": [", f);

@@ -150,6 +150,10 @@ Test(profile, one_event_of_two)
 	cr_assert(strstr(table, ", event page-faults (2 samples of other events left out)\n"),
 		  "%s", table);
 	free(table);
+	char *json = render(mt_fold_render_json, s);
+	cr_assert(strstr(json, "\n \"event\": \"page-faults\",\n"), "%s", json);
+	cr_assert(strstr(json, "\"other_event_samples\": 2}"), "%s", json);
+	free(json);
 	mt_fold_snapshot_free(s);
 	mt_fold_profile_free(p);
 }
