@@ -63,9 +63,9 @@ static const char usage_text[] =
 	"At the end one line on stderr: samples, lost samples, bytes, duration.\n"
 	"Exit status: the command's (128+N when killed by signal N); with -p 0.\n"
 	"Errors: 1 output failed or data lost in writing (also: the program wrote\n"
-	"over the sample ring), 2 usage (also: COMMAND not found), 3 environment\n"
-	"(perf_event_open denied: perf_event_paranoid / CAP_PERFMON; sampler or\n"
-	"uprobe PMU missing).\n";
+	"over the sample ring), 2 usage (also: COMMAND not found, unknown event or\n"
+	"tracepoint), 3 environment (perf_event_open denied: perf_event_paranoid /\n"
+	"CAP_PERFMON; sampler or uprobe PMU missing; tracefs unreadable or not mounted).\n";
 
 static volatile sig_atomic_t stops, stop_signal;
 

@@ -120,19 +120,19 @@ static int check_events(const struct mt_fold_profile *p, const struct mt_fold_pr
 {
 	const struct mt_fold_counts *c = mt_fold_profile_counts(p);
 	const struct mt_fold_counts *b = base ? mt_fold_profile_counts(base) : NULL;
-	char names[1024] = "";
+	char names[1024] = "", bnames[1024] = "";
 	list_events(names, sizeof(names), c);
-	if (b && b->nr_event_names) {
-		size_t k = strlen(names);
-		snprintf(names + k, sizeof(names) - k, "; in the --diff base ");
-		list_events(names, sizeof(names), b);
-	}
+	if (b)
+		list_events(bnames, sizeof(bnames), b);
 	if (only) {
-		if (c->kind[MT_FOLD_SAMPLE] && (!b || b->kind[MT_FOLD_SAMPLE]))
+		const struct mt_fold_counts *lacking = !c->kind[MT_FOLD_SAMPLE] ? c
+			: b && !b->kind[MT_FOLD_SAMPLE] ? b : NULL;
+		if (!lacking)
 			return 0;
-		fprintf(stderr, "mt-fold: no sample of event '%s' in %s; %s%s\n", only,
-			b ? "the inputs or the --diff base" : "the input",
-			*names ? "samples of " : "no sample line at all", names);
+		const char *has = lacking == c ? names : bnames;
+		fprintf(stderr, "mt-fold: no sample of event '%s' in %s: %s%s\n", only,
+			lacking == c ? "the input" : "the --diff base",
+			*has ? "it has samples of " : "it has no sample line", has);
 		return 2;
 	}
 	unsigned distinct = c->nr_event_names + (c->more_events != 0);
@@ -146,8 +146,9 @@ static int check_events(const struct mt_fold_profile *p, const struct mt_fold_pr
 		}
 	if (distinct <= 1)
 		return 0;
-	fprintf(stderr, "mt-fold: samples of several events (%s): their periods do not add up; "
-		"fold one at a time with --event NAME\n", names);
+	fprintf(stderr, "mt-fold: samples of several events (%s%s%s): their periods do not add "
+		"up; fold one at a time with --event NAME\n", names,
+		*bnames ? "; in the --diff base " : "", bnames);
 	return 2;
 }
 
@@ -268,7 +269,8 @@ int main(int argc, char **argv)
 			status = s2;
 	}
 	if (check_events(p, base, only_event)) {
-		status = 2;
+		if (!status)	/* an input that could not be read says more */
+			status = 2;
 		goto out;
 	}
 	if (mt_fold_profile_finish(p) || (base && mt_fold_profile_finish(base)))

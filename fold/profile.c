@@ -112,10 +112,10 @@ static int note_event(struct mt_fold_profile *p, struct mt_fold_str name)
 		c->other_event_samples++;
 		return 0;
 	}
-	if (p->only_event)	/* past the names kept: not named in the header */
-		c->event_folded = i < c->nr_event_names ? i + 1 : 0;
+	if (p->only_event)
+		c->event = p->only_event;
 	else
-		c->event_folded = c->nr_event_names == 1 && !c->more_events;
+		c->event = c->nr_event_names == 1 && !c->more_events ? c->event_names[0].name : NULL;
 	return 1;
 }
 

@@ -104,8 +104,9 @@ struct mt_fold_counts {
 	unsigned nr_event_names;
 	uint64_t more_events;
 	uint64_t other_event_samples;	/* left out: another event than the one asked */
-	unsigned event_folded;	/* 1 + index in event_names of the one event whose
-				 * samples are folded; 0: none, or several */
+	const char *event;	/* the event whose sample lines are folded: the
+				 * input's one, or the one asked for; NULL: none,
+				 * or several (owned by the profile or its caller) */
 };
 
 /* Do enough stacks end at the end of their dump (5% or more, and 3 at

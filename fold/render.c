@@ -138,12 +138,11 @@ static void print_input(FILE *f, const struct mt_fold_snapshot *s)
 			fprintf(f, ", every %llu to %llu", (unsigned long long)c->every_min,
 				(unsigned long long)c->every_max);
 	}
-	if (c->event_folded) {
-		fprintf(f, ", event %s", c->event_names[c->event_folded - 1].name);
-		if (c->other_event_samples)
-			fprintf(f, " (%llu samples of other events left out)",
-				(unsigned long long)c->other_event_samples);
-	}
+	if (c->event)
+		fprintf(f, ", event %s", c->event);
+	if (c->other_event_samples)
+		fprintf(f, " (%llu samples of other events left out)",
+			(unsigned long long)c->other_event_samples);
 	fprintf(f, "\ninput: %llu events (%llu alloc, %llu free, %llu totals, %llu sample, "
 		"%llu lost), %llu bad lines\n",
 		(unsigned long long)c->events, (unsigned long long)c->kind[MT_FOLD_ALLOC],
@@ -446,8 +445,8 @@ int mt_fold_render_json(FILE *f, const struct mt_fold_snapshot *s)
 	else
 		fputs(" \"every\": null,\n", f);
 	fputs(" \"event\": ", f);
-	if (c->event_folded)
-		mt_fold_json_string(f, c->event_names[c->event_folded - 1].name);
+	if (c->event)
+		mt_fold_json_string(f, c->event);
 	else
 		fputs("null", f);
 	fprintf(f, ",\n \"input\": {\"lines\": %llu, \"events\": %llu, \"alloc\": %llu, "

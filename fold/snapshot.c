@@ -274,6 +274,13 @@ int mt_fold_snapshot_new(struct mt_fold_snapshot **out, const struct mt_fold_pro
 		return MT_FOLD_ENOMEM;
 	s->opt = *opt;
 	s->counts = *mt_fold_profile_counts(p);
+	/* The names stay with the profile: only the one folded is kept. */
+	for (unsigned i = 0; i < s->counts.nr_event_names; i++)
+		s->counts.event_names[i].name = NULL;
+	if (s->counts.event && !(s->counts.event = s->event = strdup(s->counts.event))) {
+		free(s);
+		return MT_FOLD_ENOMEM;
+	}
 	s->mode = mode_name(&s->counts);
 
 	/* The weight of one sample where a group saw none: the largest seen. */
@@ -381,5 +388,6 @@ void mt_fold_snapshot_free(struct mt_fold_snapshot *s)
 	free(s->procs);
 	free(s->stacks);
 	mt_fold_strtab_free(s->names);
+	free(s->event);
 	free(s);
 }

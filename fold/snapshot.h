@@ -81,6 +81,7 @@ struct mt_fold_snapshot {
 	uint32_t nstacks;
 	int has_totals;			/* any exact totals in the input */
 	struct mt_fold_strtab *names;	/* private: owns the site names */
+	char *event;			/* private: owns counts.event */
 };
 
 /* Build a snapshot of a finished profile (mt_fold_profile_finish).  The

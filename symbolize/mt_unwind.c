@@ -275,8 +275,8 @@ static const char *file_event_name(struct state *s, const struct mt_perf_evsel *
 /* A name for an event the input names nowhere (a perf.data file read from
  * a pipe: its names come after the data), from its attr: perf's generic
  * name (cpu-clock), else type and config; "#INDEX" after it when another
- * event has the same type and config, so that two events never share a
- * name (mt-fold does not add up different events). */
+ * event has the same type and config, or that name, so that two events
+ * never share a name (mt-fold does not add up different events). */
 static const char *attr_name(struct state *s, struct evinfo *ei, const struct mt_perf_evsel *e)
 {
 	if (ei->attr_name[0])
@@ -287,7 +287,9 @@ static const char *attr_name(struct state *s, struct evinfo *ei, const struct mt
 			     e->attr.type, (unsigned long long)e->attr.config);
 	for (size_t i = 0; i < mt_perf_reader_nr_evsels(s->reader); i++) {
 		const struct mt_perf_evsel *o = mt_perf_reader_evsel(s->reader, i);
-		if (o != e && o->attr.type == e->attr.type && o->attr.config == e->attr.config) {
+		const char *named = o->name && *o->name ? o->name : file_event_name(s, o);
+		if (o != e && ((o->attr.type == e->attr.type && o->attr.config == e->attr.config) ||
+			       strcmp(named, ei->attr_name) == 0)) {
 			if (k > 0 && (size_t)k < sizeof(ei->attr_name))
 				snprintf(ei->attr_name + k, sizeof(ei->attr_name) - (size_t)k, "#%d",
 					 e->index);
