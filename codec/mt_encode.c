@@ -119,7 +119,7 @@ static int encode(const struct opts *o, int ofd)
 	mt_progress_init(&prog_line, prog, total, o->quiet);
 
 	struct mt_perf_item item;
-	uint64_t kept = 0, n = 0;
+	uint64_t kept = 0, n = 0, item_end = 0, salvaged = 0;
 	int stopped = 0;
 	for (;;) {
 		rc = mt_perf_reader_next(pr, &item);
@@ -130,6 +130,12 @@ static int encode(const struct opts *o, int ofd)
 			status = EXIT_DATA;
 			if (mt_perf_reader_fatal(pr)) {	/* the framing is lost */
 				fprintf(stderr, "%s: '%s': %s\n", prog, o->in, mt_perf_reader_error(pr));
+				/* The rest as it is: decoding still gives the
+				 * input back. */
+				if (!salvaged && mt_perf_reader_salvage(pr) == 0) {
+					salvaged = item_end;
+					continue;
+				}
 				stopped = 1;
 				break;
 			}
@@ -146,6 +152,8 @@ static int encode(const struct opts *o, int ofd)
 			status = rc == MTZ_EIO ? EXIT_ENV : EXIT_DATA;
 			goto out;
 		}
+		if (!item.unpacked)
+			item_end = item.offset + item.size;
 		/* a clock read per 1024 records costs nothing measurable */
 		if ((++n & 1023) == 0)
 			mt_progress_update(&prog_line, item.offset);
@@ -160,6 +168,10 @@ static int encode(const struct opts *o, int ofd)
 	if (stopped)
 		fprintf(stderr, "%s: '%s': the input could not be read past the error above: "
 			"the output holds what came before it\n", prog, o->in);
+	else if (salvaged)
+		fprintf(stderr, "%s: '%s': the input from offset %llu on, after the error above, "
+			"is kept as it is (not parsed nor delta-coded): decoding gives it back\n",
+			prog, o->in, (unsigned long long)salvaged);
 	if (kept)
 		fprintf(stderr, "%s: '%s': %llu record%s could not be parsed and %s kept as "
 			"%s (not delta-coded)\n", prog, o->in, (unsigned long long)kept,
@@ -480,9 +492,16 @@ int main(int argc, char **argv)
 	if (ofd < 0)
 		return EXIT_ENV;
 	int status = o.decode ? decode(&o, ofd) : encode(&o, ofd);
+	struct stat st;
+	/* Nothing came out (the input was refused at once): no empty file
+	 * left behind that looks like a result. */
+	int empty = ofd != STDOUT_FILENO && status != EXIT_OK && fstat(ofd, &st) == 0 &&
+		    S_ISREG(st.st_mode) && st.st_size == 0;
 	if (ofd != STDOUT_FILENO && close(ofd) != 0 && status == EXIT_OK) {
 		fprintf(stderr, "%s: cannot write '%s': %s\n", prog, o.out, strerror(errno));
 		status = EXIT_ENV;
 	}
+	if (empty && unlink(o.out) == 0)
+		fprintf(stderr, "%s: '%s' removed: nothing was written to it\n", prog, o.out);
 	return status;
 }

@@ -1122,6 +1122,16 @@ static int next_unpacked(struct mt_perf_reader *r, struct mt_perf_item *item)
 	return err ? err : 1;
 }
 
+int mt_perf_reader_salvage(struct mt_perf_reader *r)
+{
+	if ((r->fatal != MT_PERF_ETRUNC && r->fatal != MT_PERF_EFORMAT) ||
+	    r->state != ST_RECORDS || r->unpack)
+		return r->fatal;
+	r->fatal = 0;
+	r->state = ST_TAIL;	/* blobs to the end of the input */
+	return 0;
+}
+
 int mt_perf_reader_unpack(struct mt_perf_reader *r)
 {
 	return r->unpack ? 0 : mt_perf__unpack_new(&r->unpack);

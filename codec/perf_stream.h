@@ -137,6 +137,15 @@ const char *mt_perf_reader_error(const struct mt_perf_reader *r);
  *           call next again. */
 int mt_perf_reader_fatal(const struct mt_perf_reader *r);
 
+/* After a fatal error in the records (a size that breaks the framing, the
+ * input ending inside a record), pass the rest of the input on unread:
+ * next returns it as blobs, from the offset of the record at fault to the
+ * end, so that the items still concatenate to the input (mt-encode keeps a
+ * damaged recording whole).  @return : 0, or the fatal code when the error
+ * was of another kind (reading failed, out of memory, a header, the
+ * records of a COMPRESSED one), which stays. */
+int mt_perf_reader_salvage(struct mt_perf_reader *r);
+
 /* The input's name as given to open. */
 const char *mt_perf_reader_name(const struct mt_perf_reader *r);
 

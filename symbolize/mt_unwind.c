@@ -1517,7 +1517,8 @@ static void prefetch_next(const struct mt_perf_item *it, const void *map, size_t
 	for (size_t k = 0; k < 1024 && next + k < end; k += 64)
 		__builtin_prefetch(next + k);
 	if (next + sizeof(struct perf_event_header) <= end) {
-		uint16_t size = ((const struct perf_event_header *)next)->size;
+		uint16_t size;	/* a damaged file's next record may be misaligned */
+		memcpy(&size, next + offsetof(struct perf_event_header, size), sizeof(size));
 		if (size >= 8 && next + size <= end)
 			__builtin_prefetch(next + size - 8);
 	}

@@ -52,6 +52,36 @@ grep -q "frame $((n - 1)) at offset $off: truncated" "$T/err" || fail "message: 
 head -c $(($(stat -c %s "$T/ok.mtz") - 48)) "$T/ok.mtz" > "$T/cut.mtz"
 expect_loss "$T/cut.mtz" "$insize" "$insize" "missing end marker"
 grep -q "no end marker" "$T/err" || fail "message: $(cat "$T/err")"
+# A damaged recording is encoded whole: the records up to the damage are
+# coded, the rest kept as it is, and decoding gives the input back byte for
+# byte (exit 1, the offset named).  Two cases: the input ends inside a
+# record; a record's size is 0, which breaks the framing.
+python3 - "$T/in" > "$T/rec_off" <<'PY'
+import struct, sys
+b = open(sys.argv[1], 'rb').read()
+off, n = struct.unpack_from('<Q', b, 8)[0], 0
+while off + 8 <= len(b) and n < 300:
+    size = struct.unpack_from('<H', b, off + 6)[0]
+    off, n = off + size, n + 1
+print(off)
+PY
+roff=$(cat "$T/rec_off")
+[ "$roff" -gt 0 ] && [ "$roff" -lt "$insize" ] || fail "no 300th record ($roff)"
+head -c $((roff + 20)) "$T/in" > "$T/cut.perf"
+{ head -c $((roff + 6)) "$T/in"; printf '\0\0'; tail -c +$((roff + 9)) "$T/in"; } > "$T/zero.perf"
+for c in cut zero; do
+	rc=0; "$ENC" -o "$T/$c.mtz" "$T/$c.perf" 2>"$T/err" || rc=$?
+	[ "$rc" = 1 ] && grep -q "the input from offset $roff on, after the error above, is kept as it is" "$T/err" ||
+		fail "$c recording: exit $rc, $(cat "$T/err")"
+	"$ENC" -d "$T/$c.mtz" > "$T/back" || fail "$c recording: decoding"
+	cmp -s "$T/back" "$T/$c.perf" || fail "$c recording: decoding does not give it back"
+done
+# An input refused at once leaves no empty output file behind.
+head -c 100 /dev/urandom > "$T/noise"
+rc=0; "$ENC" -o "$T/noise.mtz" "$T/noise" 2>"$T/err" || rc=$?
+[ "$rc" = 1 ] && [ ! -e "$T/noise.mtz" ] && grep -q "removed: nothing was written" "$T/err" ||
+	fail "refused input: exit $rc, output $(ls -l "$T/noise.mtz" 2>&1), $(cat "$T/err")"
+
 # garbage: not an .mtz
 rc=0; head -c 100 /dev/urandom | "$ENC" -d > /dev/null 2>"$T/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "not an .mtz file" "$T/err" || fail "garbage: $rc $(cat "$T/err")"
