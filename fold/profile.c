@@ -93,6 +93,8 @@ void mt_fold_profile_only_event(struct mt_fold_profile *p, const char *name)
 static int note_event(struct mt_fold_profile *p, struct mt_fold_str name)
 {
 	struct mt_fold_counts *c = &p->counts;
+	if (!name.s)	/* a line without event=: the name "" */
+		name.s = "";
 	unsigned i = 0;
 	while (i < c->nr_event_names && !mt_fold_str_is(name, c->event_names[i].name))
 		i++;

@@ -138,7 +138,7 @@ static void print_input(FILE *f, const struct mt_fold_snapshot *s)
 			fprintf(f, ", every %llu to %llu", (unsigned long long)c->every_min,
 				(unsigned long long)c->every_max);
 	}
-	if (c->event)
+	if (c->event && *c->event)
 		fprintf(f, ", event %s", c->event);
 	if (c->other_event_samples)
 		fprintf(f, " (%llu samples of other events left out)",

@@ -158,6 +158,19 @@ Test(profile, one_event_of_two)
 	mt_fold_profile_free(p);
 }
 
+/* A sample line without event= counts under the name "" (no null name
+ * handed to the string functions: UBSan in the SANITIZE=1 run). */
+Test(profile, sample_without_an_event_name)
+{
+	struct mt_fold_profile *p = profile_of(
+		"sample\t7/7\t1\tcc\tperiod=5\tmain end=complete\n", 0);
+	const struct mt_fold_counts *c = mt_fold_profile_counts(p);
+	cr_assert_eq(c->nr_event_names, 1);
+	cr_assert_str_eq(c->event_names[0].name, "");
+	cr_assert_eq(c->kind[MT_FOLD_SAMPLE], 1);
+	mt_fold_profile_free(p);
+}
+
 /* Names are kept whole: two long uprobe names that differ past their 63rd
  * byte are two events. */
 Test(profile, long_event_names_stay_apart)
