@@ -59,20 +59,27 @@ static double mb(uint64_t b)
 	return (double)b / 1e6;
 }
 
-static int open_output(const char *path, int force)
+/* @return : the output's fd (stdout for none or "-": main refused a
+ * terminal), or -1 (reported). */
+static int open_output(const char *path)
 {
-	if (!path || strcmp(path, "-") == 0) {
-		if (!force && isatty(STDOUT_FILENO)) {
-			fprintf(stderr, "%s: refusing to write binary data to a terminal "
-				"(use -o FILE or -f)\n", prog);
-			return -2;
-		}
+	if (!path || strcmp(path, "-") == 0)
 		return STDOUT_FILENO;
-	}
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		fprintf(stderr, "%s: cannot create '%s': %s\n", prog, path, strerror(errno));
 	return fd;
+}
+
+/* Close an output open_output opened.  @return : status, or EXIT_ENV when
+ * the close reports an error no write did. */
+static int close_output(const char *path, int fd, int status)
+{
+	if (fd != STDOUT_FILENO && close(fd) != 0 && status == EXIT_OK) {
+		fprintf(stderr, "%s: cannot write '%s': %s\n", prog, path, strerror(errno));
+		return EXIT_ENV;
+	}
+	return status;
 }
 
 struct opts {
@@ -82,7 +89,10 @@ struct opts {
 	struct mtz_options mtz;
 };
 
-static int encode(const struct opts *o, int ofd)
+/* The output is created once the input has opened as what it should be:
+ * an input refused at once leaves no empty file behind, and an existing
+ * file is not truncated for nothing. */
+static int encode(const struct opts *o)
 {
 	struct mt_perf_reader *pr = NULL;
 	struct mtz_writer *w = NULL;
@@ -92,18 +102,26 @@ static int encode(const struct opts *o, int ofd)
 
 	if ((rc = mt_perf_reader_open(&pr, o->in))) {
 		const char *msg = mt_perf_reader_error(NULL);
-		if (rc == MT_PERF_EIO) {
-			fprintf(stderr, "%s: cannot open '%s': %s\n", prog, o->in,
-				*msg ? msg : strerror(errno));
+		if (rc == MT_PERF_EIO) {	/* the message names the file */
+			if (*msg)
+				fprintf(stderr, "%s: %s\n", prog, msg);
+			else
+				fprintf(stderr, "%s: cannot open '%s': %s\n", prog, o->in,
+					strerror(errno));
 			return EXIT_ENV;
 		}
 		fprintf(stderr, "%s: '%s': %s\n", prog, o->in, *msg ? msg : mt_perf_strerror(rc));
 		return EXIT_DATA;
 	}
+	int ofd = open_output(o->out);
+	if (ofd < 0) {
+		mt_perf_reader_free(pr);
+		return EXIT_ENV;
+	}
 	if ((rc = mtz_writer_new(&w, ofd, oname, &o->mtz))) {
 		fprintf(stderr, "%s: %s\n", prog, mtz_strerror(rc));
 		mt_perf_reader_free(pr);
-		return rc == MTZ_ENOMEM ? EXIT_ENV : EXIT_USAGE;
+		return close_output(o->out, ofd, rc == MTZ_ENOMEM ? EXIT_ENV : EXIT_USAGE);
 	}
 	struct mt_progress prog_line;
 	uint64_t total = 0;
@@ -213,7 +231,7 @@ out:
 	mt_progress_release(&prog_line);
 	mtz_writer_free(w);
 	mt_perf_reader_free(pr);
-	return status;
+	return close_output(o->out, ofd, status);
 }
 
 /* Damage reports while decoding: ctx is the progress line, erased first. */
@@ -316,7 +334,7 @@ static int output_write(struct output *out, const void *p, size_t n)
 	return 0;
 }
 
-static int decode(const struct opts *o, int ofd)
+static int decode(const struct opts *o)
 {
 	struct mtz_reader *r = NULL;
 	const char *oname = o->out ? o->out : "-";
@@ -335,6 +353,13 @@ static int decode(const struct opts *o, int ofd)
 		if (in.fd != STDIN_FILENO)
 			close(in.fd);
 		return rc == MTZ_ENOMEM || rc == MTZ_EIO ? EXIT_ENV : EXIT_DATA;
+	}
+	int ofd = open_output(o->out);
+	if (ofd < 0) {
+		mtz_reader_free(r);
+		if (in.fd != STDIN_FILENO)
+			close(in.fd);
+		return EXIT_ENV;
 	}
 	struct mt_progress prog_line;
 	mt_progress_init(&prog_line, prog, mt_progress_input_size(in.fd), o->quiet);
@@ -391,7 +416,7 @@ static int decode(const struct opts *o, int ofd)
 	mtz_reader_free(r);
 	if (in.fd != STDIN_FILENO)
 		close(in.fd);
-	return status;
+	return close_output(o->out, ofd, status);
 }
 
 static int parse_num(const char *s, long lo, long hi, long *v)
@@ -486,22 +511,11 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		o.in = argv[optind];
-	int ofd = open_output(o.out, o.force);
-	if (ofd == -2)
+	/* Binary output to a terminal is refused before any input is read. */
+	if ((!o.out || strcmp(o.out, "-") == 0) && !o.force && isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "%s: refusing to write binary data to a terminal "
+			"(use -o FILE or -f)\n", prog);
 		return EXIT_USAGE;
-	if (ofd < 0)
-		return EXIT_ENV;
-	int status = o.decode ? decode(&o, ofd) : encode(&o, ofd);
-	struct stat st;
-	/* Nothing came out (the input was refused at once): no empty file
-	 * left behind that looks like a result. */
-	int empty = ofd != STDOUT_FILENO && status != EXIT_OK && fstat(ofd, &st) == 0 &&
-		    S_ISREG(st.st_mode) && st.st_size == 0;
-	if (ofd != STDOUT_FILENO && close(ofd) != 0 && status == EXIT_OK) {
-		fprintf(stderr, "%s: cannot write '%s': %s\n", prog, o.out, strerror(errno));
-		status = EXIT_ENV;
 	}
-	if (empty && unlink(o.out) == 0)
-		fprintf(stderr, "%s: '%s' removed: nothing was written to it\n", prog, o.out);
-	return status;
+	return o.decode ? decode(&o) : encode(&o);
 }

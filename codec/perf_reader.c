@@ -1044,15 +1044,18 @@ static int next_record(struct mt_perf_reader *r, struct mt_perf_item *item)
 		r->lo = 0;
 		h = (const struct perf_event_header *)r->buf;
 	}
+	/* Checked before the record is consumed: after a fatal error the
+	 * input is still at the record (mt_perf_reader_salvage). */
+	uint64_t payload = payload_after(h);
+	if (payload && limit - off - hb.size < payload)
+		return fatal(r, MT_PERF_EFORMAT, "record at offset %llu (%s): %llu bytes of "
+			     "payload run past the end of the data section",
+			     (unsigned long long)off, mt_perf_record_name(hb.type),
+			     (unsigned long long)payload);
 	consume(r, hb.size);
 
-	r->blob_left = payload_after(h);
+	r->blob_left = payload;
 	if (r->blob_left) {
-		if (limit - r->pos < r->blob_left)
-			return fatal(r, MT_PERF_EFORMAT, "record at offset %llu (%s): %llu bytes of "
-				     "payload run past the end of the data section",
-				     (unsigned long long)off, mt_perf_record_name(hb.type),
-				     (unsigned long long)r->blob_left);
 		r->state = ST_BLOB;
 		r->blob_then = ST_RECORDS;
 		r->blob_what = "record payload";
@@ -1124,8 +1127,11 @@ static int next_unpacked(struct mt_perf_reader *r, struct mt_perf_item *item)
 
 int mt_perf_reader_salvage(struct mt_perf_reader *r)
 {
+	/* ST_RECORDS: at the record at fault, nothing of it consumed; ST_BLOB:
+	 * a payload or header cut by the end of the input, all of it handed
+	 * out. */
 	if ((r->fatal != MT_PERF_ETRUNC && r->fatal != MT_PERF_EFORMAT) ||
-	    r->state != ST_RECORDS || r->unpack)
+	    (r->state != ST_RECORDS && r->state != ST_BLOB) || r->unpack)
 		return r->fatal;
 	r->fatal = 0;
 	r->state = ST_TAIL;	/* blobs to the end of the input */

@@ -138,8 +138,8 @@ static void print_input(FILE *f, const struct mt_fold_snapshot *s)
 			fprintf(f, ", every %llu to %llu", (unsigned long long)c->every_min,
 				(unsigned long long)c->every_max);
 	}
-	if (c->event && *c->event)
-		fprintf(f, ", event %s", c->event);
+	if (c->event)
+		fprintf(f, ", event %s", *c->event ? c->event : "'' (lines without event=)");
 	if (c->other_event_samples)
 		fprintf(f, " (%llu samples of other events left out)",
 			(unsigned long long)c->other_event_samples);
