@@ -65,6 +65,7 @@ E2E_TESTS += tests/e2e/codec-damage.sh
 E2E_TESTS += tests/e2e/codec-capture.sh
 E2E_TESTS += tests/e2e/codec-progress.sh
 E2E_TESTS += tests/e2e/codec-cli.sh
+E2E_TESTS += tests/e2e/fuzz-smoke.sh
 MANPAGES += docs/man/mt-encode.1
 # `man mt-decode`: a .so link to the same page
 MANPAGES += docs/man/mt-decode.1
