@@ -74,6 +74,7 @@ E2E_TESTS += \
 	tests/e2e/capture-ring-hostile.sh \
 	tests/e2e/capture-exec-totals.sh \
 	tests/e2e/capture-tracepoint.sh \
+	tests/e2e/capture-no-point.sh \
 	tests/e2e/capture-no-ring.sh
 
 CAPTURE_TEST_OBJS := \

@@ -14,9 +14,13 @@ void mt_sampler_mark_free(const void *ptr, uint64_t size, uint64_t points, uint6
 			  uint64_t fn);
 void mt_sampler_mark_totals(void);
 
-/* Calls mt_sampler_mark_totals with v[0..11] in DI SI DX CX R8 R9 AX R10 R11
- * R12 R13 R14. */
-#define MT_SAMPLER_TOTALS 12
+/* Calls mt_sampler_mark_totals with v[0..12] in DI SI DX CX R8 R9 AX R10 R11
+ * R12 R13 R14 R15. */
+#define MT_SAMPLER_TOTALS 13
+
+/* R15 of mt:totals: the sampling rate with this tag in its top 16 bits
+ * ("mt"), so that a consumer tells it from a sampler that set no R15. */
+#define MT_SAMPLER_RATE_TAG (0x6d74ULL << 48)
 void mt_sampler_report_totals(const uint64_t v[MT_SAMPLER_TOTALS]);
 
 /* *p += v as one instruction: a signal handler that allocates in between

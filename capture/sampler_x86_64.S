@@ -80,9 +80,10 @@
 	MARKER mt_sampler_mark_free 2
 	MARKER mt_sampler_mark_totals 3
 
-/* void mt_sampler_report_totals(const uint64_t v[12])
- * Calls mt_sampler_mark_totals with v[0..11] in DI SI DX CX R8 R9 AX R10 R11
- * R12 R13 R14 (three pushes of callee-saved registers keep the call aligned). */
+/* void mt_sampler_report_totals(const uint64_t v[13])
+ * Calls mt_sampler_mark_totals with v[0..12] in DI SI DX CX R8 R9 AX R10 R11
+ * R12 R13 R14 R15 (four pushes of callee-saved registers and 8 bytes more
+ * keep the call aligned). */
 	.globl mt_sampler_report_totals
 	.hidden mt_sampler_report_totals
 	.type mt_sampler_report_totals, @function
@@ -98,6 +99,12 @@ mt_sampler_report_totals:
 	push %r14
 	.cfi_adjust_cfa_offset 8
 	.cfi_rel_offset %r14, 0
+	push %r15
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %r15, 0
+	sub $8, %rsp
+	.cfi_adjust_cfa_offset 8
+	mov 96(%rdi), %r15
 	mov 88(%rdi), %r14
 	mov 80(%rdi), %r13
 	mov 72(%rdi), %r12
@@ -111,6 +118,11 @@ mt_sampler_report_totals:
 	mov 8(%rdi), %rsi
 	mov 0(%rdi), %rdi
 	call mt_sampler_mark_totals
+	add $8, %rsp
+	.cfi_adjust_cfa_offset -8
+	pop %r15
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %r15
 	pop %r14
 	.cfi_adjust_cfa_offset -8
 	.cfi_restore %r14

@@ -62,8 +62,9 @@ static int group_cmp(const void *a, const void *b)
 
 static const char *mode_name(const struct mt_fold_counts *c)
 {
-	int sample = c->sample_allocs > 0, trace = c->trace_allocs > 0,
-	    event = c->kind[MT_FOLD_SAMPLE] > 0;
+	/* sample mode: sampled allocations, or totals that give the rate */
+	int sample = c->sample_allocs > 0 || (c->rate_max && !c->trace_allocs),
+	    trace = c->trace_allocs > 0, event = c->kind[MT_FOLD_SAMPLE] > 0;
 	if (sample + trace + event > 1)
 		return "mixed";
 	return sample ? "sample" : trace ? "trace" : event ? "event" : "none";
@@ -293,6 +294,17 @@ int mt_fold_snapshot_new(struct mt_fold_snapshot **out, const struct mt_fold_pro
 	}
 	for (int m = 0; m < MT_FOLD_NMETRICS; m++)
 		wfb[m] = total.est[m].wmax;
+	/* No sample point anywhere (a short program at the default rate): the
+	 * weights a point would have had, from the rate the totals give, and
+	 * the total is an estimate of 0, not an exact 0.  (At rate 1 nothing
+	 * sampled is nothing allocated: exact.) */
+	if (!wfb[MT_FOLD_ALLOC_BYTES] && s->counts.rate_max > 1) {
+		double rate = (double)s->counts.rate_max;
+		wfb[MT_FOLD_ALLOC_BYTES] = rate;
+		wfb[MT_FOLD_ALLOC_OBJECTS] = 1 / -expm1(-1 / rate);
+		for (int m = MT_FOLD_ALLOC_BYTES; m <= MT_FOLD_INUSE_OBJECTS; m++)
+			total.est[m].sampled = 1;
+	}
 	if (wfb[MT_FOLD_INUSE_BYTES] < wfb[MT_FOLD_ALLOC_BYTES])
 		wfb[MT_FOLD_INUSE_BYTES] = wfb[MT_FOLD_ALLOC_BYTES];
 	if (wfb[MT_FOLD_INUSE_OBJECTS] < wfb[MT_FOLD_ALLOC_OBJECTS])

@@ -23,6 +23,7 @@
 #define MT_UNWIND_PREG_R10 PERF_REG_X86_R10
 #define MT_UNWIND_PREG_R13 PERF_REG_X86_R13
 #define MT_UNWIND_PREG_R14 PERF_REG_X86_R14
+#define MT_UNWIND_PREG_R15 PERF_REG_X86_R15
 
 #define MT_UNWIND_NREGS 17	/* DWARF 0..16: rax..r15 and the return address */
 #define MT_UNWIND_REG_FP 6	/* rbp */

@@ -367,6 +367,7 @@ static uint64_t preg(const struct mt_perf_sample *smp, int idx)
 #define R_R10 MT_UNWIND_PREG_R10
 #define R_R13 MT_UNWIND_PREG_R13
 #define R_R14 MT_UNWIND_PREG_R14
+#define R_R15 MT_UNWIND_PREG_R15
 
 /* ---- writing lines ------------------------------------------------------ */
 
@@ -1054,6 +1055,12 @@ static void mt_totals(struct state *s, const struct mt_perf_sample *smp)
 		put_kv(out, "alloc_marks", want[0], 0);
 		put_kv(out, "free_marks", want[1], 0);
 	}
+	/* The sampling rate, tagged "mt" in its top 16 bits (an older sampler
+	 * left R15 as it was): what an input without any sample point needs
+	 * for the intervals of its estimates (0 at that rate). */
+	uint64_t r15 = preg(smp, R_R15);
+	if (r15 >> 48 == 0x6d74 && (r15 & 0xffffffffffffULL))
+		put_kv(out, "rate", r15 & 0xffffffffffffULL, 0);
 	put_nostack(out, s);
 	if (process) {
 		/* Only the last process report before an exec (or the end) counts. */

@@ -361,6 +361,26 @@ Test(profile, thread_without_samples_has_an_interval)
 	mt_fold_profile_free(p);
 }
 
+/* No sample point in the whole input: the totals' rate= gives the weight a
+ * point would have had, so the thread is in [0, 3.69 x rate] and the total
+ * an estimate of 0, not an exact 0 that its exact totals would be OUT of. */
+Test(profile, input_without_sample_points_takes_the_rate_from_totals)
+{
+	struct mt_fold_profile *p = profile_of(
+		"totals\t2/2\t99\tsh\tscope=thread alloc_bytes=6071 allocs=80 frees=70 "
+		"freed_bytes=5000 peak_bytes=1952 rate=524288\t end=none\n", 0);
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	cr_assert_str_eq(s->mode, "sample");
+	cr_assert(!s->total.exact);
+	const struct mt_fold_check *ck = &s->threads[0].check[MT_FOLD_CHECK_BYTES];
+	cr_assert(!ck->est.exact);
+	cr_assert_float_eq(ck->est.hi, 3.6889 * 524288, 0.001 * 524288, "hi %g", ck->est.hi);
+	cr_assert(ck->in_interval);
+	cr_assert(s->threads[0].check[MT_FOLD_CHECK_OBJECTS].in_interval);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+}
+
 /* --rate 1 records every byte: the estimates are exact and must equal the
  * sampler's totals.  A thread missing events (lost on the way) is OUT, not
  * "in" an interval stretching to infinity. */
