@@ -16,7 +16,7 @@
 
 /* x86_64 perf registers AX..R15 without DS ES FS GS: what perf itself asks
  * for with --call-graph dwarf, and what the unwinder needs anywhere in a
- * function (event and trace modes; mt:totals, which uses twelve of them). */
+ * function (event and trace modes; mt:totals, which uses thirteen of them). */
 #define MT_CAPTURE_REGS_MASK 0xff0fffULL
 /* The kernel writes a sample's registers one by one, about 30 ns apiece
  * here, so sample mode's markers ask only for what is read there.  mt:alloc:

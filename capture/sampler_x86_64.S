@@ -1,5 +1,5 @@
 /* x86_64 part of the sampler: the marker functions, and the call that passes
- * the exit totals in twelve registers.  mt-capture either uprobes the markers
+ * the exit totals in thirteen registers.  mt-capture either uprobes the markers
  * or gives the sampler a sample ring (sample_ring.h), to which the markers
  * then hand their registers themselves.
  *

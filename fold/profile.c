@@ -394,8 +394,8 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 		return push_rec(p, &r);
 	}
 	case MT_FOLD_TOTALS:
-		/* The sampler's rate (rate= since 1fd13ae's successor): an input
-		 * that no sample point fell on still has it. */
+		/* The sampler's rate (rate= since a3688fc): an input that no
+		 * sample point fell on still has it. */
 		if (ev->have & MT_FOLD_W_RATE)
 			minmax(ev->rate, &c->rate_min, &c->rate_max);
 		if (ev->process_scope) {

@@ -62,8 +62,9 @@ static int group_cmp(const void *a, const void *b)
 
 static const char *mode_name(const struct mt_fold_counts *c)
 {
-	/* sample mode: sampled allocations, or totals that give the rate */
-	int sample = c->sample_allocs > 0 || (c->rate_max && !c->trace_allocs),
+	/* sample mode: sampled allocations, or totals that give a rate (only
+	 * sample mode has one) */
+	int sample = c->sample_allocs > 0 || c->rate_max > 0,
 	    trace = c->trace_allocs > 0, event = c->kind[MT_FOLD_SAMPLE] > 0;
 	if (sample + trace + event > 1)
 		return "mixed";
@@ -294,16 +295,21 @@ int mt_fold_snapshot_new(struct mt_fold_snapshot **out, const struct mt_fold_pro
 	}
 	for (int m = 0; m < MT_FOLD_NMETRICS; m++)
 		wfb[m] = total.est[m].wmax;
-	/* No sample point anywhere (a short program at the default rate): the
-	 * weights a point would have had, from the rate the totals give, and
-	 * the total is an estimate of 0, not an exact 0.  (At rate 1 nothing
-	 * sampled is nothing allocated: exact.) */
-	if (!wfb[MT_FOLD_ALLOC_BYTES] && s->counts.rate_max > 1) {
-		double rate = (double)s->counts.rate_max;
-		wfb[MT_FOLD_ALLOC_BYTES] = rate;
-		wfb[MT_FOLD_ALLOC_OBJECTS] = 1 / -expm1(-1 / rate);
-		for (int m = MT_FOLD_ALLOC_BYTES; m <= MT_FOLD_INUSE_OBJECTS; m++)
-			total.est[m].sampled = 1;
+	/* A group that no point fell on weighs a point at the largest rate of
+	 * the input: also when its capture's points are none (a short program
+	 * at the default rate, known from the rate= of its totals) or when it
+	 * is merged with captures of smaller weights (another rate, trace
+	 * mode).  With no point anywhere, the total is an estimate of 0, not
+	 * an exact 0.  (At rate 1 nothing sampled is nothing allocated.) */
+	if (s->counts.rate_max > 1) {
+		double rate = (double)s->counts.rate_max, w1 = 1 / -expm1(-1 / rate);
+		if (!wfb[MT_FOLD_ALLOC_BYTES])
+			for (int m = MT_FOLD_ALLOC_BYTES; m <= MT_FOLD_INUSE_OBJECTS; m++)
+				total.est[m].sampled = 1;
+		if (wfb[MT_FOLD_ALLOC_BYTES] < rate)
+			wfb[MT_FOLD_ALLOC_BYTES] = rate;
+		if (wfb[MT_FOLD_ALLOC_OBJECTS] < w1)
+			wfb[MT_FOLD_ALLOC_OBJECTS] = w1;
 	}
 	if (wfb[MT_FOLD_INUSE_BYTES] < wfb[MT_FOLD_ALLOC_BYTES])
 		wfb[MT_FOLD_INUSE_BYTES] = wfb[MT_FOLD_ALLOC_BYTES];

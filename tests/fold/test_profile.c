@@ -381,6 +381,27 @@ Test(profile, input_without_sample_points_takes_the_rate_from_totals)
 	mt_fold_profile_free(p);
 }
 
+/* Merged with a capture at a smaller rate that has points: the thread
+ * without any still weighs a point at the largest rate (1 GiB), not at the
+ * 512 KiB the other capture's points weigh. */
+Test(profile, thread_without_points_in_a_merge_takes_the_largest_rate)
+{
+	char text[4096];
+	size_t n = sampled_allocs(text, "1/1", "t", "f", 1, 0x1000);
+	sprintf(text + n, "totals\t2/2\t99\tbig\tscope=thread alloc_bytes=5000000 allocs=10 "
+		"frees=0 freed_bytes=0 peak_bytes=5000000 rate=1073741824\t end=none\n");
+	struct mt_fold_profile *p = profile_of(text, 0);
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	const struct mt_fold_group *g = &s->threads[1];
+	cr_assert_str_eq(g->comm, "big");
+	cr_assert(g->check[MT_FOLD_CHECK_BYTES].in_interval, "hi %g",
+		  g->check[MT_FOLD_CHECK_BYTES].est.hi);
+	cr_assert(g->check[MT_FOLD_CHECK_OBJECTS].in_interval);
+	cr_assert_str_eq(s->mode, "sample");
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+}
+
 /* --rate 1 records every byte: the estimates are exact and must equal the
  * sampler's totals.  A thread missing events (lost on the way) is OUT, not
  * "in" an interval stretching to infinity. */
