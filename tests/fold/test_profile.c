@@ -338,6 +338,19 @@ Test(profile, totals_checked_against_estimates)
 /* A thread that ran under the sampler but drew no sample point (a short
  * child process) is estimated at 0 with an interval, [0, Garwood(0) upper
  * = 3.69 points], which holds its exact 6 KiB: not an exact 0 marked OUT. */
+/* g's exact totals lie in the interval of zero points at rate: an estimate
+ * of 0 in [0, 3.69 x rate], not an exact 0. */
+static void assert_zero_points(const struct mt_fold_group *g, double rate)
+{
+	const struct mt_fold_check *ck = &g->check[MT_FOLD_CHECK_BYTES];
+	cr_assert_eq(ck->est.value, 0);
+	cr_assert(!ck->est.exact, "an estimate from the sampler, not an exact 0");
+	cr_assert_eq(ck->est.lo, 0);
+	cr_assert_float_eq(ck->est.hi, 3.6889 * rate, 0.001 * rate, "hi %g", ck->est.hi);
+	cr_assert(ck->in_interval);
+	cr_assert(g->check[MT_FOLD_CHECK_OBJECTS].in_interval);
+}
+
 Test(profile, thread_without_samples_has_an_interval)
 {
 	char text[4096];
@@ -349,14 +362,8 @@ Test(profile, thread_without_samples_has_an_interval)
 	struct mt_fold_profile *p = profile_of(text, 0);
 	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
 	cr_assert_eq(s->nthreads, 2);
-	const struct mt_fold_check *ck = &s->threads[1].check[MT_FOLD_CHECK_BYTES];
 	cr_assert_str_eq(s->threads[1].comm, "sh");
-	cr_assert_eq(ck->est.value, 0);
-	cr_assert(!ck->est.exact, "an estimate from the sampler, not an exact 0");
-	cr_assert_eq(ck->est.lo, 0);
-	cr_assert_float_eq(ck->est.hi, 3.6889 * 524288, 0.001 * 524288, "hi %g", ck->est.hi);
-	cr_assert(ck->in_interval);
-	cr_assert(s->threads[1].check[MT_FOLD_CHECK_OBJECTS].in_interval);
+	assert_zero_points(&s->threads[1], 524288);
 	mt_fold_snapshot_free(s);
 	mt_fold_profile_free(p);
 }
@@ -372,11 +379,7 @@ Test(profile, input_without_sample_points_takes_the_rate_from_totals)
 	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
 	cr_assert_str_eq(s->mode, "sample");
 	cr_assert(!s->total.exact);
-	const struct mt_fold_check *ck = &s->threads[0].check[MT_FOLD_CHECK_BYTES];
-	cr_assert(!ck->est.exact);
-	cr_assert_float_eq(ck->est.hi, 3.6889 * 524288, 0.001 * 524288, "hi %g", ck->est.hi);
-	cr_assert(ck->in_interval);
-	cr_assert(s->threads[0].check[MT_FOLD_CHECK_OBJECTS].in_interval);
+	assert_zero_points(&s->threads[0], 524288);
 	mt_fold_snapshot_free(s);
 	mt_fold_profile_free(p);
 }
