@@ -75,7 +75,8 @@ int mt_capture_events_trace(struct mt_capture_events *evs, const char *lib,
 /* Add one event by name (cpu-clock, cycles, ...; a tracepoint SYSTEM:EVENT;
  * a raw hardware event rHEX), freq Hz when freq is not 0, else every period
  * events; neither: 999 Hz, or every hit of a tracepoint.
- * @return : 0 or -1 (err). */
+ * @return : 0, MT_CAPTURE_EUSAGE (no such event, or not a name), or -1
+ * (tracefs could not tell); err filled. */
 int mt_capture_events_named(struct mt_capture_events *evs, const char *name,
 			    unsigned stack_size, uint64_t freq, uint64_t period, char *err);
 
@@ -146,6 +147,7 @@ enum {
 	MT_CAPTURE_EPERM = -2,		/* perf_event_open denied */
 	MT_CAPTURE_ENOEXEC = -3,	/* the command could not be run */
 	MT_CAPTURE_EWRITE = -4,		/* the output failed */
+	MT_CAPTURE_EUSAGE = -5,		/* an event name that names none */
 };
 
 struct mt_capture_run_opts {

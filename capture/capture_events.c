@@ -198,7 +198,8 @@ static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/
 
 /* The id of tracepoint SYS:NAME (sched:sched_switch, syscalls:sys_enter_write,
  * a uprobe that perf probe made) from tracefs, as perf finds it.
- * @return : the id, or -1 (err). */
+ * @return : the id, MT_CAPTURE_EUSAGE (not a name, or no such tracepoint),
+ * or -1 (tracefs not mounted or not readable); err filled. */
 static long long tracepoint_id(const char *name, char *err)
 {
 	const char *colon = strchr(name, ':');
@@ -210,7 +211,7 @@ static long long tracepoint_id(const char *name, char *err)
 		     (*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z');
 	if (!ok || strstr(name, "..")) {
 		snprintf(err, MT_CAPTURE_ERRLEN, "'%s' is not a tracepoint name (SYSTEM:EVENT)", name);
-		return -1;
+		return MT_CAPTURE_EUSAGE;
 	}
 	/* The first place where tracefs answers decides: a second one (under
 	 * debugfs, root only) would turn "no such tracepoint" into "denied". */
@@ -243,9 +244,11 @@ static long long tracepoint_id(const char *name, char *err)
 	else if (!mounted)
 		snprintf(err, MT_CAPTURE_ERRLEN, "cannot find tracepoint '%s': tracefs is not mounted "
 			 "(mount -t tracefs nodev /sys/kernel/tracing)", name);
-	else
+	else {
 		snprintf(err, MT_CAPTURE_ERRLEN, "unknown tracepoint '%s' (see perf list tracepoint, "
 			 "or /sys/kernel/tracing/events)", name);
+		return MT_CAPTURE_EUSAGE;
+	}
 	return -1;
 }
 
@@ -273,7 +276,7 @@ int mt_capture_events_named(struct mt_capture_events *evs, const char *name,
 	if (!known && strchr(name, ':')) {
 		long long id = tracepoint_id(name, err);
 		if (id < 0)
-			return -1;
+			return (int)id;
 		type = PERF_TYPE_TRACEPOINT;
 		config = (uint64_t)id;
 		known = 1;
@@ -293,7 +296,7 @@ int mt_capture_events_named(struct mt_capture_events *evs, const char *name,
 		if (n < MT_CAPTURE_ERRLEN)
 			snprintf(err + n, MT_CAPTURE_ERRLEN - n,
 				 ", tracepoints SYSTEM:EVENT, raw rHEX)");
-		return -1;
+		return MT_CAPTURE_EUSAGE;
 	}
 	struct mt_capture_event *e = event_add(evs, name, stack_size, 1, err);
 	if (!e)

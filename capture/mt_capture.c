@@ -456,8 +456,7 @@ int main(int argc, char **argv)
 		break;
 	}
 	if (rc)
-		return fail(strstr(err, "unknown ") || strstr(err, "not a tracepoint") ? EXIT_USAGE
-			    : EXIT_ENV, "%s%s", err, "");
+		return fail(rc == MT_CAPTURE_EUSAGE ? EXIT_USAGE : EXIT_ENV, "%s%s", err, "");
 
 	int fd = 1;
 	const char *out_name = "stdout";
