@@ -82,23 +82,16 @@ char *mt_unwind_demangle(const char *name)
 		return NULL;
 	}
 	/* GCC's clones ("f(int) [clone .cold]") keep their mark, after the
-	 * name: "f [clone .cold]". */
+	 * name: "f [clone .cold]".  The name before it is cut in place, and
+	 * only gets shorter: the mark moves down to its new end. */
 	char *clone = strstr(d, " [clone ");
-	char *mark = clone ? strdup(clone) : NULL;
-	if (clone && !mark) {
-		free(d);
-		return NULL;
-	}
 	if (clone)
 		*clone = '\0';
 	strip_params(d);
-	if (mark) {
-		char *both = malloc(strlen(d) + strlen(mark) + 1);
-		if (both)
-			strcat(strcpy(both, d), mark);
-		free(d);
-		free(mark);
-		d = both;
+	if (clone) {
+		size_t n = strlen(d);
+		*clone = ' ';
+		memmove(d + n, clone, strlen(clone) + 1);
 	}
 	return d;
 }
