@@ -106,8 +106,7 @@ static void list_events(char *buf, size_t n, const struct mt_fold_counts *c)
 	size_t k = strlen(buf);
 	for (unsigned i = 0; i < c->nr_event_names && k < n; i++)
 		k += (size_t)snprintf(buf + k, n - k, "%s%s: %llu samples", i ? ", " : "",
-				      *c->event_names[i].name ? c->event_names[i].name
-							      : "'' (lines without event=)",
+				      mt_fold_event_label(c->event_names[i].name),
 				      (unsigned long long)c->event_names[i].samples);
 	if (c->more_events && k < n)
 		snprintf(buf + k, n - k, ", %llu of further events",

@@ -109,6 +109,13 @@ struct mt_fold_counts {
 				 * or several (owned by the profile or its caller) */
 };
 
+/* An event name as messages and the report show it: the lines without
+ * event= (name "") as --event '' chooses them. */
+static inline const char *mt_fold_event_label(const char *name)
+{
+	return *name ? name : "'' (lines without event=)";
+}
+
 /* Do enough stacks end at the end of their dump (5% or more, and 3 at
  * least: one deep stack among a dozen samples is no pattern) that the
  * capture should have copied more of the stack? */

@@ -139,7 +139,7 @@ static void print_input(FILE *f, const struct mt_fold_snapshot *s)
 				(unsigned long long)c->every_max);
 	}
 	if (c->event)
-		fprintf(f, ", event %s", *c->event ? c->event : "'' (lines without event=)");
+		fprintf(f, ", event %s", mt_fold_event_label(c->event));
 	if (c->other_event_samples)
 		fprintf(f, " (%llu samples of other events left out)",
 			(unsigned long long)c->other_event_samples);
