@@ -897,6 +897,13 @@ const char *mt_perf_reader_name(const struct mt_perf_reader *r)
 
 /* ---- items --------------------------------------------------------------- */
 
+/* item: size bytes at data, passed through as they are, at offset off. */
+static void blob_item(struct mt_perf_item *item, const void *data, size_t size, uint64_t off)
+{
+	*item = (struct mt_perf_item){ .kind = MT_PERF_ITEM_BLOB, .data = data, .size = size,
+				       .offset = off };
+}
+
 /* Up to MT_PERF_BLOB_CHUNK bytes of a blob of left bytes (UINT64_MAX: up to
  * the end of input).  @return : 1, 0 at the end of input, or an error. */
 static int next_blob(struct mt_perf_reader *r, struct mt_perf_item *item, uint64_t *left,
@@ -917,13 +924,7 @@ static int next_blob(struct mt_perf_reader *r, struct mt_perf_item *item, uint64
 			     "%llu bytes early", what, (unsigned long long)r->pos,
 			     (unsigned long long)*left);
 	}
-	item->kind = MT_PERF_ITEM_BLOB;
-	item->data = r->buf + r->lo;
-	item->size = n;
-	item->offset = r->pos;
-	item->header = NULL;
-	item->evsel = NULL;
-	item->unpacked = 0;
+	blob_item(item, r->buf + r->lo, n, r->pos);
 	consume(r, n);
 	if (*left != UINT64_MAX)
 		*left -= n;
@@ -1170,15 +1171,9 @@ int mt_perf_reader_next(struct mt_perf_reader *r, struct mt_perf_item *item)
 				r->state = ST_RECORDS;
 				continue;
 			}
-			item->kind = MT_PERF_ITEM_BLOB;
-			item->data = r->predata + r->blob_left;
-			item->size = r->predata_len - r->blob_left;
-			if (item->size > MT_PERF_BLOB_CHUNK)
-				item->size = MT_PERF_BLOB_CHUNK;
-			item->offset = r->blob_left;
-			item->header = NULL;
-			item->evsel = NULL;
-			item->unpacked = 0;
+			blob_item(item, r->predata + r->blob_left,
+				  r->predata_len - r->blob_left < MT_PERF_BLOB_CHUNK
+				  ? r->predata_len - r->blob_left : MT_PERF_BLOB_CHUNK, r->blob_left);
 			r->blob_left += item->size;
 			return 1;
 		case ST_BLOB:
