@@ -48,9 +48,9 @@ static int warm_ahead(struct mt_unwind_prefault *pf)
 /* Unmapping a file's pages is per page like mapping them (8 ms of a 75 ms
  * run for 250 MB): dropping them once the reader is past them does it here,
  * beside the reader, instead of in the munmap at its end.  MADV_DONTNEED,
- * not munmap: the range stays reserved for the reader's own munmap. */
-/* @return : 1 if pages were dropped.  A refusal (locked pages) ends the
- * dropping: the pages then go with the reader's munmap, as before. */
+ * not munmap: the range stays reserved for the reader's own munmap.  A
+ * refusal (locked pages) ends the dropping: the pages then go with that
+ * munmap.  @return : 1 if pages were dropped. */
 static int drop_behind(struct mt_unwind_prefault *pf, size_t *dropped)
 {
 	size_t done = __atomic_load_n(&pf->done, __ATOMIC_RELAXED) & ~(CHUNK - 1);
