@@ -53,10 +53,11 @@ BINS += $(B)/bin/mt-capture
 
 # ---- tests
 FIXTURE_NAMES += capture_alloc capture_forkexec capture_bench capture_rate capture_signal capture_semantics \
-	capture_stacks capture_scribble
+	capture_stacks capture_scribble capture_clones
 E2E_TESTS += \
 	tests/e2e/capture-sample-totals.sh \
 	tests/e2e/capture-sample-rate.sh \
+	tests/e2e/capture-independent.sh \
 	tests/e2e/capture-trace.sh \
 	tests/e2e/capture-perf-script.sh \
 	tests/e2e/capture-sigint.sh \

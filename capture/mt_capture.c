@@ -378,7 +378,7 @@ int main(int argc, char **argv)
 
 	static struct mt_capture_events evs;
 	char path[PATH_MAX], orig[PATH_MAX], tmpdir[PATH_MAX] = "";
-	char *env[5] = { NULL };
+	char *env[6] = { NULL };
 	const char *probed = NULL;	/* trace mode: the library asked for */
 	struct mt_capture_ring *ring = NULL;
 	int use_ring = mode == MT_CAPTURE_SAMPLE && have_cmd && !no_ring, rc;
@@ -406,7 +406,10 @@ int main(int argc, char **argv)
 			if (asprintf(&env[0], "LD_PRELOAD=%s%s%s", path, old && *old ? ":" : "",
 				     old ? old : "") < 0 ||
 			    asprintf(&env[1], "MT_SAMPLER_RATE=%" PRIu64, rate) < 0 ||
-			    (seeded && asprintf(&env[2], "MT_SAMPLER_SEED=%" PRIu64, seed) < 0))
+			    (seeded && asprintf(&env[2], "MT_SAMPLER_SEED=%" PRIu64, seed) < 0) ||
+			    /* The first image's stream (capture/sampler.c, "process
+			     * images"): what it starts unseen mixes in its pid. */
+			    (seeded && !(env[3] = strdup("MT_SAMPLER_STREAM=0000000000000000"))))
 				return fail(EXIT_ENV, "out of memory%s%s", "", "");
 		}
 		if (!rc && use_ring) {
@@ -416,7 +419,7 @@ int main(int argc, char **argv)
 			while (ring_size < 32 * (stack + 512) || ring_size < 65536)
 				ring_size *= 2;
 			if (mt_capture_ring_new(&ring, ring_size, (unsigned)stack, !no_wait,
-						&env[seeded ? 3 : 2], err))
+						&env[seeded ? 4 : 2], err))
 				return fail(EXIT_ENV, "%s%s", err, "");
 		}
 		break;

@@ -19,7 +19,8 @@
  *
  * Environment: MT_SAMPLER_RATE (mean gap in bytes, default 524288),
  * MT_SAMPLER_SEED (reproducible draws; else a fresh seed per process),
- * MT_SAMPLER_RING (the sample ring, set by mt-capture).
+ * MT_SAMPLER_RING (the sample ring, set by mt-capture), MT_SAMPLER_STREAM
+ * (this process image's own draws, see "process images").
  */
 #include "capture/sampler_arch.h"
 #include "capture/sampler_rand.h"
@@ -129,6 +130,7 @@ static TLS struct block *self_glibc;
 
 static struct mt_sampler_gapgen gapgen;
 static uint64_t seed;
+static int seeded;
 static uint64_t thread_ordinal;
 static pid_t my_pid;
 static pthread_key_t exit_key;
@@ -285,6 +287,86 @@ static int beside_malloc(void *fn)
 }
 
 static void on_thread_exit(void *arg);
+/* ---- process images ------------------------------------------------------
+ * Each thread draws from a generator of its own (sampler_rand.h), seeded
+ * from the seed, the process image's stream and the thread's ordinal.  A
+ * forked child and a program exec'd through the wrappers below get a stream
+ * derived from their parent's and the parent's count of images started, so
+ * that they never repeat its draws (a child that kept its parent's
+ * generator sampled the very allocations the parent sampled after the
+ * fork: four forked workers doing the same work, one sample each time) and
+ * the same --seed gives the same draws to a program that runs the same way.
+ * An exec passes the stream in MT_SAMPLER_STREAM=HEX (seeded runs only: an
+ * unseeded image draws a fresh seed), which the new image marks read by
+ * turning its first digit into 'x'.  A marked value was inherited past an
+ * exec nobody passed a stream to (posix_spawn, a raw execve): that image
+ * mixes in its pid, independent but not reproducible.  No value at all:
+ * the capture's first image, stream 0. */
+#define STREAM_VAR "MT_SAMPLER_STREAM="
+#define STREAM_ENV_MAX 4096	/* larger environments go through as they are */
+
+static uint64_t stream;		/* this image's */
+static uint64_t offspring;	/* images it started: forks and execs */
+static uint64_t fork_stream;	/* the next forked child's (before_fork) */
+
+static uint64_t image_stream(void)
+{
+	char *s = getenv("MT_SAMPLER_STREAM");
+	if (!s || !*s)
+		return 0;
+	int inherited = *s == 'x';
+	uint64_t v = strtoull(s + inherited, NULL, 16);
+	if (inherited)
+		return mt_sampler_rand_child(v, (uint64_t)1 << 63 | (uint64_t)getpid());
+	*s = 'x';
+	return v;
+}
+
+static uint64_t next_image_stream(void)
+{
+	return mt_sampler_rand_child(stream, __atomic_add_fetch(&offspring, 1, __ATOMIC_RELAXED));
+}
+
+/* Slots exec_env needs for envp, 0 when envp goes through unchanged. */
+static size_t exec_env_slots(char *const envp[])
+{
+	if (!seeded || !envp || __atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2)
+		return 0;
+	size_t n = 0;
+	while (envp[n])
+		if (++n > STREAM_ENV_MAX)
+			return 0;
+	return n + 2;
+}
+
+/* The environment for an exec: envp with the new image's stream in var
+ * instead of any MT_SAMPLER_STREAM, in out (slots entries); envp itself
+ * when slots is 0.  No allocation: a vfork child may be calling. */
+static char *const *exec_env(char *const envp[], size_t slots, char **out, char *var)
+{
+	if (!slots)
+		return envp;
+	size_t n = 0, len = sizeof(STREAM_VAR) - 1;
+	for (size_t i = 0; envp[i]; i++)
+		if (strncmp(envp[i], STREAM_VAR, len))
+			out[n++] = envp[i];
+	memcpy(var, STREAM_VAR, len);
+	uint64_t v = next_image_stream();
+	for (int i = 15; i >= 0; i--, v >>= 4)
+		var[len + i] = "0123456789abcdef"[v & 15];
+	var[len + 16] = 0;
+	out[n++] = var;
+	out[n] = NULL;
+	return out;
+}
+
+/* In an exec wrapper: env, the environment to pass instead of envp. */
+#define EXEC_ENV(envp, env)                               \
+	size_t env##_nslots = exec_env_slots(envp);       \
+	char *env##_out[env##_nslots ? env##_nslots : 1]; \
+	char env##_var[sizeof(STREAM_VAR) + 16];          \
+	char *const *env = exec_env(envp, env##_nslots, env##_out, env##_var)
+
 static void before_fork(void);
 static void after_fork_parent(void);
 static void after_fork_child(void);
@@ -329,7 +411,6 @@ static void init(void)
 			real.pvalloc = paged_pvalloc;
 	}
 	mt_sampler_gapgen_init(&gapgen, env_u64("MT_SAMPLER_RATE", 524288, NULL));
-	int seeded;
 	seed = env_u64("MT_SAMPLER_SEED", 0, &seeded);
 	if (!seeded) {
 		struct timespec ts;
@@ -338,6 +419,7 @@ static void init(void)
 			seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32);
 	}
 	my_pid = getpid();
+	stream = image_stream();
 	mt_sampler_ring_init(my_pid);
 	pthread_key_create(&exit_key, on_thread_exit);
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
@@ -382,7 +464,7 @@ static struct block *block_new(void)
 		b = chunk;
 	}
 	memset(b, 0, sizeof(*b));
-	b->rng = seed + 0x632be59bd9b4e019ULL * ++thread_ordinal;
+	b->rng = mt_sampler_rand_state(seed, stream, ++thread_ordinal);
 	b->next = registry;
 	registry = b;
 	if (++threads_alive > threads_max)
@@ -538,6 +620,7 @@ static void before_fork(void)
 {
 	reg_lock();
 	mt_sampler_table_lock();
+	fork_stream = next_image_stream();
 }
 
 static void after_fork_parent(void)
@@ -564,12 +647,16 @@ static void after_fork_child(void)
 	g_live = g_peak = 0;
 	my_pid = getpid();
 	mt_sampler_ring_after_fork(my_pid);
+	stream = fork_stream;
+	offspring = thread_ordinal = 0;
 	if (me) {
-		uint64_t rng = me->rng, rem = (uint64_t)me->remaining;
+		/* Draws of its own (see "process images"); a fresh gap to the
+		 * next point is as good as the rest of the parent's: the
+		 * geometric gap has no memory. */
 		memset(me, 0, sizeof(*me));
-		me->rng = rng;
-		me->remaining = (int64_t)rem;
-		me->drawn = rem;
+		me->rng = mt_sampler_rand_state(seed, stream, ++thread_ordinal);
+		me->remaining = (int64_t)mt_sampler_gap_next(&gapgen, &me->rng);
+		me->drawn = (uint64_t)me->remaining;
 		me->tid = (uint64_t)gettid();
 		me->next = NULL;
 		registry = me;
@@ -1101,31 +1188,36 @@ static void before_exec(void)
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	before_exec();
-	return real.execve(path, argv, envp);
+	EXEC_ENV(envp, env);
+	return real.execve(path, argv, env);
 }
 
 EXPORT int execv(const char *path, char *const argv[])
 {
 	before_exec();
-	return real.execve(path, argv, environ);
+	EXEC_ENV(environ, env);
+	return real.execve(path, argv, env);
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	before_exec();
-	return real.execvpe(file, argv, envp);
+	EXEC_ENV(envp, env);
+	return real.execvpe(file, argv, env);
 }
 
 EXPORT int execvp(const char *file, char *const argv[])
 {
 	before_exec();
-	return real.execvpe(file, argv, environ);
+	EXEC_ENV(environ, env);
+	return real.execvpe(file, argv, env);
 }
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	before_exec();
-	return real.fexecve(fd, argv, envp);
+	EXEC_ENV(envp, env);
+	return real.fexecve(fd, argv, env);
 }
 
 /* execl*: gather the variadic arguments into an argv on the stack. */

@@ -13,12 +13,28 @@ void mt_sampler_gapgen_init(struct mt_sampler_gapgen *g, uint64_t rate)
 	g->inv_log_q = g->rate > 1 ? 1.0 / log1p(-1.0 / (double)g->rate) : 0;
 }
 
-uint64_t mt_sampler_rand_next(uint64_t *state)
+/* splitmix64's output function: a bijection on 64 bits. */
+static uint64_t mix(uint64_t z)
 {
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return z ^ (z >> 31);
+}
+
+uint64_t mt_sampler_rand_next(uint64_t *state)
+{
+	return mix(*state += 0x9e3779b97f4a7c15ULL);
+}
+
+uint64_t mt_sampler_rand_state(uint64_t seed, uint64_t stream, uint64_t ordinal)
+{
+	return mix(mix(mix(seed) ^ stream) + ordinal * 0x9e3779b97f4a7c15ULL);
+}
+
+uint64_t mt_sampler_rand_child(uint64_t stream, uint64_t n)
+{
+	uint64_t c = mix(stream ^ mix(n + 0xd1b54a32d192ed03ULL));
+	return c == stream ? c + 1 : c;
 }
 
 double mt_sampler_rand_unit(uint64_t *state)

@@ -25,6 +25,19 @@ void mt_sampler_gapgen_init(struct mt_sampler_gapgen *g, uint64_t rate);
 /* splitmix64: advances *state, @return : 64 random bits. */
 uint64_t mt_sampler_rand_next(uint64_t *state);
 
+/* The state of a generator of its own for thread number ordinal of the
+ * process image stream, under seed.  Every input is mixed, so that the
+ * states of any two (stream, ordinal) lie far apart on splitmix64's single
+ * cycle: their draws are independent.  (States a fixed step apart, as seed +
+ * ordinal * gamma, would give each thread its neighbour's draws shifted by
+ * one.)  @return : the state for mt_sampler_rand_next. */
+uint64_t mt_sampler_rand_state(uint64_t seed, uint64_t stream, uint64_t ordinal);
+
+/* The stream of the n-th process image that the image stream starts (a
+ * forked child, or the program it execs): never stream itself, the same
+ * for the same (stream, n). */
+uint64_t mt_sampler_rand_child(uint64_t stream, uint64_t n);
+
 /* @return : a uniform double in (0, 1]. */
 double mt_sampler_rand_unit(uint64_t *state);
 

@@ -5,6 +5,7 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 
 Test(sampler_rand, gaps_have_the_mean_and_spread_of_a_geometric)
 {
@@ -96,4 +97,41 @@ Test(sampler_rand, unit_draws_stay_in_the_open_closed_interval)
 		double u = mt_sampler_rand_unit(&s);
 		cr_assert(u > 0 && u <= 1, "u = %g", u);
 	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Threads, forked children and exec'd images each draw from a state of
+ * their own: no 64-bit draw of one generator may appear in another's first
+ * 4096 (states a fixed step apart, as seed + ordinal * gamma was, give
+ * neighbouring threads the same draws shifted by one). */
+Test(sampler_rand, threads_and_images_draw_independent_streams)
+{
+	enum { STREAMS = 5, THREADS = 16, DRAWS = 4096 };
+	uint64_t streams[STREAMS] = { 0 };
+	streams[1] = mt_sampler_rand_child(0, 1);
+	streams[2] = mt_sampler_rand_child(0, 2);
+	streams[3] = mt_sampler_rand_child(streams[1], 1);
+	streams[4] = mt_sampler_rand_child(streams[2], 1);
+	static uint64_t all[STREAMS * THREADS * DRAWS];
+	size_t n = 0;
+	for (int s = 0; s < STREAMS; s++) {
+		for (int t = 0; t < s; t++)
+			cr_assert_neq(streams[s], streams[t], "streams %d and %d are one", s, t);
+		for (uint64_t k = 1; k <= THREADS; k++) {
+			uint64_t st = mt_sampler_rand_state(42, streams[s], k);
+			cr_assert_eq(st, mt_sampler_rand_state(42, streams[s], k));
+			cr_assert_neq(st, mt_sampler_rand_state(43, streams[s], k));
+			for (int i = 0; i < DRAWS; i++)
+				all[n++] = mt_sampler_rand_next(&st);
+		}
+	}
+	qsort(all, n, sizeof(all[0]), cmp_u64);
+	for (size_t i = 1; i < n; i++)
+		cr_assert_neq(all[i], all[i - 1], "a draw repeats across generators");
+	cr_assert_eq(mt_sampler_rand_child(7, 3), mt_sampler_rand_child(7, 3));
 }
