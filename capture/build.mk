@@ -40,6 +40,7 @@ CAPTURE_OBJS := \
 	$(B)/obj/capture/capture_elf.o \
 	$(B)/obj/capture/capture_proc.o \
 	$(B)/obj/capture/capture_ring.o \
+	$(B)/obj/capture/capture_keep.o \
 	$(B)/obj/capture/sample_ring.o
 
 $(CAPTURE_OBJS): CPPFLAGS += $(LIBPERF_CFLAGS)
@@ -47,7 +48,7 @@ $(CAPTURE_OBJS): | $(LIBPERF_DEP)
 
 $(B)/bin/mt-capture: $(CAPTURE_OBJS) $(B)/libmtcodec.a $(LIBPERF_DEP)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $(CAPTURE_OBJS) $(B)/libmtcodec.a $(LIBPERF_LIBS) -lelf $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CAPTURE_OBJS) $(B)/libmtcodec.a $(LIBPERF_LIBS) -ldw -lelf $(LDLIBS)
 
 BINS += $(B)/bin/mt-capture
 
@@ -58,6 +59,7 @@ E2E_TESTS += \
 	tests/e2e/capture-sample-totals.sh \
 	tests/e2e/capture-sample-rate.sh \
 	tests/e2e/capture-independent.sh \
+	tests/e2e/capture-keep.sh \
 	tests/e2e/capture-trace.sh \
 	tests/e2e/capture-perf-script.sh \
 	tests/e2e/capture-sigint.sh \

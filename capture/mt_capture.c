@@ -1,5 +1,6 @@
 /* mt-capture: options, checks and exit codes around mt_capture_run(). */
 #include "capture/capture.h"
+#include "capture/capture_keep.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -400,6 +401,12 @@ int main(int argc, char **argv)
 			return fail(EXIT_ENV, "cannot copy '%s' to a private directory: %s", orig,
 				    strerror(errno));
 		}
+		/* So that rebuilding or upgrading mt leaves this capture
+		 * readable (capture_keep.h). */
+		if (mt_capture_keep_by_build_id(pid ? path : orig) != 0)
+			fprintf(stderr, "mt-capture: warning: cannot keep a copy of '%s' in the cache"
+				" (%s): after mt is rebuilt, mt-unwind will not read this capture's"
+				" stacks\n", pid ? path : orig, strerror(errno));
 		rc = mt_capture_events_sample(&evs, path, (unsigned)stack, use_ring, err);
 		if (!rc && have_cmd) {
 			const char *old = getenv("LD_PRELOAD");

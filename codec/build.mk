@@ -7,6 +7,7 @@ CODEC_OBJS += $(B)/obj/codec/perf_sample.o
 CODEC_OBJS += $(B)/obj/codec/perf_writer.o
 CODEC_OBJS += $(B)/obj/codec/perf_unpack.o
 CODEC_OBJS += $(B)/obj/codec/perf_events.o
+CODEC_OBJS += $(B)/obj/codec/cache_dir.o
 
 FIXTURE_NAMES += perf_small
 

@@ -1,5 +1,6 @@
 /* Uncompressed copies of separate debug files; see debug_cache.h. */
 #include "symbolize/debug_cache.h"
+#include "codec/cache_dir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,16 +28,7 @@ void mt_unwind_build_id_hex(char *out, const uint8_t *id, size_t id_len)
 
 char *mt_unwind_debug_cache_default_dir(void)
 {
-	const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	char *dir = NULL;
-	if (x && *x == '/') {
-		if (asprintf(&dir, "%s/mt/debug", x) < 0)
-			dir = NULL;
-	} else if (home && *home == '/') {
-		if (asprintf(&dir, "%s/.cache/mt/debug", home) < 0)
-			dir = NULL;
-	}
-	return dir;
+	return mt_cache_dir("debug");
 }
 
 static int note_has_id(Elf_Scn *scn, const uint8_t *id, size_t id_len)

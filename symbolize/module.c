@@ -4,6 +4,7 @@
 #include "symbolize/arch.h"
 #include "symbolize/cu.h"
 #include "symbolize/debug_cache.h"
+#include "codec/cache_dir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@ struct mt_unwind_modules {
 	struct mt_unwind_module *list;
 	char **alt_dirs;			/* where missing files may be found */
 	size_t nr_alt_dirs;
+	char *kept_dir;				/* copies by build-id: capture_keep.h */
 	struct mt_unwind_hashmap by_key;	/* key hash -> module (first one) */
 	char *debuginfo_path;			/* what Dwfl_Callbacks points at */
 	Dwfl_Callbacks callbacks;
@@ -243,6 +245,7 @@ int mt_unwind_modules_new(struct mt_unwind_modules **out, const char *debuginfo_
 		free(ms);
 		return -ENOMEM;
 	}
+	ms->kept_dir = mt_cache_dir("build-id");
 	ms->callbacks.find_elf = dwfl_build_id_find_elf;
 	ms->callbacks.find_debuginfo = find_debuginfo;
 	ms->callbacks.section_address = dwfl_offline_section_address;
@@ -289,6 +292,7 @@ void mt_unwind_modules_free(struct mt_unwind_modules *ms)
 	for (size_t i = 0; i < ms->nr_alt_dirs; i++)
 		free(ms->alt_dirs[i]);
 	free(ms->alt_dirs);
+	free(ms->kept_dir);
 	free(ms->debuginfo_path);
 	free(ms->debug_cache);
 	free(ms);
@@ -351,32 +355,49 @@ static int read_loads(struct mt_unwind_module *m, Elf *elf)
 static void module_open_path(struct mt_unwind_modules *ms, struct mt_unwind_module *m,
 			     const char *path);
 
-static void module_open(struct mt_unwind_modules *ms, struct mt_unwind_module *m)
+/* Forget what module_open_path made of an earlier candidate. */
+static void module_reset(struct mt_unwind_module *m)
 {
-	module_open_path(ms, m, m->path);
-	if (m->state != MT_UNWIND_MOD_MISSING || !m->want_id_len || m->path[0] != '/')
-		return;
-	int err = m->open_errno;
-	for (size_t i = 0; i < ms->nr_alt_dirs; i++) {
-		char cand[4400];
-		snprintf(cand, sizeof(cand), "%s/%s", ms->alt_dirs[i], m->name);
-		if (m->dwfl) {
-			dwfl_end(m->dwfl);
-			m->dwfl = NULL;
-		}
-		free(m->loads);
-		m->loads = NULL;
-		m->nr_loads = 0;
-		m->file_id_len = 0;
-		module_open_path(ms, m, cand);
-		if (m->state == MT_UNWIND_MOD_OK)
-			return;
-	}
 	if (m->dwfl) {
 		dwfl_end(m->dwfl);
 		m->dwfl = NULL;
 	}
 	m->mod = NULL;
+	free(m->loads);
+	m->loads = NULL;
+	m->nr_loads = 0;
+	m->file_id_len = 0;
+}
+
+/* Open m's file; when it is gone or has another build-id than the one
+ * recorded, a stand-in with the recorded build-id: the copy mt-capture
+ * kept of its sampler (capture_keep.h), else a same-named file in the
+ * alternative directories (alt_dirs_init). */
+static void module_open(struct mt_unwind_modules *ms, struct mt_unwind_module *m)
+{
+	module_open_path(ms, m, m->path);
+	int state = m->state;
+	if ((state != MT_UNWIND_MOD_MISSING && state != MT_UNWIND_MOD_MISMATCH) ||
+	    !m->want_id_len || m->path[0] != '/')
+		return;
+	int err = m->open_errno;
+	char cand[4400], hex[2 * sizeof(m->want_id) + 1];
+	mt_unwind_build_id_hex(hex, m->want_id, m->want_id_len);
+	for (size_t i = ms->kept_dir ? 0 : 1; i <= ms->nr_alt_dirs; i++) {
+		if (i == 0)
+			snprintf(cand, sizeof(cand), "%s/%s/%s", ms->kept_dir, hex, m->name);
+		else
+			snprintf(cand, sizeof(cand), "%s/%s", ms->alt_dirs[i - 1], m->name);
+		module_reset(m);
+		module_open_path(ms, m, cand);
+		if (m->state == MT_UNWIND_MOD_OK)
+			return;
+	}
+	module_reset(m);
+	if (state == MT_UNWIND_MOD_MISMATCH) {
+		module_open_path(ms, m, m->path);	/* as it was: its build-id for the report */
+		return;
+	}
 	m->state = MT_UNWIND_MOD_MISSING;
 	m->open_errno = err;
 }

@@ -1,0 +1,107 @@
+/* A copy of the sampler by build-id (see capture_keep.h).  A copy, not a
+ * hard link: a later `cp` over the installed file would change both. */
+#include "capture/capture_keep.h"
+#include "codec/cache_dir.h"
+
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* dir and its parents, as mkdir -p. */
+static int make_dirs(char *dir)
+{
+	for (char *p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		int rc = mkdir(dir, 0755);
+		*p = '/';
+		if (rc != 0 && errno != EEXIST)
+			return -1;
+	}
+	return mkdir(dir, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* The build-id of the open ELF file fd, as lowercase hex in hex (room for
+ * 129 bytes).  @return : its length in bytes, 0 when it has none. */
+static int build_id_hex(int fd, char *hex)
+{
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const unsigned char *id;
+	ssize_t n = elf ? dwelf_elf_gnu_build_id(elf, (const void **)&id) : -1;
+	if (n > 64)
+		n = 0;
+	for (ssize_t i = 0; i < n; i++)
+		sprintf(hex + 2 * i, "%02x", id[i]);
+	elf_end(elf);
+	return n > 0 ? (int)n : 0;
+}
+
+static int copy_to(int in, const char *dir, const char *name, off_t size)
+{
+	char tmp[4300], dst[4300];
+	snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, name);
+	snprintf(dst, sizeof(dst), "%s/%s", dir, name);
+	int out = mkstemp(tmp);
+	if (out < 0)
+		return -1;
+	off_t off = 0;
+	while (off < size) {
+		ssize_t w = sendfile(out, in, &off, (size_t)(size - off));
+		if (w <= 0) {
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w == 0)
+				errno = EIO;	/* the file shrank under us */
+			break;
+		}
+	}
+	int err = errno;
+	if (off < size || fchmod(out, 0755) != 0 || close(out) != 0 || rename(tmp, dst) != 0) {
+		if (off >= size)
+			err = errno;
+		unlink(tmp);
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+int mt_capture_keep_by_build_id(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	char hex[129], *root = NULL, *dir = NULL;
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	struct stat st;
+	int rc = 0;
+	if (fstat(fd, &st) != 0) {
+		rc = -1;
+	} else if (S_ISREG(st.st_mode) && build_id_hex(fd, hex) && (root = mt_cache_dir("build-id"))) {
+		if (asprintf(&dir, "%s/%s", root, hex) < 0) {
+			dir = NULL;
+			rc = -1;
+		} else {
+			char have[4300];
+			snprintf(have, sizeof(have), "%s/%s", dir, base);
+			if (access(have, F_OK) != 0)
+				rc = make_dirs(dir) != 0 ? -1 : copy_to(fd, dir, base, st.st_size);
+		}
+	}
+	int err = errno;
+	free(root);
+	free(dir);
+	close(fd);
+	errno = err;
+	return rc;
+}
