@@ -149,6 +149,11 @@ static void print_input(FILE *f, const struct mt_fold_snapshot *s)
 		(unsigned long long)c->kind[MT_FOLD_FREE], (unsigned long long)c->kind[MT_FOLD_TOTALS],
 		(unsigned long long)c->kind[MT_FOLD_SAMPLE], (unsigned long long)c->kind[MT_FOLD_LOST],
 		(unsigned long long)c->bad_lines);
+	if (c->every_max > 1)
+		fprintf(f, "note: every=N records each Nth call, not a random 1 in N: where the "
+			"program's calls repeat in a cycle (a loop allocating A then B, every 2: "
+			"only B is seen) sites are wrong by more than their intervals show; sample "
+			"mode draws its points at random\n");
 	if (c->lost_events || c->lost_records)
 		fprintf(f, "warning: the capture lost %llu events (%llu lost records): "
 			"estimates and exact totals may disagree\n",

@@ -271,6 +271,24 @@ Test(render, exact_total_with_lost_events_says_so)
 	mt_fold_profile_free(p);
 }
 
+/* every=N > 1 is systematic: the table says its intervals may not hold. */
+Test(render, every_n_notes_systematic_sampling)
+{
+	for (int every = 1; every <= 2; every++) {
+		char text[256];
+		snprintf(text, sizeof(text),
+			 "alloc\t5/5\t1\tt\tsize=1000 ptr=0x10 every=%d\tmain;a end=complete\n", every);
+		struct mt_fold_profile *p = profile_of(text, 0);
+		struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+		char *table = render(mt_fold_render_table, s);
+		int noted = strstr(table, "not a random 1 in N") != NULL;
+		cr_assert_eq(noted, every > 1, "every=%d:\n%s", every, table);
+		free(table);
+		mt_fold_snapshot_free(s);
+		mt_fold_profile_free(p);
+	}
+}
+
 Test(render, json_string_escaping)
 {
 	static const char nasty[] = "q\"b\\s\x01\ttab\x7f caf\xc3\xa9 bad\xff\xc3 end";
