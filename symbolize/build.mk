@@ -95,9 +95,9 @@ UNWIND_TEST_FIXTURES := \
 	build/fixtures/unwind_cxx \
 	build/fixtures/unwind_cxx-fp
 
-$(B)/tests/symbolize-tests: $(UNWIND_TEST_OBJS) $(B)/libmtunwind.a | $(UNWIND_TEST_FIXTURES)
+$(B)/tests/symbolize-tests: $(UNWIND_TEST_OBJS) $(B)/libmtunwind.a $(B)/libmtcodec.a | $(UNWIND_TEST_FIXTURES)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $(UNWIND_TEST_OBJS) $(B)/libmtunwind.a -lcriterion \
+	$(CC) $(LDFLAGS) -o $@ $(UNWIND_TEST_OBJS) $(B)/libmtunwind.a $(B)/libmtcodec.a -lcriterion \
 		$(UNWIND_LDLIBS) $(LDLIBS)
 UNIT_TESTS += $(B)/tests/symbolize-tests
 
