@@ -45,29 +45,47 @@ static int build_id_hex(int fd, char *hex)
 	return n > 0 ? (int)n : 0;
 }
 
-static int copy_to(int in, const char *dir, const char *name, off_t size)
+/* Has the file at path the build-id hex?  (A copy cut short by a crash, or
+ * written over, must not stand for it.) */
+static int has_build_id(const char *path, const char *hex)
+{
+	char have[129];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	int ok = build_id_hex(fd, have) && !strcmp(have, hex);
+	close(fd);
+	return ok;
+}
+
+/* Copy in (size bytes) to dir/name through a temporary file, renamed into
+ * place once written, synced and checked to have the build-id hex. */
+static int copy_to(int in, const char *dir, const char *name, off_t size, const char *hex)
 {
 	char tmp[4300], dst[4300];
 	snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, name);
 	snprintf(dst, sizeof(dst), "%s/%s", dir, name);
-	int out = mkstemp(tmp);
+	int out = mkostemp(tmp, O_CLOEXEC);	/* the command must not inherit it */
 	if (out < 0)
 		return -1;
 	off_t off = 0;
-	while (off < size) {
+	int err = 0;
+	while (off < size && !err) {
 		ssize_t w = sendfile(out, in, &off, (size_t)(size - off));
-		if (w <= 0) {
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w == 0)
-				errno = EIO;	/* the file shrank under us */
-			break;
-		}
-	}
-	int err = errno;
-	if (off < size || fchmod(out, 0755) != 0 || close(out) != 0 || rename(tmp, dst) != 0) {
-		if (off >= size)
+		if (w < 0 && errno != EINTR)
 			err = errno;
+		else if (w == 0)
+			err = EIO;	/* the file shrank under us */
+	}
+	if (!err && (fchmod(out, 0755) != 0 || fsync(out) != 0))
+		err = errno;
+	if (close(out) != 0 && !err)
+		err = errno;
+	if (!err && !has_build_id(tmp, hex))
+		err = EIO;	/* the file changed while it was copied */
+	if (!err && rename(tmp, dst) != 0)
+		err = errno;
+	if (err) {
 		unlink(tmp);
 		errno = err;
 		return -1;
@@ -94,8 +112,8 @@ int mt_capture_keep_by_build_id(const char *path)
 		} else {
 			char have[4300];
 			snprintf(have, sizeof(have), "%s/%s", dir, base);
-			if (access(have, F_OK) != 0)
-				rc = make_dirs(dir) != 0 ? -1 : copy_to(fd, dir, base, st.st_size);
+			if (!has_build_id(have, hex))
+				rc = make_dirs(dir) != 0 ? -1 : copy_to(fd, dir, base, st.st_size, hex);
 		}
 	}
 	int err = errno;

@@ -296,14 +296,18 @@ static void on_thread_exit(void *arg);
  * generator sampled the very allocations the parent sampled after the
  * fork: four forked workers doing the same work, one sample each time) and
  * the same --seed gives the same draws to a program that runs the same way.
- * An exec passes the stream in MT_SAMPLER_STREAM=HEX (seeded runs only: an
- * unseeded image draws a fresh seed), which the new image marks read by
- * turning its first digit into 'x'.  A marked value was inherited past an
- * exec nobody passed a stream to (posix_spawn, a raw execve): that image
- * mixes in its pid, independent but not reproducible.  No value at all:
- * the capture's first image, stream 0. */
+ * An exec passes the stream in MT_SAMPLER_STREAM=HEX:PID (seeded runs only:
+ * an unseeded image draws a fresh seed), PID the process that execs: an
+ * exec keeps it.  An image takes the value only when PID is its own, and
+ * marks it read (its first digit becomes 'x', so that an exec that passes
+ * it on unchanged does not hand the same stream on); any other value was
+ * inherited past an exec nobody passed a stream to (posix_spawn, a program
+ * without the sampler, a raw execve): that image draws a random stream,
+ * independent but not reproducible.  No value: the first image, stream 0
+ * (mt-capture gives its command HEX 0 and the command's pid). */
 #define STREAM_VAR "MT_SAMPLER_STREAM="
-#define STREAM_ENV_MAX 4096	/* larger environments go through as they are */
+#define STREAM_VAR_LEN (sizeof(STREAM_VAR) - 1 + 16 + 1 + 20 + 1)
+#define STREAM_ENV_MAX 1024	/* larger environments go through as they are */
 
 static uint64_t stream;		/* this image's */
 static uint64_t offspring;	/* images it started: forks and execs */
@@ -311,15 +315,21 @@ static uint64_t fork_stream;	/* the next forked child's (before_fork) */
 
 static uint64_t image_stream(void)
 {
-	char *s = getenv("MT_SAMPLER_STREAM");
+	char *s = getenv("MT_SAMPLER_STREAM"), *end;
 	if (!s || !*s)
 		return 0;
-	int inherited = *s == 'x';
-	uint64_t v = strtoull(s + inherited, NULL, 16);
-	if (inherited)
-		return mt_sampler_rand_child(v, (uint64_t)1 << 63 | (uint64_t)getpid());
-	*s = 'x';
-	return v;
+	uint64_t v = strtoull(s, &end, 16);
+	if (*s != 'x' && end != s && *end == ':' && strtoll(end + 1, NULL, 10) == getpid()) {
+		*s = 'x';
+		return v;
+	}
+	uint64_t r;
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		r = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30;
+	}
+	return mt_sampler_rand_child(v ^ r, (uint64_t)1 << 63 | (uint64_t)getpid());
 }
 
 static uint64_t next_image_stream(void)
@@ -330,7 +340,7 @@ static uint64_t next_image_stream(void)
 /* Slots exec_env needs for envp, 0 when envp goes through unchanged. */
 static size_t exec_env_slots(char *const envp[])
 {
-	if (!seeded || !envp || __atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2)
+	if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2 || !seeded || !envp)
 		return 0;
 	size_t n = 0;
 	while (envp[n])
@@ -339,33 +349,48 @@ static size_t exec_env_slots(char *const envp[])
 	return n + 2;
 }
 
+/* Digits of v in base (16 or 10) at p; @return : past the last one. */
+static char *put_digits(char *p, uint64_t v, unsigned base, int width)
+{
+	char d[24];
+	int n = 0;
+	do
+		d[n++] = "0123456789abcdef"[v % base];
+	while ((v /= base) || n < width);
+	while (n)
+		*p++ = d[--n];
+	return p;
+}
+
 /* The environment for an exec: envp with the new image's stream in var
- * instead of any MT_SAMPLER_STREAM, in out (slots entries); envp itself
- * when slots is 0.  No allocation: a vfork child may be calling. */
+ * (STREAM_VAR_LEN bytes) instead of any MT_SAMPLER_STREAM, in out (slots
+ * entries: no more are written, should envp have grown meanwhile); envp
+ * itself when slots is 0.  No allocation: a vfork child may be calling. */
 static char *const *exec_env(char *const envp[], size_t slots, char **out, char *var)
 {
 	if (!slots)
 		return envp;
 	size_t n = 0, len = sizeof(STREAM_VAR) - 1;
-	for (size_t i = 0; envp[i]; i++)
+	for (size_t i = 0; envp[i] && n < slots - 2; i++)
 		if (strncmp(envp[i], STREAM_VAR, len))
 			out[n++] = envp[i];
 	memcpy(var, STREAM_VAR, len);
-	uint64_t v = next_image_stream();
-	for (int i = 15; i >= 0; i--, v >>= 4)
-		var[len + i] = "0123456789abcdef"[v & 15];
-	var[len + 16] = 0;
+	char *p = put_digits(var + len, next_image_stream(), 16, 16);
+	*p++ = ':';
+	*put_digits(p, (uint64_t)getpid(), 10, 1) = '\0';
 	out[n++] = var;
 	out[n] = NULL;
 	return out;
 }
 
-/* In an exec wrapper: env, the environment to pass instead of envp. */
-#define EXEC_ENV(envp, env)                               \
-	size_t env##_nslots = exec_env_slots(envp);       \
-	char *env##_out[env##_nslots ? env##_nslots : 1]; \
-	char env##_var[sizeof(STREAM_VAR) + 16];          \
-	char *const *env = exec_env(envp, env##_nslots, env##_out, env##_var)
+/* In an exec wrapper: env, the environment to pass instead of envp (read
+ * once: another thread may change environ meanwhile). */
+#define EXEC_ENV(envp, env)                                      \
+	char *const *env##_in = (envp);                          \
+	size_t env##_nslots = exec_env_slots(env##_in);          \
+	char *env##_out[env##_nslots ? env##_nslots : 1];        \
+	char env##_var[STREAM_VAR_LEN];                          \
+	char *const *env = exec_env(env##_in, env##_nslots, env##_out, env##_var)
 
 static void before_fork(void);
 static void after_fork_parent(void);

@@ -29,6 +29,11 @@ touch -d @0 "$T/cache/mt/build-id/$new/libmt-sampler.so"
 XDG_CACHE_HOME=$T/cache MT_SAMPLER=$lib "$CAP" --rate 4096 -o /dev/null -- true 2>"$T/err" ||
 	fail "mt-capture again: $(cat "$T/err")"
 [ "$(stat -c %Y "$T/cache/mt/build-id/$new/libmt-sampler.so")" = 0 ] || fail "the copy was made again"
+# A copy that lost its content (a crash while it was written) is made again.
+: >"$T/cache/mt/build-id/$new/libmt-sampler.so"
+XDG_CACHE_HOME=$T/cache MT_SAMPLER=$lib "$CAP" --rate 4096 -o /dev/null -- true 2>"$T/err" ||
+	fail "mt-capture, third: $(cat "$T/err")"
+cmp -s "$lib" "$T/cache/mt/build-id/$new/libmt-sampler.so" || fail "an empty copy was not made again"
 
 cp "$MT_BUILD/libmt-sampler.so" "$lib"	# the next build
 ends() { sed -n 's/^mt-unwind: stack ends: //p' "$1"; }
