@@ -131,10 +131,10 @@ static int command_exists(const char *cmd, char *why, size_t len)
 	return 0;
 }
 
-/* Our preload library libmt-sampler.so (name): $MT_SAMPLER when set, or a file
- * in the directory of $MT_SAMPLER
- * directory when set, else beside the binary (installed layout PREFIX/bin +
- * PREFIX/lib/mt, build tree build/bin + build).  out: PATH_MAX bytes. */
+/* Our preload library libmt-sampler.so (name): $MT_SAMPLER itself when set
+ * (other names: a file in its directory), else beside the binary (installed
+ * layout PREFIX/bin + PREFIX/lib/mt, build tree build/bin + build).  out:
+ * PATH_MAX bytes, the real path. */
 static int find_lib(const char *name, char *out)
 {
 	const char *env = getenv("MT_SAMPLER");
@@ -393,6 +393,13 @@ int main(int argc, char **argv)
 		} else if (find_lib("libmt-sampler.so", orig)) {
 			return fail(EXIT_ENV, "cannot find libmt-sampler.so (set MT_SAMPLER=PATH)%s%s",
 				    "", "");
+		} else if (strncmp(strrchr(orig, '/') ? strrchr(orig, '/') + 1 : orig,
+				   "libmt-sampler.so", 16)) {
+			/* mt-unwind tells the sampler's frames and processes by
+			 * the file name mapped: another name would read as a
+			 * capture without the sampler. */
+			return fail(EXIT_ENV, "MT_SAMPLER: '%s': the sampler's file name must begin with"
+				    " libmt-sampler.so%s", orig, "");
 		} else if (!no_ring) {
 			/* No uprobe on it: the sampler itself, which stays after
 			 * the capture for mt-unwind to read. */

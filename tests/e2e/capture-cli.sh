@@ -34,6 +34,16 @@ rc=0; "$CAP" -o "$T/x.data" 2>"$T/err" || rc=$?
 "$CAP" --help | grep -q 'perf_event_paranoid' || fail "--help lacks the exit codes"
 rc=0; MT_SAMPLER=/nonexistent/libmt-sampler.so "$CAP" -o "$T/x.data" -- true 2>"$T/err" || rc=$?
 [ "$rc" = 3 ] || fail "missing sampler: status $rc"
+# mt-unwind knows the sampler by its file name: another one is refused
+# (a symbolic link is fine: the real file's name is what is mapped).
+cp "$MT_BUILD/libmt-sampler.so" "$T/other.so"
+ln -s "$T/other.so" "$T/libmt-sampler.so"
+rc=0; MT_SAMPLER=$T/libmt-sampler.so "$CAP" -o "$T/x.data" -- true 2>"$T/err" || rc=$?
+[ "$rc" = 3 ] || fail "sampler linked to another name: status $rc: $(cat "$T/err")"
+rm "$T/libmt-sampler.so"
+rc=0; MT_SAMPLER=$T/other.so "$CAP" -o "$T/x.data" -- true 2>"$T/err" || rc=$?
+[ "$rc" = 3 ] && grep -q "must begin with libmt-sampler.so" "$T/err" ||
+	fail "sampler under another name: status $rc: $(cat "$T/err")"
 # Without CAP_PERFMON: sample mode needs no uprobe (its events come through
 # the sample ring), so it works for an ordinary user with the usual
 # perf_event_paranoid 2; uprobes (--no-ring) are refused: one clear line, exit 3.
