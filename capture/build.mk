@@ -61,6 +61,7 @@ E2E_TESTS += \
 	tests/e2e/capture-independent.sh \
 	tests/e2e/capture-keep.sh \
 	tests/e2e/fold-coverage.sh \
+	tests/e2e/fold-forked.sh \
 	tests/e2e/capture-trace.sh \
 	tests/e2e/capture-perf-script.sh \
 	tests/e2e/capture-sigint.sh \

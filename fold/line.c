@@ -99,6 +99,7 @@ static uint64_t *numeric_key(const char *s, size_t klen, struct mt_fold_event *e
 	NUM("freed_bytes", MT_FOLD_W_FREED_BYTES, freed_bytes)
 	NUM("peak_bytes", MT_FOLD_W_PEAK_BYTES, peak_bytes)
 	NUM("peak_error", MT_FOLD_W_PEAK_ERROR, peak_error)
+	NUM("forked", MT_FOLD_W_FORKED, forked)
 #undef NUM
 	return NULL;
 }

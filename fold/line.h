@@ -55,6 +55,7 @@ enum {
 	MT_FOLD_W_FREED_BYTES = 1 << 12,
 	MT_FOLD_W_PEAK_BYTES = 1 << 13,
 	MT_FOLD_W_PEAK_ERROR = 1 << 14,
+	MT_FOLD_W_FORKED = 1 << 15,
 };
 
 struct mt_fold_str {
@@ -80,6 +81,7 @@ struct mt_fold_event {
 	int freq;
 	int process_scope;		/* totals: scope=process (else thread) */
 	uint64_t alloc_bytes, allocs, frees, freed_bytes, peak_bytes, peak_error;
+	uint64_t forked;		/* totals: forked=1, a forked image's */
 	struct mt_fold_str fn, event, reason;
 	/* After an MT_FOLD_EVALUE or MT_FOLD_EMISSING error: the key at fault. */
 	const char *bad_key;

@@ -306,6 +306,7 @@ static void add_totals(struct mt_fold_totals *t, const struct mt_fold_event *ev)
 	if (ev->peak_error > t->peak_error)
 		t->peak_error = ev->peak_error;
 	t->lines++;
+	t->forked_lines += ev->forked != 0;
 }
 
 static void note_stack(struct mt_fold_counts *c, const struct mt_fold_event *ev)

@@ -57,6 +57,10 @@ enum {
 struct mt_fold_totals {
 	uint64_t alloc_bytes, allocs, frees, freed_bytes, peak_bytes, peak_error;
 	uint64_t lines;		/* 0: none seen */
+	/* Lines of forked images (forked=1): their frees count blocks their
+	 * parent allocated, so allocs - frees is not what their own
+	 * allocations leave live. */
+	uint64_t forked_lines;
 };
 
 struct mt_fold_thread {

@@ -197,7 +197,8 @@ static void print_check(FILE *f, const struct mt_fold_check *ck, int bytes, int 
 		fprintf(f, " %13s", "-");
 	fprintf(f, " %10s %-24s", mt_fold_format_amount(a, ck->est.value, bytes),
 		format_interval(iv, &ck->est, bytes));
-	fprintf(f, " %-4s", !ck->has_exact ? "" : partial ? "part" : ck->in_interval ? "in" : "OUT");
+	fprintf(f, " %-4s", !ck->has_exact ? "" : partial ? "part" : ck->forked ? "fork"
+			    : ck->in_interval ? "in" : "OUT");
 }
 
 static void print_group(FILE *f, const struct mt_fold_group *g, const char *label,
@@ -229,7 +230,9 @@ static void print_totals(FILE *f, const struct mt_fold_snapshot *s)
 	}
 	fprintf(f, "exact totals from the sampler beside the estimates (%d%% interval; "
 		"in: the exact value lies in it; part: the exact value leaves out images "
-		"that sent none)\n", conf);
+		"that sent none%s)\n", conf, s->all.totals.forked_lines ?
+		"; fork: forked processes free blocks of their parent's, which their own "
+		"live objects do not count: no check" : "");
 	fprintf(f, "%-14s %-12s", "pid/tid", "comm");
 	for (int i = 0; i < 2; i++)
 		fprintf(f, " %13s %10s %-24s %-4s", check_names[i], "estimate", "interval", "");
@@ -404,11 +407,11 @@ static void json_group(FILE *f, const struct mt_fold_group *g, const char *ind)
 	if (t->lines)
 		fprintf(f, "{\"alloc_bytes\": %llu, \"allocs\": %llu, \"frees\": %llu, "
 			"\"freed_bytes\": %llu, \"peak_bytes\": %llu, \"peak_error\": %llu, "
-			"\"lines\": %llu}",
+			"\"lines\": %llu, \"forked_lines\": %llu}",
 			(unsigned long long)t->alloc_bytes, (unsigned long long)t->allocs,
 			(unsigned long long)t->frees, (unsigned long long)t->freed_bytes,
 			(unsigned long long)t->peak_bytes, (unsigned long long)t->peak_error,
-			(unsigned long long)t->lines);
+			(unsigned long long)t->lines, (unsigned long long)t->forked_lines);
 	else
 		fputs("null", f);
 	fprintf(f, ",\n%s \"exact_partial\": %s", ind, g->partial ? "true" : "false");
@@ -417,7 +420,7 @@ static void json_group(FILE *f, const struct mt_fold_group *g, const char *ind)
 		const struct mt_fold_check *ck = &g->check[i];
 		fprintf(f, "%s\n%s  \"%s\": {", i ? "," : "", ind, check_keys[i]);
 		json_value_fields(f, &ck->est);
-		if (ck->has_exact && !g->partial)
+		if (ck->has_exact && !g->partial && !ck->forked)
 			fprintf(f, ", \"exact_value\": %lld, \"in_interval\": %s}",
 				(long long)ck->exact, ck->in_interval ? "true" : "false");
 		else if (ck->has_exact)

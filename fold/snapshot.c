@@ -116,6 +116,9 @@ static void group_fill(struct mt_fold_group *g, const struct group_acc *a,
 	check_set(&g->check[MT_FOLD_CHECK_INUSE_OBJECTS], &a->est[MT_FOLD_INUSE_OBJECTS],
 		  opt->conf, wfb[MT_FOLD_INUSE_OBJECTS], has,
 		  (int64_t)t->allocs - (int64_t)t->frees);
+	/* A forked image frees blocks of its parent's (counted in frees),
+	 * which the estimate, made of its own allocations, knows nothing of. */
+	g->check[MT_FOLD_CHECK_INUSE_OBJECTS].forked = t->forked_lines > 0;
 	mt_fold_est_finish(&a->est[opt->metric], opt->conf, wfb[opt->metric], &g->metric);
 }
 
@@ -128,6 +131,7 @@ static void totals_add(struct mt_fold_totals *d, const struct mt_fold_totals *s)
 	d->peak_bytes += s->peak_bytes;
 	d->peak_error += s->peak_error;
 	d->lines += s->lines;
+	d->forked_lines += s->forked_lines;
 }
 
 static void acc_add(struct group_acc *d, const struct mt_fold_est *e)
@@ -257,7 +261,8 @@ static double exact_bound(const struct mt_fold_snapshot *s, int uncounted)
 	case MT_FOLD_ALLOC_OBJECTS:
 		return (double)t->allocs;
 	case MT_FOLD_INUSE_OBJECTS:
-		return t->allocs >= t->frees ? (double)(t->allocs - t->frees) : -1;
+		return t->allocs >= t->frees && !t->forked_lines ? (double)(t->allocs - t->frees)
+								 : -1;
 	default:
 		return -1;
 	}

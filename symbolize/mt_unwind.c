@@ -206,6 +206,10 @@ struct state {
 	 * sampler and have sent no process totals yet are found at an exec or
 	 * at the end (killed, _exit(), no way to the capture). */
 	struct mt_unwind_hashmap images;
+	/* pid -> 1 while its image is a forked copy of its parent's (no exec
+	 * since): its totals count frees of blocks it inherited, which its
+	 * own allocations do not explain (totals lines say forked=1). */
+	struct mt_unwind_hashmap forked;
 	uint64_t silent_images;
 	/* Images of a sample-mode capture that never mapped the sampler
 	 * (static programs, LD_PRELOAD cleared): in no figure at all. */
@@ -1047,6 +1051,9 @@ static void mt_totals(struct state *s, const struct mt_perf_sample *smp)
 	put_kv(out, "peak_bytes", preg(smp, R_R9), 0);
 	if (process)
 		put_kv(out, "peak_error", preg(smp, R_AX), 0);
+	uint64_t forked;
+	if (mt_unwind_hashmap_get(&s->forked, pid, &forked) && forked)
+		put_kv(out, "forked", 1, 0);
 	/* Each marker call is one allocation or one release: larger values are
 	 * not mark counts (a sampler from before R13/R14 carried them). */
 	uint64_t want[2] = { preg(smp, R_R13), preg(smp, R_R14) };
@@ -1209,6 +1216,8 @@ static void process(struct state *s, const struct perf_event_header *h)
 			return;
 		}
 		if (c.exec) {
+			if (mt_unwind_hashmap_put(&s->forked, c.pid, 0) != 0)
+				oom();
 			totals_flush(s, c.pid, 0);
 			marks_exec(s, c.pid);
 			image_end(s, c.pid, c.sid.time);
@@ -1225,8 +1234,11 @@ static void process(struct state *s, const struct perf_event_header *h)
 			s->undecodable++;
 			return;
 		}
-		if (h->type == PERF_RECORD_FORK && t.pid != t.ppid)
+		if (h->type == PERF_RECORD_FORK && t.pid != t.ppid) {
 			image_end(s, t.pid, t.time);	/* a new process: a new image */
+			if (mt_unwind_hashmap_put(&s->forked, t.pid, 1) != 0)
+				oom();
+		}
 		if (h->type == PERF_RECORD_EXIT && t.pid == t.tid)
 			image_unsampled_check(s, t.pid, t.time);
 		int rc = h->type == PERF_RECORD_FORK
@@ -2151,6 +2163,7 @@ int main(int argc, char **argv)
 		if (s.images.keys[i] != MT_UNWIND_HASH_EMPTY)
 			image_end(&s, (uint32_t)s.images.keys[i], s.round_max);
 	mt_unwind_hashmap_release(&s.images);
+	mt_unwind_hashmap_release(&s.forked);
 	defer_flush(&s);
 	if (s.wr)
 		writer_end(&s);
