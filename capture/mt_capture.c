@@ -398,7 +398,7 @@ int main(int argc, char **argv)
 			/* mt-unwind tells the sampler's frames and processes by
 			 * the file name mapped: another name would read as a
 			 * capture without the sampler. */
-			return fail(EXIT_ENV, "MT_SAMPLER: '%s': the sampler's file name must begin with"
+			return fail(EXIT_ENV, "the sampler '%s': its file name must begin with"
 				    " libmt-sampler.so%s", orig, "");
 		} else if (!no_ring) {
 			/* No uprobe on it: the sampler itself, which stays after

@@ -197,8 +197,8 @@ static void print_check(FILE *f, const struct mt_fold_check *ck, int bytes, int 
 		fprintf(f, " %13s", "-");
 	fprintf(f, " %10s %-24s", mt_fold_format_amount(a, ck->est.value, bytes),
 		format_interval(iv, &ck->est, bytes));
-	fprintf(f, " %-4s", !ck->has_exact ? "" : partial ? "part" : ck->forked ? "fork"
-			    : ck->in_interval ? "in" : "OUT");
+	fprintf(f, " %-4s", !ck->has_exact ? "" : partial ? "part" : !ck->in_interval ? "OUT"
+			    : ck->forked ? "fork" : "in");
 }
 
 static void print_group(FILE *f, const struct mt_fold_group *g, const char *label,
@@ -232,7 +232,8 @@ static void print_totals(FILE *f, const struct mt_fold_snapshot *s)
 		"in: the exact value lies in it; part: the exact value leaves out images "
 		"that sent none%s)\n", conf, s->all.totals.forked_lines ?
 		"; fork: forked processes free blocks of their parent's, which their own "
-		"live objects do not count: no check" : "");
+		"live objects do not count: the exact value is only a lower bound, and "
+		"lies below the interval's top" : "");
 	fprintf(f, "%-14s %-12s", "pid/tid", "comm");
 	for (int i = 0; i < 2; i++)
 		fprintf(f, " %13s %10s %-24s %-4s", check_names[i], "estimate", "interval", "");
@@ -420,7 +421,10 @@ static void json_group(FILE *f, const struct mt_fold_group *g, const char *ind)
 		const struct mt_fold_check *ck = &g->check[i];
 		fprintf(f, "%s\n%s  \"%s\": {", i ? "," : "", ind, check_keys[i]);
 		json_value_fields(f, &ck->est);
-		if (ck->has_exact && !g->partial && !ck->forked)
+		if (ck->has_exact && !g->partial && ck->forked && ck->in_interval)
+			fprintf(f, ", \"exact_value\": %lld, \"in_interval\": null}",
+				(long long)ck->exact);	/* a lower bound, and below hi */
+		else if (ck->has_exact && !g->partial)
 			fprintf(f, ", \"exact_value\": %lld, \"in_interval\": %s}",
 				(long long)ck->exact, ck->in_interval ? "true" : "false");
 		else if (ck->has_exact)

@@ -117,8 +117,12 @@ static void group_fill(struct mt_fold_group *g, const struct group_acc *a,
 		  opt->conf, wfb[MT_FOLD_INUSE_OBJECTS], has,
 		  (int64_t)t->allocs - (int64_t)t->frees);
 	/* A forked image frees blocks of its parent's (counted in frees),
-	 * which the estimate, made of its own allocations, knows nothing of. */
-	g->check[MT_FOLD_CHECK_INUSE_OBJECTS].forked = t->forked_lines > 0;
+	 * which the estimate, made of its own allocations, knows nothing of:
+	 * allocs - frees is then only a lower bound of what it estimates. */
+	struct mt_fold_check *live = &g->check[MT_FOLD_CHECK_INUSE_OBJECTS];
+	live->forked = t->forked_lines > 0;
+	if (live->forked)
+		live->in_interval = has && (double)live->exact <= live->est.hi;
 	mt_fold_est_finish(&a->est[opt->metric], opt->conf, wfb[opt->metric], &g->metric);
 }
 

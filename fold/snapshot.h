@@ -28,9 +28,10 @@ struct mt_fold_check {
 	int64_t exact;			/* may be < 0: see per-thread inuse */
 	struct mt_fold_value est;
 	int in_interval;		/* lo <= exact <= hi (meaningless when the
-					 * group is partial, or forked) */
+					 * group is partial); forked: exact <= hi */
 	int forked;			/* live objects of forked images: exact is
-					 * not the estimate's counterpart */
+					 * only a lower bound of the estimate's
+					 * counterpart */
 };
 
 enum { MT_FOLD_CHECK_BYTES, MT_FOLD_CHECK_OBJECTS, MT_FOLD_CHECK_INUSE_BYTES,

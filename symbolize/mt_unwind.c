@@ -1236,7 +1236,9 @@ static void process(struct state *s, const struct perf_event_header *h)
 		}
 		if (h->type == PERF_RECORD_FORK && t.pid != t.ppid) {
 			image_end(s, t.pid, t.time);	/* a new process: a new image */
-			if (mt_unwind_hashmap_put(&s->forked, t.pid, 1) != 0)
+			/* Not perf's records made up for processes already
+			 * running (time 0): those were not forked under us. */
+			if (t.time && mt_unwind_hashmap_put(&s->forked, t.pid, 1) != 0)
 				oom();
 		}
 		if (h->type == PERF_RECORD_EXIT && t.pid == t.tid)

@@ -33,6 +33,7 @@ truth = {"site_even": n * sum(size(i) for i in range(0, count, 2)),
          "site_odd": n * sum(size(i) for i in range(1, count, 2))}
 checks = covered = 0
 worst = 1.0
+widths = []
 for mode in ("fork", "thread"):
     got = 0
     for seed in range(1, runs + 1):
@@ -47,14 +48,19 @@ for mode in ("fork", "thread"):
                 sys.exit(f"{mode}, seed {seed}: no row for {site}")
             checks += 1
             ok = v["lo"] <= t <= v["hi"]
+            widths.append((v["hi"] - v["lo"]) / t)
             covered += ok
             got += ok
     print(f"{mode}: {got} of {2 * runs} intervals cover the truth")
     worst = min(worst, got / (2 * runs))
 share = covered / checks
-print(f"all: {covered} of {checks} ({100 * share:.1f}%)")
+widths.sort()
+median = widths[len(widths) // 2]
+print(f"all: {covered} of {checks} ({100 * share:.1f}%), median width {median:.3f} of the truth")
 # At a true 95% (Garwood's is at least that), fewer than 90% of 200 checks,
-# or 87% of one kind's 100, has a chance of about 1e-3.
-sys.exit(0 if share >= 0.90 and worst >= 0.87 else 1)
+# or 87% of one kind's 100, has a chance of about 1e-3.  Intervals that
+# cover by being too wide fail too: ~135 points a site give a width of
+# 2 x 1.96 / sqrt(135) = 0.34 of the truth.
+sys.exit(0 if share >= 0.90 and worst >= 0.87 and median < 0.45 else 1)
 PY
 echo "ok: site intervals cover the true bytes (fork and thread workers, $RUNS seeds each)"

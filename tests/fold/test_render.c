@@ -289,6 +289,47 @@ Test(render, every_n_notes_systematic_sampling)
 	}
 }
 
+/* A forked image's allocs - frees counts frees of its parent's blocks: a
+ * lower bound of its own live objects.  The check says fork (JSON null)
+ * while that bound is under the interval's top, OUT above it. */
+Test(render, forked_images_check_live_objects_one_sided)
+{
+	static const char *const cases[][2] = {
+		/* 2 own blocks live; its 2 frees were of inherited blocks */
+		{ "allocs=2 frees=2", "fork" },
+		/* more live objects than its own 2 could leave: OUT */
+		{ "allocs=5 frees=0", "OUT" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[1024];
+		snprintf(text, sizeof(text),
+			 "alloc\t7/7\t1\tc\tsize=100 ptr=0x10 points=100 rate=1\tmain;a end=complete\n"
+			 "alloc\t7/7\t2\tc\tsize=100 ptr=0x20 points=100 rate=1\tmain;a end=complete\n"
+			 "totals\t7/7\t3\tc\tscope=process alloc_bytes=200 %s freed_bytes=0 "
+			 "peak_bytes=0 peak_error=0 forked=1 rate=1\t end=none\n",
+			 cases[i][0]);
+		struct mt_fold_profile *p = profile_of(text, 0);
+		struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_INUSE_OBJECTS, 0);
+		char *table = render(mt_fold_render_table, s);
+		char want[64];
+		snprintf(want, sizeof(want), " %-4s\n", cases[i][1]);
+		const char *at_end = strstr(table, "all (at end)");
+		cr_assert(at_end && strstr(at_end, want), "%s: want '%s' in\n%s", cases[i][0],
+			  cases[i][1], table);
+		char *json = render(mt_fold_render_json, s);
+		cr_assert(strstr(json, "\"forked_lines\": 1"), "%s", json);
+		cr_assert(strstr(json, i == 0 ? "\"exact_value\": 0, \"in_interval\": null}"
+					      : "\"exact_value\": 5, \"in_interval\": false}"),
+			  "%s", json);
+		/* No bound from allocs - frees on the total. */
+		cr_assert_eq(s->total.hi, 2, "total interval top %g", s->total.hi);
+		free(json);
+		free(table);
+		mt_fold_snapshot_free(s);
+		mt_fold_profile_free(p);
+	}
+}
+
 Test(render, json_string_escaping)
 {
 	static const char nasty[] = "q\"b\\s\x01\ttab\x7f caf\xc3\xa9 bad\xff\xc3 end";
