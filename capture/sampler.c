@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,6 +39,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -104,6 +106,7 @@ static struct {
 	int (*execve)(const char *, char *const[], char *const[]);
 	int (*execvpe)(const char *, char *const[], char *const[]);
 	int (*fexecve)(int, char *const[], char *const[]);
+	void (*exit_now)(int);		/* _exit */
 } real;
 
 /* Block sizes for freed_bytes and live/peak bytes.  malloc_usable_size()
@@ -417,6 +420,7 @@ static void init(void)
 	real.pvalloc = dlsym(RTLD_NEXT, "pvalloc");
 	real.usable = dlsym(RTLD_NEXT, "malloc_usable_size");
 	real.execve = dlsym(RTLD_NEXT, "execve");
+	real.exit_now = dlsym(RTLD_NEXT, "_exit");
 	real.execvpe = dlsym(RTLD_NEXT, "execvpe");
 	real.fexecve = dlsym(RTLD_NEXT, "fexecve");
 	if (!real.malloc || !real.calloc || !real.realloc || !real.free || !real.usable) {
@@ -562,13 +566,12 @@ static void report_thread(const struct block *b, uint64_t scope)
 /* Process totals: retired threads plus live blocks (read relaxed: a thread
  * still running may be a few calls ahead), and each live thread's own, in
  * thread_scope (the threads an exit or exec ends without their own
- * report). */
-static void report_process(uint64_t thread_scope)
+ * report).  Called with the registry lock held; releases it. */
+static void report_process_locked(uint64_t thread_scope)
 {
 	uint64_t v[MT_SAMPLER_TOTALS] = { SCOPE_PROCESS };
 	v[12] = tagged_rate();
 	int64_t unpublished = 0;
-	reg_lock();
 	v[1] = retired.alloc_bytes;
 	v[2] = retired.allocs;
 	v[3] = retired.frees;
@@ -595,6 +598,12 @@ static void report_process(uint64_t thread_scope)
 	v[9] = __atomic_load_n(&untracked, __ATOMIC_RELAXED);
 	reg_unlock();
 	mt_sampler_report_totals(v);
+}
+
+static void report_process(uint64_t thread_scope)
+{
+	reg_lock();
+	report_process_locked(thread_scope);
 }
 
 static void on_thread_exit(void *arg)
@@ -637,6 +646,40 @@ __attribute__((destructor)) static void sampler_dtor(void)
 	if (self)
 		self->busy = 1;
 	report_process(SCOPE_THREAD);
+}
+
+/* _exit and _Exit skip the destructors: the process reports here (python's
+ * multiprocessing workers, a forked child's usual end).  Without waiting
+ * for the registry lock, which a signal handler calling _exit may have
+ * interrupted its own thread holding: then, after some tries, nothing is
+ * reported, as for a process killed by a signal (mt-unwind counts it). */
+static _Noreturn void exit_reporting(int status)
+{
+	if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2 && getpid() == my_pid) {
+		for (int i = 0; i < 1000; i++) {
+			if (pthread_mutex_trylock(&reg_mutex) == 0) {
+				if (self)
+					self->busy = 1;
+				report_process_locked(SCOPE_THREAD);
+				break;
+			}
+			sched_yield();
+		}
+	}
+	if (real.exit_now)
+		real.exit_now(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+EXPORT _Noreturn void _exit(int status)
+{
+	exit_reporting(status);
+}
+
+EXPORT _Noreturn void _Exit(int status)
+{
+	exit_reporting(status);
 }
 
 /* ---- fork --------------------------------------------------------------- */

@@ -160,7 +160,7 @@ static void print_input(FILE *f, const struct mt_fold_snapshot *s)
 			(unsigned long long)c->lost_events, (unsigned long long)c->lost_records);
 	if (c->silent_images)
 		fprintf(f, "warning: %llu process images sent no exact totals (killed by a signal, "
-			"ended in _exit(), still running, or unable to reach the capture: another pid "
+			"ended by a bare exit system call, still running, or unable to reach the capture: another pid "
 			"namespace, /proc hidden): the exact totals of their processes "
 			"and of all leave them out (marked part)\n",
 			(unsigned long long)c->silent_images);

@@ -43,7 +43,7 @@ struct mt_fold_group {
 	const char *comm;		/* NULL for processes and all */
 	struct mt_fold_totals totals;	/* exact, when totals.lines */
 	int partial;			/* the exact totals leave out process images
-					 * that sent none (killed, _exit()): not
+					 * that sent none (killed, say): not
 					 * comparable with the estimates */
 	struct mt_fold_check check[MT_FOLD_NCHECKS];
 	struct mt_fold_value metric;	/* the snapshot metric's estimate */

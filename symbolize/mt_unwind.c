@@ -204,7 +204,7 @@ struct state {
 
 	/* pid -> enum image_state of its current image: those that run the
 	 * sampler and have sent no process totals yet are found at an exec or
-	 * at the end (killed, _exit(), no way to the capture). */
+	 * at the end (killed, a bare exit system call, no way to the capture). */
 	struct mt_unwind_hashmap images;
 	/* pid -> 1 while its image is a forked copy of its parent's (no exec
 	 * since): its totals count frees of blocks it inherited, which its
@@ -1887,7 +1887,7 @@ static void summary(struct state *s, double secs)
 			" (the LOST records may account for them)\n", prog, s->marks_unseen);
 	if (s->silent_images)
 		fprintf(stderr, "%s: %" PRIu64 " process images ran libmt-sampler.so and sent no"
-			" process totals (killed by a signal, ended in _exit(), still running at"
+			" process totals (killed by a signal, ended by a bare exit system call, still running at"
 			" the end, or could not reach the capture): `lost` lines reason=no-totals;"
 			" their allocations since their last report are in no totals\n", prog,
 			s->silent_images);
