@@ -214,14 +214,20 @@ static int boot_owns(const void *p)
 
 /* ---- locks -------------------------------------------------------------- */
 
-/* Mutexes, not spinlocks: see sampler_table.c.  Neither allocates. */
+/* Mutexes, not spinlocks: see sampler_table.c.  Neither allocates.
+ * reg_held: this thread holds reg_mutex (a signal handler calling _exit
+ * must not wait for it then). */
+static TLS int reg_held;
+
 static void reg_lock(void)
 {
 	pthread_mutex_lock(&reg_mutex);
+	reg_held = 1;
 }
 
 static void reg_unlock(void)
 {
+	reg_held = 0;
 	pthread_mutex_unlock(&reg_mutex);
 }
 
@@ -639,32 +645,61 @@ static void on_thread_exit(void *arg)
 	self_glibc = NULL;
 }
 
+/* The end of the process image: exit() (the destructor) or _exit().  One
+ * report only, by the first caller (two would add every thread's totals
+ * twice); the others wait up to a second for it to be done, so that their
+ * exit_group does not cut it short.  (0 none, 1 reporting, 2 done.) */
+static int final_report;
+
+static int final_report_take(void)
+{
+	int none = 0;
+	if (__atomic_compare_exchange_n(&final_report, &none, 1, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+		return 1;
+	for (int i = 0; i < 1000 && __atomic_load_n(&final_report, __ATOMIC_ACQUIRE) != 2; i++) {
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
+	return 0;
+}
+
+static void final_report_done(void)
+{
+	__atomic_store_n(&final_report, 2, __ATOMIC_RELEASE);
+}
+
 __attribute__((destructor)) static void sampler_dtor(void)
 {
-	if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2 || getpid() != my_pid)
+	if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2 || getpid() != my_pid ||
+	    !final_report_take())
 		return;
 	if (self)
 		self->busy = 1;
 	report_process(SCOPE_THREAD);
+	final_report_done();
 }
 
 /* _exit and _Exit skip the destructors: the process reports here (python's
- * multiprocessing workers, a forked child's usual end).  Without waiting
- * for the registry lock, which a signal handler calling _exit may have
- * interrupted its own thread holding: then, after some tries, nothing is
- * reported, as for a process killed by a signal (mt-unwind counts it). */
+ * multiprocessing workers, a forked child's usual end).  A signal handler
+ * calling _exit may have interrupted its own thread holding the registry
+ * lock: then nothing is reported, as for a process killed by a signal
+ * (mt-unwind counts it); another thread holding it is waited for, a second
+ * at most. */
 static _Noreturn void exit_reporting(int status)
 {
-	if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2 && getpid() == my_pid) {
-		for (int i = 0; i < 1000; i++) {
-			if (pthread_mutex_trylock(&reg_mutex) == 0) {
-				if (self)
-					self->busy = 1;
-				report_process_locked(SCOPE_THREAD);
-				break;
-			}
-			sched_yield();
+	if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2 && getpid() == my_pid &&
+	    final_report_take()) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 1;
+		if (!reg_held && pthread_mutex_timedlock(&reg_mutex, &until) == 0) {
+			reg_held = 1;
+			if (self)
+				self->busy = 1;
+			report_process_locked(SCOPE_THREAD);
 		}
+		final_report_done();
 	}
 	if (real.exit_now)
 		real.exit_now(status);
@@ -713,6 +748,7 @@ static void after_fork_child(void)
 	memset(&retired, 0, sizeof(retired));
 	blockless_free_marks = 0;
 	g_live = g_peak = 0;
+	final_report = 0;
 	my_pid = getpid();
 	mt_sampler_ring_after_fork(my_pid);
 	stream = fork_stream;
