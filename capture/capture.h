@@ -131,6 +131,8 @@ struct mt_capture_ring_drain {
 	uint64_t lost;		/* records the ring had no room for (LOST records written) */
 	uint64_t abandoned;	/* incomplete records skipped: their writer stopped */
 	uint64_t unread;	/* bytes reserved and not read yet */
+	uint64_t gap_bytes;	/* read past so far: writers that died before their
+				 * first store (their records' kinds unknown) */
 	int pending;		/* stopped at a record still being written */
 	int damaged;		/* the ring holds an impossible record: reading stopped */
 };
@@ -177,6 +179,8 @@ struct mt_capture_stats {
 	uint64_t watch_maps;	/* executable mappings of o->watch seen */
 	uint64_t ring_abandoned;	/* sample ring: records whose writer stopped midway */
 	uint64_t ring_unread;	/* sample ring: bytes held back by an incomplete record, at the end */
+	uint64_t ring_gap_bytes;	/* sample ring: bytes of writers that died before
+					 * their first store, read past */
 	int ring_damaged;	/* sample ring: an impossible record stopped the reading */
 	double seconds;
 	int status;		/* the command's wait status (launch mode) */

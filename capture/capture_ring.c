@@ -31,6 +31,7 @@ struct mt_capture_ring {
 	} ev[MT_SAMPLE_RING_KINDS];
 	struct mt_sample_ring_header made;	/* the header as mt-capture wrote it */
 	uint64_t stuck_tail, stuck_since;
+	uint64_t gap_bytes;	/* read past, in all: writers died before their first store */
 	uint64_t lost_read_ns;	/* when the lost counters were last read */
 	int damaged;
 };
@@ -209,8 +210,14 @@ static int write_lost(struct mt_capture_ring *r, struct mt_perf_writer *w, int k
  * second and its writer gone?  Then it is skipped, and counted as lost (a
  * writer that is only stopped, by a debugger or SIGSTOP, holds the reading
  * back until it goes on: skipping its record would let it write into space
- * given to others).  One whose writer cannot be told (it is between
- * reserving and its first stores) is waited for. */
+ * given to others).  One that does not even name its writer (which died
+ * between reserving and its first stores: a thread that exit_group ended
+ * while its process exited, right after the process's totals were
+ * reserved) is read past after a second, to the next record written
+ * (mt_sample_ring_resync); its bytes are counted in gap_bytes.  A writer
+ * only stopped for a second in those few instructions would then write
+ * into space given to others: not guarded against. */
+/* @return : 0 wait, 1 a record skipped, 2 a gap read past. */
 static int abandoned(struct mt_capture_ring *r, uint64_t limit)
 {
 	uint64_t t = mt_sample_ring_now();
@@ -219,8 +226,16 @@ static int abandoned(struct mt_capture_ring *r, uint64_t limit)
 		r->stuck_tail = r->ring.tail;
 		r->stuck_since = t;
 	}
-	if (t - r->stuck_since < STUCK_NS || mt_sample_ring_stuck(&r->ring, limit, &kind, &pid, &tid))
+	if (t - r->stuck_since < STUCK_NS)
 		return 0;
+	if (mt_sample_ring_stuck(&r->ring, limit, &kind, &pid, &tid)) {
+		uint64_t gap = mt_sample_ring_resync(&r->ring, limit);
+		if (!gap)
+			return 0;
+		r->gap_bytes += gap;
+		r->stuck_since = 0;
+		return 2;
+	}
 	if (syscall(SYS_tgkill, (pid_t)pid, (pid_t)tid, 0) == 0 || errno != ESRCH ||
 	    mt_sample_ring_skip(&r->ring, limit))
 		return 0;
@@ -265,11 +280,12 @@ int mt_capture_ring_drain(struct mt_capture_ring *r, struct mt_perf_writer *w,
 			break;
 		}
 		if (got == -1) {
-			if (!abandoned(r, limit)) {
+			int a = abandoned(r, limit);
+			if (!a) {
 				d->pending = 1;
 				break;
 			}
-			d->abandoned++;
+			d->abandoned += a == 1;
 			continue;
 		}
 		if (!rc)	/* after a write error, records are only consumed */
@@ -300,5 +316,6 @@ int mt_capture_ring_drain(struct mt_capture_ring *r, struct mt_perf_writer *w,
 		mt_capture_ring_close(r);
 	d->damaged = r->damaged;
 	d->unread = r->damaged ? 0 : mt_sample_ring_head(ring) - ring->tail;
+	d->gap_bytes = r->gap_bytes;
 	return rc;
 }

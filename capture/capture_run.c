@@ -423,6 +423,7 @@ static uint64_t drain_sample_ring(struct run *r)
 	r->st->samples += d->samples;
 	r->st->lost += d->lost;
 	r->st->ring_abandoned += d->abandoned;
+	r->st->ring_gap_bytes = d->gap_bytes;
 	r->st->ring_damaged = d->damaged;
 	return d->samples + (d->lost != 0);
 }

@@ -530,10 +530,11 @@ int main(int argc, char **argv)
 	if (waited_ns >= 1000000)
 		fprintf(stderr, "mt-capture: the program's threads waited %.0f ms in all for room in "
 			"the sample ring (--no-wait drops samples instead)\n", (double)waited_ns / 1e6);
-	if (st.ring_abandoned || st.ring_unread)
+	if (st.ring_abandoned || st.ring_unread || st.ring_gap_bytes)
 		fprintf(stderr, "mt-capture: sample ring: %" PRIu64 " records abandoned by their "
-			"writer, %" PRIu64 " bytes never completed\n", st.ring_abandoned,
-			st.ring_unread);
+			"writer, %" PRIu64 " bytes never completed, %" PRIu64 " bytes read past (their "
+			"writer died before writing, or the program wrote over them)\n", st.ring_abandoned,
+			st.ring_unread, st.ring_gap_bytes);
 	if (st.ring_damaged && !rc)
 		fprintf(stderr, "mt-capture: the sample ring was written over (by the program?): "
 			"its records were read no further, and what they held is lost\n");

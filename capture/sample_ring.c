@@ -187,6 +187,22 @@ int mt_sample_ring_stuck(struct mt_sample_ring *r, uint64_t limit, uint32_t *kin
 	return 0;
 }
 
+uint64_t mt_sample_ring_resync(struct mt_sample_ring *r, uint64_t limit)
+{
+	uint64_t from = r->tail;
+	struct mt_sample_ring_record c;
+	for (r->tail = from + 16; r->tail < limit; r->tail += 16) {
+		uint64_t w = copy_at_tail(r, &c, limit);
+		if ((w == (r->tail ^ MT_SAMPLE_RING_COMMIT) && plausible(r, &c, limit, 1)) ||
+		    (w == (r->tail ^ MT_SAMPLE_RING_RESERVED) && plausible(r, &c, limit, 0))) {
+			__atomic_store_n(&r->h->tail, r->tail, __ATOMIC_RELEASE);
+			return r->tail - from;
+		}
+	}
+	r->tail = from;
+	return 0;
+}
+
 int mt_sample_ring_skip(struct mt_sample_ring *r, uint64_t limit)
 {
 	struct mt_sample_ring_record c;

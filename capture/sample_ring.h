@@ -135,6 +135,13 @@ int mt_sample_ring_stuck(struct mt_sample_ring *r, uint64_t limit, uint32_t *kin
 /* Consumer: skip the incomplete record at tail (its writer is gone), whose
  * size mt_sample_ring_stuck found.  @return : 0, or -1 when it cannot. */
 int mt_sample_ring_skip(struct mt_sample_ring *r, uint64_t limit);
+/* Consumer: past an incomplete record at tail whose writer died before
+ * writing anything (exit_group of its process, SIGKILL, between its
+ * reserving and its first store): its size is unknown, so move tail to
+ * the next position before limit that holds a record's commit or reserved
+ * word for that very position (16-byte steps), and a plausible record.
+ * @return : the bytes skipped, 0 when no such record is there (yet). */
+uint64_t mt_sample_ring_resync(struct mt_sample_ring *r, uint64_t limit);
 
 static inline uint64_t mt_sample_ring_head(const struct mt_sample_ring *r)
 {

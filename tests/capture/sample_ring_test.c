@@ -205,6 +205,42 @@ Test(sample_ring, an_abandoned_record_can_be_skipped_only_once_sized, .fini = fi
 	get(&r, MT_SAMPLE_RING_FREE, 0, 5);
 }
 
+/* A writer that died between reserving and its first store left nothing
+ * at tail, not even a size: the reader finds the next record by its
+ * commit (or reserved) word for its own position, past stale bytes that
+ * hold other positions' words. */
+Test(sample_ring, a_record_with_nothing_written_is_read_past, .fini = fini)
+{
+	struct mt_sample_ring r = make(DATA, 1);
+	uint64_t pos;
+	struct mt_sample_ring_record *a = reserve(&r, MT_SAMPLE_RING_ALLOC, REC + 256, &pos);
+	memset(a, 0, REC + 256);	/* nothing written: not even its size */
+	/* Inside the dead record, a word that would be a commit at another
+	 * position (as an earlier lap leaves): not taken. */
+	uint64_t fake = (pos + 64) ^ MT_SAMPLE_RING_COMMIT;
+	memcpy((char *)a + 32, &fake, 8);
+	cr_assert_eq(mt_sample_ring_resync(&r, mt_sample_ring_head(&r)), 0,
+		     "nothing after it yet: no record to read on from");
+	put(&r, MT_SAMPLE_RING_TOTALS, 0, 7);
+	put(&r, MT_SAMPLE_RING_FREE, 16, 8);
+	uint64_t limit = mt_sample_ring_head(&r);
+	cr_assert_eq(next(&r, limit), -1);
+	cr_assert_eq(mt_sample_ring_resync(&r, limit), REC + 256);
+	get(&r, MT_SAMPLE_RING_TOTALS, 0, 7);
+	get(&r, MT_SAMPLE_RING_FREE, 16, 8);
+	cr_assert_eq(next(&r, limit), 0);
+
+	/* A reserved record (its size known) is found the same way. */
+	a = reserve(&r, MT_SAMPLE_RING_ALLOC, REC, &pos);
+	memset(a, 0, REC);
+	struct mt_sample_ring_record *b = reserve(&r, MT_SAMPLE_RING_FREE, REC, &pos);
+	cr_assert(b);
+	cr_assert_eq(mt_sample_ring_resync(&r, mt_sample_ring_head(&r)), REC);
+	uint32_t kind, pid, tid;
+	cr_assert_eq(mt_sample_ring_stuck(&r, mt_sample_ring_head(&r), &kind, &pid, &tid), 0);
+	cr_assert_eq(kind, MT_SAMPLE_RING_FREE);
+}
+
 Test(sample_ring, an_impossible_record_is_reported_as_damage, .fini = fini)
 {
 	struct mt_sample_ring r = make(DATA, 1);
