@@ -201,6 +201,32 @@ static void print_check(FILE *f, const struct mt_fold_check *ck, int bytes, int 
 			    : ck->forked ? "fork" : "in");
 }
 
+/* The checks the table shows, for the line under it: OUT among sampled
+ * estimates is expected once in 1/(1 - conf) by chance, among exact ones
+ * never. */
+struct tally {
+	unsigned sampled, sampled_out, exact, exact_out;
+};
+
+static void tally_check(struct tally *t, const struct mt_fold_check *ck, int partial)
+{
+	if (!ck->has_exact || partial)
+		return;
+	if (ck->est.exact) {
+		t->exact++;
+		t->exact_out += !ck->in_interval;
+	} else {
+		t->sampled++;
+		t->sampled_out += !ck->in_interval;
+	}
+}
+
+static void tally_group(struct tally *t, const struct mt_fold_group *g)
+{
+	for (int i = 0; i < 2; i++)
+		tally_check(t, &g->check[i], g->partial);
+}
+
 static void print_group(FILE *f, const struct mt_fold_group *g, const char *label,
 			const char *comm, int ncheck)
 {
@@ -260,6 +286,24 @@ static void print_totals(FILE *f, const struct mt_fold_snapshot *s)
 	for (int i = 2; i < 4; i++)
 		print_check(f, &s->all.check[i], i == MT_FOLD_CHECK_INUSE_BYTES, s->all.partial);
 	fputc('\n', f);
+
+	struct tally t = { 0 };
+	for (uint32_t i = 0; i < s->nthreads; i++)
+		if (s->threads[i].totals.lines)
+			tally_group(&t, &s->threads[i]);
+	for (uint32_t i = 0; i < s->nprocs; i++)
+		tally_group(&t, &s->procs[i]);
+	tally_group(&t, &s->all);
+	tally_check(&t, &s->all.check[MT_FOLD_CHECK_INUSE_OBJECTS], s->all.partial);
+	if (t.sampled)
+		fprintf(f, "checks: %u of %u sampled estimates OUT; about %.1f expected by chance at "
+			"the %d%% level (rows of one process overlap; many more than that: lost "
+			"events, or a fault)\n", t.sampled_out, t.sampled,
+			t.sampled * (1 - s->opt.conf), (int)lround(100 * s->opt.conf));
+	if (t.exact_out)
+		fprintf(f, "checks: %u of %u exact figures differ from the sampler's: never by "
+			"chance (lost events, allocations of a signal handler during a sampled "
+			"call: docs/capture.md, or a fault)\n", t.exact_out, t.exact);
 }
 
 int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s)

@@ -330,6 +330,45 @@ Test(render, forked_images_check_live_objects_one_sided)
 	}
 }
 
+/* Under the exact totals, a line counts the OUT checks: among sampled
+ * estimates, with what chance alone gives; among exact figures, apart. */
+Test(render, the_table_counts_out_checks_against_chance)
+{
+	/* 2 points at 512 KiB (1 MiB estimated) where 10 MiB were allocated:
+	 * the bytes check is OUT; the object count (2 allocations, 2 seen)
+	 * is in. */
+	const char *sampled =
+		"alloc\t7/7\t1\tc\tsize=600000 ptr=0x10 points=1 rate=524288\tmain;a end=complete\n"
+		"alloc\t7/7\t2\tc\tsize=600000 ptr=0x20 points=1 rate=524288\tmain;a end=complete\n"
+		"totals\t7/7\t3\tc\tscope=process alloc_bytes=10485760 allocs=2 frees=0 "
+		"freed_bytes=0 peak_bytes=0 peak_error=0 rate=524288\t end=none\n";
+	struct mt_fold_profile *p = profile_of(sampled, 0);
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	char *table = render(mt_fold_render_table, s);
+	cr_assert(strstr(table, "checks: 2 of 5 sampled estimates OUT; about 0.3 expected by chance "
+				"at the 95% level"), "%s", table);
+	cr_assert(!strstr(table, "exact figures differ"), "%s", table);
+	free(table);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+
+	/* --rate 1: nothing sampled; one allocation the sampler counted
+	 * and the input lacks. */
+	const char *exact =
+		"alloc\t7/7\t1\tc\tsize=100 ptr=0x10 points=100 rate=1\tmain;a end=complete\n"
+		"totals\t7/7\t3\tc\tscope=process alloc_bytes=200 allocs=2 frees=0 "
+		"freed_bytes=0 peak_bytes=0 peak_error=0 rate=1\t end=none\n";
+	p = profile_of(exact, 0);
+	s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	table = render(mt_fold_render_table, s);
+	cr_assert(strstr(table, "checks: 5 of 5 exact figures differ from the sampler's: never by "
+				"chance"), "%s", table);
+	cr_assert(!strstr(table, "sampled estimates OUT"), "%s", table);
+	free(table);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+}
+
 Test(render, json_string_escaping)
 {
 	static const char nasty[] = "q\"b\\s\x01\ttab\x7f caf\xc3\xa9 bad\xff\xc3 end";
