@@ -39,8 +39,8 @@ static int build_id_hex(int fd, char *hex)
 	ssize_t n = elf ? dwelf_elf_gnu_build_id(elf, (const void **)&id) : -1;
 	if (n > 64)
 		n = 0;
-	for (ssize_t i = 0; i < n; i++)
-		sprintf(hex + 2 * i, "%02x", id[i]);
+	if (n > 0)
+		mt_build_id_hex(hex, id, (size_t)n);
 	elf_end(elf);
 	return n > 0 ? (int)n : 0;
 }

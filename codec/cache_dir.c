@@ -17,3 +17,13 @@ char *mt_cache_dir(const char *sub)
 	}
 	return dir;
 }
+
+void mt_build_id_hex(char *out, const uint8_t *id, size_t id_len)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < id_len; i++) {
+		out[2 * i] = digits[id[i] >> 4];
+		out[2 * i + 1] = digits[id[i] & 15];
+	}
+	out[2 * id_len] = '\0';
+}

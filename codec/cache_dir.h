@@ -5,8 +5,16 @@
 #ifndef MT_CACHE_DIR_H
 #define MT_CACHE_DIR_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 /* @return : "ROOT/sub", malloc'd; NULL when neither variable holds an
  *           absolute path, or out of memory. */
 char *mt_cache_dir(const char *sub);
+
+/* @id as lowercase hex into @out (2 * @id_len + 1 bytes): how the cache,
+ * build-id trees and separate debug files name files by build-id, and how
+ * messages show build-ids. */
+void mt_build_id_hex(char *out, const uint8_t *id, size_t id_len);
 
 #endif

@@ -16,16 +16,6 @@
 #define NT_GNU_BUILD_ID 3
 #endif
 
-void mt_unwind_build_id_hex(char *out, const uint8_t *id, size_t id_len)
-{
-	static const char digits[] = "0123456789abcdef";
-	for (size_t i = 0; i < id_len; i++) {
-		out[2 * i] = digits[id[i] >> 4];
-		out[2 * i + 1] = digits[id[i] & 15];
-	}
-	out[2 * id_len] = '\0';
-}
-
 char *mt_unwind_debug_cache_default_dir(void)
 {
 	return mt_cache_dir("debug");
@@ -230,7 +220,7 @@ static int make_copy(const char *dir, const char *final, const char *hex, int fd
 static char *copy_path(const char *dir, const uint8_t *id, size_t id_len, char *hex)
 {
 	char *final;
-	mt_unwind_build_id_hex(hex, id, id_len);
+	mt_build_id_hex(hex, id, id_len);
 	return asprintf(&final, "%s/%s.debug", dir, hex) < 0 ? NULL : final;
 }
 

@@ -25,10 +25,6 @@ struct mt_unwind_debug_cache_stats {
 	unsigned failed;	/* could not be made (the original was used) */
 };
 
-/* @id as lowercase hex into @out (2 * @id_len + 1 bytes): how build-id
- * trees and this cache name debug files, and how messages show build-ids. */
-void mt_unwind_build_id_hex(char *out, const uint8_t *id, size_t id_len);
-
 /* The default directory: $XDG_CACHE_HOME/mt/debug, else
  * $HOME/.cache/mt/debug.  @return : a malloc'ed path, or NULL when neither
  * variable is set (no cache) or on ENOMEM. */

@@ -116,7 +116,7 @@ static int open_by_build_id(const struct mt_unwind_modules *ms, const unsigned c
 	char hex[2 * 64 + 1];
 	if (n < 2 || n > 64)
 		return -1;
-	mt_unwind_build_id_hex(hex, id, (size_t)n);
+	mt_build_id_hex(hex, id, (size_t)n);
 	for (const char *p = list; *p;) {
 		const char *e = strchr(p, ':');
 		size_t len = e ? (size_t)(e - p) : strlen(p);
@@ -382,7 +382,7 @@ static void module_open(struct mt_unwind_modules *ms, struct mt_unwind_module *m
 		return;
 	int err = m->open_errno;
 	char cand[4400], hex[2 * sizeof(m->want_id) + 1];
-	mt_unwind_build_id_hex(hex, m->want_id, m->want_id_len);
+	mt_build_id_hex(hex, m->want_id, m->want_id_len);
 	for (size_t i = ms->kept_dir ? 0 : 1; i <= ms->nr_alt_dirs; i++) {
 		if (i == 0)
 			snprintf(cand, sizeof(cand), "%s/%s/%s", ms->kept_dir, hex, m->name);

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "codec/cache_dir.h"
 #include "codec/mtz.h"
 #include "codec/perf_stream.h"
 #include "codec/progress.h"
@@ -1815,8 +1816,8 @@ static void module_summary(struct mt_unwind_module *m, void *arg)
 	ms->misses += m->rules.misses + m->frames.misses;
 	if (m->state == MT_UNWIND_MOD_MISMATCH) {
 		char want[41], got[41];
-		mt_unwind_build_id_hex(want, m->want_id, m->want_id_len);
-		mt_unwind_build_id_hex(got, m->file_id, m->file_id_len);
+		mt_build_id_hex(want, m->want_id, m->want_id_len);
+		mt_build_id_hex(got, m->file_id, m->file_id_len);
 		ms->mismatches++;
 		fprintf(stderr, "%s: warning: '%s': build-id mismatch (recorded %s, file has %s): "
 			"its frames are not symbolised and are marked _[x]\n", prog, m->path,

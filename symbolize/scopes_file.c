@@ -12,6 +12,7 @@
 #include "codec/mtz_buf.h"
 #include "codec/mtz_hash.h"
 #include "symbolize/debug_cache.h"
+#include "codec/cache_dir.h"
 
 #define MAGIC "MTSCOPES"
 #define VERSION 1
@@ -45,7 +46,7 @@ static char *file_path(const char *dir, const uint8_t *id, size_t id_len)
 	char hex[2 * MAX_ID + 1], *path;
 	if (!dir || id_len == 0 || id_len > MAX_ID)
 		return NULL;
-	mt_unwind_build_id_hex(hex, id, id_len);
+	mt_build_id_hex(hex, id, id_len);
 	return asprintf(&path, "%s/%s.scopes", dir, hex) < 0 ? NULL : path;
 }
 
