@@ -322,6 +322,17 @@ static uint64_t stream;		/* this image's */
 static uint64_t offspring;	/* images it started: forks and execs */
 static uint64_t fork_stream;	/* the next forked child's (before_fork) */
 
+/* 64 bits from getrandom, else from the clock and the pid. */
+static uint64_t fresh_random(void)
+{
+	uint64_t r;
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) == sizeof(r))
+		return r;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32);
+}
+
 static uint64_t image_stream(void)
 {
 	char *s = getenv("MT_SAMPLER_STREAM"), *end;
@@ -332,13 +343,7 @@ static uint64_t image_stream(void)
 		*s = 'x';
 		return v;
 	}
-	uint64_t r;
-	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r)) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		r = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30;
-	}
-	return mt_sampler_rand_child(v ^ r, (uint64_t)1 << 63 | (uint64_t)getpid());
+	return mt_sampler_rand_child(v ^ fresh_random(), (uint64_t)1 << 63 | (uint64_t)getpid());
 }
 
 static uint64_t next_image_stream(void)
@@ -447,12 +452,8 @@ static void init(void)
 	}
 	mt_sampler_gapgen_init(&gapgen, env_u64("MT_SAMPLER_RATE", 524288, NULL));
 	seed = env_u64("MT_SAMPLER_SEED", 0, &seeded);
-	if (!seeded) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
-			seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32);
-	}
+	if (!seeded)
+		seed = fresh_random();
 	my_pid = getpid();
 	stream = image_stream();
 	mt_sampler_ring_init(my_pid);
@@ -669,38 +670,44 @@ static void final_report_done(void)
 	__atomic_store_n(&final_report, 2, __ATOMIC_RELEASE);
 }
 
-__attribute__((destructor)) static void sampler_dtor(void)
+/* The image's final report, by the first caller.  wait: take the registry
+ * lock as any report does (exit()).  Else (_exit, maybe in a signal
+ * handler that interrupted its own thread holding the lock): nothing is
+ * reported then, as for a process killed by a signal (mt-unwind counts
+ * it), and another thread holding it is waited for a second at most. */
+static void report_final(int wait)
 {
 	if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2 || getpid() != my_pid ||
 	    !final_report_take())
 		return;
-	if (self)
-		self->busy = 1;
-	report_process(SCOPE_THREAD);
-	final_report_done();
-}
-
-/* _exit and _Exit skip the destructors: the process reports here (python's
- * multiprocessing workers, a forked child's usual end).  A signal handler
- * calling _exit may have interrupted its own thread holding the registry
- * lock: then nothing is reported, as for a process killed by a signal
- * (mt-unwind counts it); another thread holding it is waited for, a second
- * at most. */
-static _Noreturn void exit_reporting(int status)
-{
-	if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2 && getpid() == my_pid &&
-	    final_report_take()) {
+	int locked = wait;
+	if (wait) {
+		reg_lock();
+	} else if (!reg_held) {
 		struct timespec until;
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += 1;
-		if (!reg_held && pthread_mutex_timedlock(&reg_mutex, &until) == 0) {
-			reg_held = 1;
-			if (self)
-				self->busy = 1;
-			report_process_locked(SCOPE_THREAD);
-		}
-		final_report_done();
+		locked = pthread_mutex_timedlock(&reg_mutex, &until) == 0;
 	}
+	if (locked) {
+		reg_held = 1;
+		if (self)
+			self->busy = 1;
+		report_process_locked(SCOPE_THREAD);
+	}
+	final_report_done();
+}
+
+__attribute__((destructor)) static void sampler_dtor(void)
+{
+	report_final(1);
+}
+
+/* _exit and _Exit skip the destructors: the process reports here (python's
+ * multiprocessing workers, a forked child's usual end). */
+static _Noreturn void exit_reporting(int status)
+{
+	report_final(0);
 	if (real.exit_now)
 		real.exit_now(status);
 	for (;;)
