@@ -216,8 +216,8 @@ static int write_lost(struct mt_capture_ring *r, struct mt_perf_writer *w, int k
  * reserved) is read past after a second, to the next record written
  * (mt_sample_ring_resync); its bytes are counted in gap_bytes.  A writer
  * only stopped for a second in those few instructions would then write
- * into space given to others: not guarded against. */
-/* @return : 0 wait, 1 a record skipped, 2 a gap read past. */
+ * into space given to others: not guarded against.
+ * @return : 0 wait, 1 a record skipped, 2 a gap read past. */
 static int abandoned(struct mt_capture_ring *r, uint64_t limit)
 {
 	uint64_t t = mt_sample_ring_now();

@@ -84,11 +84,12 @@ static void child_exec(const struct mt_capture_run_opts *o, int go_fd, int err_f
 	if (read(go_fd, &c, 1) != 1)
 		_exit(127);	/* mt-capture gave up before starting us */
 	close(go_fd);
+	static const char stream_var[] = "MT_SAMPLER_STREAM=";
 	static char stream[96];
 	for (char *const *e = o->env; e && *e; e++) {
 		/* The sampler's stream for the command, addressed to its pid
 		 * (capture/sampler.c, "process images"). */
-		if (!strncmp(*e, "MT_SAMPLER_STREAM=", 18) &&
+		if (!strncmp(*e, stream_var, sizeof(stream_var) - 1) &&
 		    snprintf(stream, sizeof(stream), "%s:%d", *e, (int)getpid()) < (int)sizeof(stream))
 			putenv(stream);
 		else
