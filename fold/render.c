@@ -465,15 +465,12 @@ static void json_group(FILE *f, const struct mt_fold_group *g, const char *ind)
 		const struct mt_fold_check *ck = &g->check[i];
 		fprintf(f, "%s\n%s  \"%s\": {", i ? "," : "", ind, check_keys[i]);
 		json_value_fields(f, &ck->est);
-		if (ck->has_exact && !g->partial && ck->forked && ck->in_interval)
-			fprintf(f, ", \"exact_value\": %lld, \"in_interval\": null}",
-				(long long)ck->exact);	/* a lower bound, and below hi */
-		else if (ck->has_exact && !g->partial)
-			fprintf(f, ", \"exact_value\": %lld, \"in_interval\": %s}",
-				(long long)ck->exact, ck->in_interval ? "true" : "false");
-		else if (ck->has_exact)
-			fprintf(f, ", \"exact_value\": %lld, \"in_interval\": null}",
-				(long long)ck->exact);
+		/* null: a partial group, or a forked one's lower bound that
+		 * lies below hi (only false tells there) */
+		int known = !g->partial && !(ck->forked && ck->in_interval);
+		if (ck->has_exact)
+			fprintf(f, ", \"exact_value\": %lld, \"in_interval\": %s}", (long long)ck->exact,
+				!known ? "null" : ck->in_interval ? "true" : "false");
 		else
 			fputs(", \"exact_value\": null, \"in_interval\": null}", f);
 	}
