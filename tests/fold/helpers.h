@@ -72,6 +72,18 @@ render(int (*fn)(FILE *, const struct mt_fold_snapshot *), const struct mt_fold_
 	return buf;
 }
 
+/* The --report table of the mt-unwind text, metric m, into a string to
+ * free. */
+static __attribute__((unused)) char *table_of(const char *text, enum mt_fold_metric m)
+{
+	struct mt_fold_profile *p = profile_of(text, 0);
+	struct mt_fold_snapshot *s = snapshot_of(p, m, 0);
+	char *table = render(mt_fold_render_table, s);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+	return table;
+}
+
 /* The site named name in s, or NULL. */
 static inline const struct mt_fold_site *site_named(const struct mt_fold_snapshot *s,
 						    const char *name)

@@ -278,14 +278,10 @@ Test(render, every_n_notes_systematic_sampling)
 		char text[256];
 		snprintf(text, sizeof(text),
 			 "alloc\t5/5\t1\tt\tsize=1000 ptr=0x10 every=%d\tmain;a end=complete\n", every);
-		struct mt_fold_profile *p = profile_of(text, 0);
-		struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
-		char *table = render(mt_fold_render_table, s);
+		char *table = table_of(text, MT_FOLD_ALLOC_BYTES);
 		int noted = strstr(table, "not a random 1 in N") != NULL;
 		cr_assert_eq(noted, every > 1, "every=%d:\n%s", every, table);
 		free(table);
-		mt_fold_snapshot_free(s);
-		mt_fold_profile_free(p);
 	}
 }
 
@@ -342,15 +338,11 @@ Test(render, the_table_counts_out_checks_against_chance)
 		"alloc\t7/7\t2\tc\tsize=600000 ptr=0x20 points=1 rate=524288\tmain;a end=complete\n"
 		"totals\t7/7\t3\tc\tscope=process alloc_bytes=10485760 allocs=2 frees=0 "
 		"freed_bytes=0 peak_bytes=0 peak_error=0 rate=524288\t end=none\n";
-	struct mt_fold_profile *p = profile_of(sampled, 0);
-	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
-	char *table = render(mt_fold_render_table, s);
+	char *table = table_of(sampled, MT_FOLD_ALLOC_BYTES);
 	cr_assert(strstr(table, "checks: 2 of 5 sampled estimates OUT; about 0.3 expected by chance "
 				"at the 95% level"), "%s", table);
 	cr_assert(!strstr(table, "exact figures differ"), "%s", table);
 	free(table);
-	mt_fold_snapshot_free(s);
-	mt_fold_profile_free(p);
 
 	/* --rate 1: nothing sampled; one allocation the sampler counted
 	 * and the input lacks. */
@@ -358,15 +350,11 @@ Test(render, the_table_counts_out_checks_against_chance)
 		"alloc\t7/7\t1\tc\tsize=100 ptr=0x10 points=100 rate=1\tmain;a end=complete\n"
 		"totals\t7/7\t3\tc\tscope=process alloc_bytes=200 allocs=2 frees=0 "
 		"freed_bytes=0 peak_bytes=0 peak_error=0 rate=1\t end=none\n";
-	p = profile_of(exact, 0);
-	s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
-	table = render(mt_fold_render_table, s);
+	table = table_of(exact, MT_FOLD_ALLOC_BYTES);
 	cr_assert(strstr(table, "checks: 5 of 5 exact figures differ from the sampler's: never by "
 				"chance"), "%s", table);
 	cr_assert(!strstr(table, "sampled estimates OUT"), "%s", table);
 	free(table);
-	mt_fold_snapshot_free(s);
-	mt_fold_profile_free(p);
 }
 
 Test(render, json_string_escaping)
