@@ -7,8 +7,10 @@ capture_skip_unless_perf
 
 # The totals are exact at any rate: a sparse rate keeps the ring from
 # overflowing (a lost totals event would leave nothing to compare).
+rc=0
 "$CAP" --rate 262144 --mmap-pages 2048 -o "$T/g.data" -- "$MT_FIXTURES/capture_signal" 8000000 \
-	>"$T/out" 2>"$T/err" || fail "mt-capture: $(cat "$T/err")"
+	>"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" = 0 ] || fail "mt-capture: exit $rc, the program wrote '$(cat "$T/out")': $(cat "$T/err")"
 [ "$(capture_lost "$T/err")" = 0 ] || fail "samples lost, the totals may be among them: $(cat "$T/err")"
 read -r allocs frees handler <"$T/out"
 [ "${handler#handler=}" -gt 10 ] || fail "the timer hardly fired: $handler"
