@@ -419,12 +419,13 @@ int mtz_delta_dec_verify(struct mtz_delta_dec *d, const uint8_t *out)
 		}
 		mtz_hash4(p, len, h);
 		for (unsigned i = 0; i < PENDING; i++)
-			if (h[i] != d->pend[i].hash)
+			if (MTZ_STACK_HASH_DIFFERS(h[i], d->pend[i].hash))
 				return MTZ_EHASH;
 		return 0;
 	}
 	for (unsigned i = 0; i < n; i++)
-		if (mtz_hash(out + d->pend[i].at, d->pend[i].n) != d->pend[i].hash)
+		if (MTZ_STACK_HASH_DIFFERS(mtz_hash(out + d->pend[i].at, d->pend[i].n),
+					   d->pend[i].hash))
 			return MTZ_EHASH;
 	return 0;
 }
@@ -569,7 +570,7 @@ static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, const ui
 			return MTZ_EHASH;
 	} else if (!d->deferred) {
 		h = mtz_hash(a, dyn);
-		if (h != hash)
+		if (MTZ_STACK_HASH_DIFFERS(h, hash))
 			return MTZ_EHASH;
 	}
 

@@ -5,6 +5,8 @@
 #   mk/deps.sh browser  also the browser-test packages (chromium, playwright-core)
 #   mk/deps.sh bench    also the benchmarks' peers and data (jemalloc, heaptrack,
 #                       debug info for libc and a python3 built with it)
+#   mk/deps.sh fuzz     also clang and libFuzzer (make fuzz)
+#   mk/deps.sh --check GROUP  the same check with a group's packages
 # Package names are Debian's; libperf is built from linux-source-6.1 by mk/libperf.sh.
 set -eu
 
@@ -12,6 +14,7 @@ PACKAGES="build-essential libdw-dev libelf-dev libiberty-dev libzstd-dev libcrit
 pkg-config xz-utils zstd python3 linux-source-6.1 lld"
 BROWSER_PACKAGES="chromium"
 BENCH_PACKAGES="libjemalloc2 heaptrack libc6-dbg python3.11-dbg"
+FUZZ_PACKAGES="clang libclang-rt-14-dev"
 
 missing_packages() {
 	for p in $1; do
@@ -20,8 +23,14 @@ missing_packages() {
 	done
 }
 
+check=
+if [ "${1:-}" = --check ]; then
+	check=1
+	shift
+fi
 want="$PACKAGES"
 [ "${1:-}" = bench ] && want="$want $BENCH_PACKAGES"
+[ "${1:-}" = fuzz ] && want="$want $FUZZ_PACKAGES"
 if [ "${1:-}" = browser ]; then
 	want="$want $BROWSER_PACKAGES"
 	# Node.js from another source (NodeSource) carries npm and conflicts with
@@ -31,7 +40,7 @@ if [ "${1:-}" = browser ]; then
 fi
 missing=$(missing_packages "$want")
 
-if [ "${1:-}" = --check ]; then
+if [ -n "$check" ]; then
 	[ -z "$missing" ]
 	exit
 fi

@@ -33,5 +33,8 @@ build/fixtures/%: tests/fixtures/%.cc | deps-ok
 	@mkdir -p $(@D)
 	$(CXX) -std=gnu++17 $(FIXTURE_FLAGS) -fomit-frame-pointer -MMD -MP -o $@ $< -ldl
 
+# Fuzz targets, replayed by make check (after the stages' libraries).
+include tests/fuzz/build.mk
+
 # Whole-project end-to-end tests.
 E2E_TESTS += tests/e2e/install.sh

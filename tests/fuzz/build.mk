@@ -1,0 +1,57 @@
+# tests/fuzz: fuzz targets (tests/fuzz/fuzz.h).  `make check` replays the
+# inputs saved in tests/fuzz/corpus/TARGET through each target, built like
+# the other tests (so `make SANITIZE=1 check` runs them under ASan and
+# UBSan).  `make fuzz` builds the targets with libFuzzer (clang, from
+# `mk/deps.sh fuzz`) into build/fuzz; `make fuzz-run FUZZ_SECONDS=N` runs
+# each for N seconds (default 60) from a copy of its corpus, and saves what
+# breaks a target in build/fuzz/TARGET-crashes.
+FUZZ_TARGETS := mtz_frame perf_encode fold_text
+FUZZ_LINK_mtz_frame := $(B)/libmtcodec.a -lzstd
+FUZZ_LINK_perf_encode := $(B)/libmtcodec.a -lzstd
+FUZZ_LINK_fold_text := $(B)/libmtfold.a -lm
+
+# The replay programs, one per target.
+$(B)/tests/fuzz-%: $(B)/obj/tests/fuzz/%.o $(B)/obj/tests/fuzz/replay.o \
+		$(B)/obj/tests/fuzz/memfd.o $(B)/libmtcodec.a $(B)/libmtfold.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(FUZZ_LINK_$*) $(LDLIBS)
+E2E_DEPS += $(foreach t,$(FUZZ_TARGETS),$(B)/tests/fuzz-$(t))
+E2E_TESTS += tests/e2e/fuzz-replay.sh
+
+# The libFuzzer builds: every library source again, with clang, coverage
+# and the sanitizers, and with the stack hash checks of .mtz entries off
+# (codec/mtz_hash.h), so that the fuzzer gets past them.
+FUZZ_DIR := build/fuzz
+FUZZ_CC := clang
+FUZZ_FLAGS := -std=gnu11 -O1 -g $(WARN) -D_GNU_SOURCE -I. \
+	-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -fno-omit-frame-pointer \
+	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+FUZZ_LIB_OBJS := $(patsubst $(B)/obj/%,$(FUZZ_DIR)/obj/%,$(CODEC_OBJS) $(FOLD_OBJS))
+FUZZ_BINS := $(foreach t,$(FUZZ_TARGETS),$(FUZZ_DIR)/$(t))
+FUZZ_SECONDS ?= 60
+
+$(FUZZ_DIR)/obj/%.o: %.c | fuzz-deps
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -MMD -MP -c $< -o $@
+
+$(FUZZ_BINS): $(FUZZ_DIR)/%: $(FUZZ_DIR)/obj/tests/fuzz/%.o $(FUZZ_DIR)/obj/tests/fuzz/memfd.o \
+		$(FUZZ_LIB_OBJS)
+	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -o $@ $^ -lzstd -lm
+
+fuzz-deps:
+	@sh mk/deps.sh --check fuzz || sh mk/deps.sh fuzz
+
+fuzz: $(FUZZ_BINS)
+
+fuzz-run: fuzz
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_DIR)/$$t-corpus $(FUZZ_DIR)/$$t-crashes; \
+		cp -n tests/fuzz/corpus/$$t/* $(FUZZ_DIR)/$$t-corpus/ 2>/dev/null || true; \
+		echo "== $$t, $(FUZZ_SECONDS) s"; \
+		$(FUZZ_DIR)/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
+			-artifact_prefix=$(FUZZ_DIR)/$$t-crashes/ -print_final_stats=1 \
+			$(FUZZ_DIR)/$$t-corpus; \
+	done
+
+.PHONY: fuzz fuzz-run fuzz-deps
+-include $(shell find $(FUZZ_DIR)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,18 @@
+/* Fuzz targets: each file in tests/fuzz defines the libFuzzer entry point
+ * below.  `make fuzz` links them with libFuzzer (clang); `make check` links
+ * them with replay.c, which runs the saved inputs of tests/fuzz/corpus
+ * through them, so every input that once broke a reader stays a test.
+ * A target returns 0, and aborts (__builtin_trap) when an invariant fails:
+ * the fuzzer and the replay both report that as a crash. */
+#ifndef MT_FUZZ_H
+#define MT_FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* A file descriptor holding a copy of data (a memfd, at offset 0), or -1. */
+int mt_fuzz_memfd(const char *name, const void *data, size_t size);
+
+#endif

@@ -1,0 +1,193 @@
+/* Fuzz target: the perf stream reader, and mt-encode's promise that
+ * decoding gives the input back byte for byte, whatever the input.
+ *
+ * Input: byte 0 holds options, the rest is the perf stream (pipe mode or a
+ * perf.data file: the reader tells them apart by the header).
+ *   bit 0: read through a read function (as from a pipe); else from a memfd
+ *          (a regular file, read through its mapping)
+ *   bit 1: --raw (no delta coding); bit 2: one encoding worker (else none)
+ *   bit 3: unpack COMPRESSED records (as mt-unwind does); then the items
+ *          are no longer the input, and only reading is checked
+ * Checks, as mt-encode reads (a fatal error: the rest kept unread, once):
+ *   - a record that the reader returns without an error parses again with
+ *     the parser of its type (perf_stream.h says callers need not check);
+ *   - the items concatenate to the input, or to a prefix of it when the
+ *     reader had to stop;
+ *   - the .mtz written from them decodes, without damage, to exactly those
+ *     bytes. */
+#include "tests/fuzz/fuzz.h"
+
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codec/mtz.h"
+
+struct source {
+	const uint8_t *p;
+	size_t len, pos;
+};
+
+static ssize_t read_mem(void *ctx, void *buf, size_t len)
+{
+	struct source *s = ctx;
+	size_t n = s->len - s->pos < len ? s->len - s->pos : len;
+	if (n > 4093)
+		n = 4093;	/* short reads, as from a pipe */
+	memcpy(buf, s->p + s->pos, n);
+	s->pos += n;
+	return (ssize_t)n;
+}
+
+#define CHECK(cond)                      \
+	do {                             \
+		if (!(cond))             \
+			__builtin_trap(); \
+	} while (0)
+
+/* A record returned without an error must parse again. */
+static void reparse(const struct mt_perf_reader *r, const struct mt_perf_item *it)
+{
+	const struct perf_event_header *h = it->header;
+	union {
+		struct mt_perf_sample s;
+		struct mt_perf_mmap m;
+		struct mt_perf_comm c;
+		struct mt_perf_task t;
+		struct mt_perf_lost l;
+	} u;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		CHECK(mt_perf_sample_parse(r, h, &u.s) == 0);
+		CHECK(!u.s.stack || u.s.stack_offset + u.s.stack_size <= h->size);
+		CHECK(u.s.regs_offset + 8 * (size_t)u.s.nr_regs <= h->size);
+		break;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		CHECK(mt_perf_mmap_parse(r, h, &u.m) == 0);
+		CHECK(memchr(u.m.filename, 0, (size_t)((const char *)h + h->size - u.m.filename)));
+		break;
+	case PERF_RECORD_COMM:
+		CHECK(mt_perf_comm_parse(r, h, &u.c) == 0);
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		CHECK(mt_perf_task_parse(r, h, &u.t) == 0);
+		break;
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		CHECK(mt_perf_lost_parse(r, h, &u.l) == 0);
+		break;
+	}
+}
+
+/* Decodes the .mtz in fd into a new buffer (*n bytes); 0 when intact. */
+static int decode(int fd, uint8_t **out, size_t *n)
+{
+	struct mtz_reader *z;
+	*out = NULL;
+	*n = 0;
+	if (lseek(fd, 0, SEEK_SET) != 0 || mtz_reader_fdopen(&z, fd, "fuzz.mtz") != 0)
+		return -1;
+	mtz_reader_set_threads(z, 0);
+	size_t cap = 0;
+	int rc = 0;
+	for (;;) {
+		const void *p;
+		ssize_t k = mtz_reader_chunk(z, &p);
+		if (k < 0)
+			rc = -1;
+		if (k <= 0)
+			break;
+		if (*n + (size_t)k > cap) {
+			cap = (*n + (size_t)k) * 2;
+			uint8_t *b = realloc(*out, cap);
+			CHECK(b);
+			*out = b;
+		}
+		memcpy(*out + *n, p, (size_t)k);
+		*n += (size_t)k;
+	}
+	if (mtz_reader_damage(z))
+		rc = -1;
+	mtz_reader_free(z);
+	return rc;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	unsigned opt = data[0];
+	struct source src = { .p = data + 1, .len = size - 1 };
+	int in_fd = -1, out_fd = -1;
+	struct mt_perf_reader *r = NULL;
+	struct mtz_writer *w = NULL;
+	uint8_t *items = NULL, *back = NULL;
+	size_t nitems = 0, cap = 0, nback;
+	int rc;
+
+	if (opt & 1) {
+		rc = mt_perf_reader_new(&r, read_mem, &src, "fuzz");
+	} else {
+		if ((in_fd = mt_fuzz_memfd("fuzz-in", src.p, src.len)) < 0)
+			return 0;
+		rc = mt_perf_reader_fdopen(&r, in_fd, "fuzz");
+	}
+	if (rc)
+		goto out;
+	int unpack = opt & 8;
+	if (unpack && mt_perf_reader_unpack(r))
+		goto out;
+	struct mtz_options mo;
+	mtz_options_init(&mo);
+	mo.raw = !!(opt & 2);
+	mo.threads = opt & 4 ? 1 : 0;
+	mo.frame_size = 4096;	/* several frames from small inputs */
+	if ((out_fd = mt_fuzz_memfd("fuzz-out", "", 0)) < 0 ||
+	    mtz_writer_new(&w, out_fd, "fuzz.mtz", &mo))
+		goto out;
+	int salvaged = 0, stopped = 0;
+	struct mt_perf_item it;
+	for (;;) {
+		rc = mt_perf_reader_next(r, &it);
+		if (rc == 0)
+			break;
+		if (rc < 0 && mt_perf_reader_fatal(r)) {
+			if (!salvaged++ && mt_perf_reader_salvage(r) == 0)
+				continue;
+			stopped = 1;
+			break;
+		}
+		if (rc > 0 && it.kind == MT_PERF_ITEM_RECORD)
+			reparse(r, &it);
+		if (mtz_writer_item(w, r, &it))
+			goto out;	/* out of memory only: the output is a memfd */
+		if (nitems + it.size > cap) {
+			cap = (nitems + it.size) * 2;
+			uint8_t *b = realloc(items, cap);
+			CHECK(b);
+			items = b;
+		}
+		memcpy(items + nitems, it.data, it.size);
+		nitems += it.size;
+	}
+	CHECK(mtz_writer_finish(w) == 0);
+	if (!unpack) {
+		CHECK(nitems <= src.len && (!nitems || memcmp(items, src.p, nitems) == 0));
+		CHECK(stopped || nitems == src.len);
+	}
+	CHECK(decode(out_fd, &back, &nback) == 0);
+	CHECK(nback == nitems && (!nitems || memcmp(back, items, nitems) == 0));
+out:
+	mtz_writer_free(w);
+	mt_perf_reader_free(r);
+	if (in_fd >= 0)
+		close(in_fd);
+	if (out_fd >= 0)
+		close(out_fd);
+	free(items);
+	free(back);
+	return 0;
+}
