@@ -1013,8 +1013,10 @@ static int verify(struct mtz_delta_enc *e, const struct mtz_sample_view *s, uint
 		  const struct mtz_sections *sec, const size_t *lens, const struct mtz_buf *hist)
 {
 	struct mtz_cursors c;
+	static const uint8_t none[1];
 	for (int i = 0; i < MTZ_NSEC; i++) {
-		c.p[i] = sec->s[i].data;
+		/* never NULL: the decoder adds positions to it (C: not to NULL) */
+		c.p[i] = sec->s[i].data ? sec->s[i].data : none;
 		c.pos[i] = lens[i];
 		c.len[i] = sec->s[i].len;
 	}
