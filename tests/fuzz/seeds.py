@@ -7,6 +7,7 @@
   seeds.py perf_encode FILE OUTDIR     a perf stream with an option byte
                                        before it, one input per option set
   seeds.py fold_text FILE OUTDIR       mt-unwind text with an option byte
+  seeds.py unwind_stream FILE OUTDIR   a perf stream or .mtz, option byte 0
 
 The saved corpus in tests/fuzz/corpus was made by these from short
 recordings of the test fixtures (perf record --call-graph dwarf,512 and
@@ -67,12 +68,12 @@ def main():
             b = f.read()
         for opt in (0, 3):
             save(outdir, bytes([opt]) + b)
-    elif kind == "fold_text":
+    elif kind in ("fold_text", "unwind_stream"):
         with open(src, "rb") as f:
             b = f.read()
         save(outdir, bytes([0]) + b)
     else:
-        sys.exit("usage: seeds.py mtz_frame|perf_encode|fold_text FILE OUTDIR")
+        sys.exit("usage: seeds.py mtz_frame|perf_encode|fold_text|unwind_stream FILE OUTDIR")
 
 
 if __name__ == "__main__":
