@@ -78,7 +78,8 @@ void mt_unwind_batch_write(struct mt_unwind_out *to, struct mt_unwind_batch *b,
 				mt_unwind_out_char(to, ';');
 		}
 	}
-	mt_unwind_out_add(to, b->out.buf + at, b->out.len - at);
+	if (b->out.len > at)	/* a batch that never held text has no buffer */
+		mt_unwind_out_add(to, b->out.buf + at, b->out.len - at);
 	b->out.len = 0;
 	b->unk.len = 0;
 	b->nr_segs = 0;
