@@ -5,7 +5,7 @@
 # `make SANITIZE=1 check` no sanitizer report.
 set -eu
 fail() { echo "FAIL: $*" >&2; exit 1; }
-for t in mtz_frame perf_encode fold_text unwind_stream; do
+for t in mtz_frame perf_encode fold_text unwind_stream sample_ring; do
 	dir=${MT_SRC:?}/tests/fuzz/corpus/$t
 	n=$(find "$dir" -type f | wc -l)
 	[ "$n" -gt 0 ] || fail "$dir holds no inputs"

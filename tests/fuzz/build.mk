@@ -5,10 +5,11 @@
 # `mk/deps.sh fuzz`) into build/fuzz; `make fuzz-run FUZZ_SECONDS=N` runs
 # each for N seconds (default 60) from a copy of its corpus, and saves what
 # breaks a target in build/fuzz/TARGET-crashes.
-FUZZ_TARGETS := mtz_frame perf_encode fold_text unwind_stream
+FUZZ_TARGETS := mtz_frame perf_encode fold_text unwind_stream sample_ring
 FUZZ_LINK_mtz_frame := $(B)/libmtcodec.a -lzstd
 FUZZ_LINK_perf_encode := $(B)/libmtcodec.a -lzstd
 FUZZ_LINK_fold_text := $(B)/libmtfold.a -lm
+FUZZ_LINK_sample_ring := $(B)/obj/capture/sample_ring.o
 FUZZ_LINK_unwind_stream := $(B)/obj/tests/fuzz/mt_unwind_main.o \
 	$(B)/obj/symbolize/debuginfod_gate.o $(B)/libmtunwind.a $(B)/libmtcodec.a \
 	$(CODEC_LDLIBS) $(UNWIND_LDLIBS)
@@ -22,7 +23,7 @@ $(B)/obj/tests/fuzz/mt_unwind_main.o: symbolize/mt_unwind.c | deps-ok
 $(B)/tests/fuzz-%: $(B)/obj/tests/fuzz/%.o $(B)/obj/tests/fuzz/replay.o \
 		$(B)/obj/tests/fuzz/memfd.o $(B)/libmtcodec.a $(B)/libmtfold.a \
 		$(B)/libmtunwind.a $(B)/obj/tests/fuzz/mt_unwind_main.o \
-		$(B)/obj/symbolize/debuginfod_gate.o
+		$(B)/obj/symbolize/debuginfod_gate.o $(B)/obj/capture/sample_ring.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $(B)/obj/tests/fuzz/$*.o $(B)/obj/tests/fuzz/replay.o \
 		$(B)/obj/tests/fuzz/memfd.o $(FUZZ_LINK_$*) $(LDLIBS)
@@ -38,7 +39,8 @@ FUZZ_FLAGS := -std=gnu11 -O1 -g $(WARN) -D_GNU_SOURCE -I. \
 	-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -fno-omit-frame-pointer \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 FUZZ_LIB_OBJS := $(patsubst $(B)/obj/%,$(FUZZ_DIR)/obj/%,$(CODEC_OBJS) $(FOLD_OBJS) \
-	$(UNWIND_OBJS) $(B)/obj/symbolize/debuginfod_gate.o) $(FUZZ_DIR)/obj/mt_unwind_main.o
+	$(UNWIND_OBJS) $(B)/obj/symbolize/debuginfod_gate.o $(B)/obj/capture/sample_ring.o) \
+	$(FUZZ_DIR)/obj/mt_unwind_main.o
 FUZZ_BINS := $(foreach t,$(FUZZ_TARGETS),$(FUZZ_DIR)/$(t))
 FUZZ_SECONDS ?= 60
 

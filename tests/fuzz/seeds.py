@@ -8,6 +8,8 @@
                                        before it, one input per option set
   seeds.py fold_text FILE OUTDIR       mt-unwind text with an option byte
   seeds.py unwind_stream FILE OUTDIR   a perf stream or .mtz, option byte 0
+  seeds.py sample_ring - OUTDIR        sample rings laid out by hand
+                                       (docs/formats/sample-ring.md)
 
 The saved corpus in tests/fuzz/corpus was made by these from short
 recordings of the test fixtures (perf record --call-graph dwarf,512 and
@@ -49,7 +51,45 @@ def mtz_frames(path):
         at += 48 + comp
 
 
+RING_SIZE = 65536
+COMMIT, RESERVED = 0x6d74636f6d6d6974, 0x6d74726573657276
+
+
+def ring_record(pos, kind, stack=b"", complete=True):
+    """A record at absolute position pos: kind 0 pad, 1 alloc, 2 free,
+    3 totals; its size rounded up to 16."""
+    size = (240 + len(stack) + 15) // 16 * 16
+    word = pos ^ (COMMIT if complete else RESERVED)
+    rec = struct.pack("<QII", word, size, kind)
+    rec += struct.pack("<IIQ", 4242, 4243, 1000 + pos) + bytes(8 * 24)
+    rec += struct.pack("<QQ", len(stack), len(stack)) + stack
+    return rec + bytes(size - len(rec))
+
+
+def ring_input(tail, records):
+    """A sample_ring input: records laid one after another from tail."""
+    data, pos = b"", tail
+    for kind, stack, complete in records:
+        r = ring_record(pos, kind, stack, complete)
+        data += r
+        pos += len(r)
+    return struct.pack("<IH", tail // 16, (pos - tail) // 16) + data
+
+
 def main():
+    if sys.argv[1] == "sample_ring":
+        outdir = sys.argv[3]
+        save(outdir, ring_input(4096, [(1, bytes(range(64)), True), (2, b"", True),
+                                       (3, b"", True)]))
+        # the last record still being written (reserved), after two complete
+        save(outdir, ring_input(RING_SIZE * 3 + 128, [(1, b"\x01" * 200, True),
+                                                      (2, b"", True), (1, b"", False)]))
+        # a pad record to the end of the data area, then a record at its start
+        tail = RING_SIZE * 5 - 512
+        pad = struct.pack("<QII", tail ^ COMMIT, 512, 0) + bytes(512 - 16)
+        rec = ring_record(RING_SIZE * 5, 3)
+        save(outdir, struct.pack("<IH", tail // 16, (512 + len(rec)) // 16) + pad + rec)
+        return
     kind, src, outdir = sys.argv[1:4]
     if kind == "mtz_frame":
         for version, out, secs in mtz_frames(src):
