@@ -5,11 +5,15 @@
 # `make SANITIZE=1 check` no sanitizer report.
 set -eu
 fail() { echo "FAIL: $*" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 for t in mtz_frame perf_encode fold_text unwind_stream sample_ring; do
 	dir=${MT_SRC:?}/tests/fuzz/corpus/$t
 	n=$(find "$dir" -type f | wc -l)
 	[ "$n" -gt 0 ] || fail "$dir holds no inputs"
-	out=$("${MT_BUILD:?}/tests/fuzz-$t" "$dir" 2>&1) || fail "$t: $out"
+	# stderr: what the tools say of bad inputs
+	out=$("${MT_BUILD:?}/tests/fuzz-$t" "$dir" 2>"$tmp/err") ||
+		fail "$t: exit $?: $out $(tail -n 5 "$tmp/err")"
 	[ "$out" = "$n inputs ran" ] || fail "$t: expected '$n inputs ran', got: $out"
 done
 echo ok

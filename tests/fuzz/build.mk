@@ -21,12 +21,12 @@ $(B)/obj/tests/fuzz/mt_unwind_main.o: symbolize/mt_unwind.c | deps-ok
 
 # The replay programs, one per target.
 $(B)/tests/fuzz-%: $(B)/obj/tests/fuzz/%.o $(B)/obj/tests/fuzz/replay.o \
-		$(B)/obj/tests/fuzz/memfd.o $(B)/libmtcodec.a $(B)/libmtfold.a \
+		$(B)/obj/tests/fuzz/input.o $(B)/libmtcodec.a $(B)/libmtfold.a \
 		$(B)/libmtunwind.a $(B)/obj/tests/fuzz/mt_unwind_main.o \
 		$(B)/obj/symbolize/debuginfod_gate.o $(B)/obj/capture/sample_ring.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $(B)/obj/tests/fuzz/$*.o $(B)/obj/tests/fuzz/replay.o \
-		$(B)/obj/tests/fuzz/memfd.o $(FUZZ_LINK_$*) $(LDLIBS)
+		$(B)/obj/tests/fuzz/input.o $(FUZZ_LINK_$*) $(LDLIBS)
 E2E_DEPS += $(foreach t,$(FUZZ_TARGETS),$(B)/tests/fuzz-$(t))
 E2E_TESTS += tests/e2e/fuzz-replay.sh
 
@@ -52,7 +52,7 @@ $(FUZZ_DIR)/obj/mt_unwind_main.o: symbolize/mt_unwind.c | fuzz-deps
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -Dmain=mt_unwind_main -MMD -MP -c $< -o $@
 
-$(FUZZ_BINS): $(FUZZ_DIR)/%: $(FUZZ_DIR)/obj/tests/fuzz/%.o $(FUZZ_DIR)/obj/tests/fuzz/memfd.o \
+$(FUZZ_BINS): $(FUZZ_DIR)/%: $(FUZZ_DIR)/obj/tests/fuzz/%.o $(FUZZ_DIR)/obj/tests/fuzz/input.o \
 		$(FUZZ_LIB_OBJS)
 	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -o $@ $^ -lzstd -lm $(UNWIND_LDLIBS)
 

@@ -9,10 +9,26 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* An invariant of a target: a crash when it fails. */
+#define MT_FUZZ_CHECK(cond)              \
+	do {                             \
+		if (!(cond))             \
+			__builtin_trap(); \
+	} while (0)
+
 /* A file descriptor holding a copy of data (a memfd, at offset 0), or -1. */
 int mt_fuzz_memfd(const char *name, const void *data, size_t size);
+
+/* Bytes read from memory, at most max at a call when max is not 0 (short
+ * reads, as from a pipe): an mt_perf_read_fn, ctx a struct mt_fuzz_source. */
+struct mt_fuzz_source {
+	const uint8_t *p;
+	size_t len, pos, max;
+};
+ssize_t mt_fuzz_read(void *ctx, void *buf, size_t len);
 
 #endif

@@ -26,20 +26,6 @@
 #include "codec/mtz_frame.h"
 #include "codec/mtz_hash.h"
 
-struct source {
-	const uint8_t *p;
-	size_t len, pos;
-};
-
-static ssize_t read_mem(void *ctx, void *buf, size_t len)
-{
-	struct source *s = ctx;
-	size_t n = s->len - s->pos < len ? s->len - s->pos : len;
-	memcpy(buf, s->p + s->pos, n);
-	s->pos += n;
-	return (ssize_t)n;
-}
-
 static void st32(uint8_t *p, uint32_t v)
 {
 	for (int i = 0; i < 4; i++)
@@ -131,9 +117,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mtz_frame_header_pack(file + w, &end);
 	free(payload);
 
-	struct source src = { .p = file, .len = flen };
+	struct mt_fuzz_source src = { .p = file, .len = flen };
 	struct mtz_reader *r;
-	if (mtz_reader_new(&r, read_mem, &src, "fuzz.mtz") == 0) {
+	if (mtz_reader_new(&r, mt_fuzz_read, &src, "fuzz.mtz") == 0) {
 		mtz_reader_set_threads(r, opt & 2 ? 1 : 0);
 		uint64_t total = 0;
 		for (;;) {
@@ -149,8 +135,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				break;
 			total += (uint64_t)n;
 		}
-		if (total > (uint64_t)nframes * out_size)
-			__builtin_trap();	/* more than the frames rebuild */
+		/* no more than the frames rebuild */
+		MT_FUZZ_CHECK(total <= (uint64_t)nframes * out_size);
 		mtz_reader_free(r);
 	}
 	free(file);

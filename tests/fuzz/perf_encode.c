@@ -24,28 +24,6 @@
 
 #include "codec/mtz.h"
 
-struct source {
-	const uint8_t *p;
-	size_t len, pos;
-};
-
-static ssize_t read_mem(void *ctx, void *buf, size_t len)
-{
-	struct source *s = ctx;
-	size_t n = s->len - s->pos < len ? s->len - s->pos : len;
-	if (n > 4093)
-		n = 4093;	/* short reads, as from a pipe */
-	memcpy(buf, s->p + s->pos, n);
-	s->pos += n;
-	return (ssize_t)n;
-}
-
-#define CHECK(cond)                      \
-	do {                             \
-		if (!(cond))             \
-			__builtin_trap(); \
-	} while (0)
-
 /* A record returned without an error must parse again. */
 static void reparse(const struct mt_perf_reader *r, const struct mt_perf_item *it)
 {
@@ -59,25 +37,25 @@ static void reparse(const struct mt_perf_reader *r, const struct mt_perf_item *i
 	} u;
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
-		CHECK(mt_perf_sample_parse(r, h, &u.s) == 0);
-		CHECK(!u.s.stack || u.s.stack_offset + u.s.stack_size <= h->size);
-		CHECK(u.s.regs_offset + 8 * (size_t)u.s.nr_regs <= h->size);
+		MT_FUZZ_CHECK(mt_perf_sample_parse(r, h, &u.s) == 0);
+		MT_FUZZ_CHECK(!u.s.stack || u.s.stack_offset + u.s.stack_size <= h->size);
+		MT_FUZZ_CHECK(u.s.regs_offset + 8 * (size_t)u.s.nr_regs <= h->size);
 		break;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
-		CHECK(mt_perf_mmap_parse(r, h, &u.m) == 0);
-		CHECK(memchr(u.m.filename, 0, (size_t)((const char *)h + h->size - u.m.filename)));
+		MT_FUZZ_CHECK(mt_perf_mmap_parse(r, h, &u.m) == 0);
+		MT_FUZZ_CHECK(memchr(u.m.filename, 0, (size_t)((const char *)h + h->size - u.m.filename)));
 		break;
 	case PERF_RECORD_COMM:
-		CHECK(mt_perf_comm_parse(r, h, &u.c) == 0);
+		MT_FUZZ_CHECK(mt_perf_comm_parse(r, h, &u.c) == 0);
 		break;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
-		CHECK(mt_perf_task_parse(r, h, &u.t) == 0);
+		MT_FUZZ_CHECK(mt_perf_task_parse(r, h, &u.t) == 0);
 		break;
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
-		CHECK(mt_perf_lost_parse(r, h, &u.l) == 0);
+		MT_FUZZ_CHECK(mt_perf_lost_parse(r, h, &u.l) == 0);
 		break;
 	}
 }
@@ -103,7 +81,7 @@ static int decode(int fd, uint8_t **out, size_t *n)
 		if (*n + (size_t)k > cap) {
 			cap = (*n + (size_t)k) * 2;
 			uint8_t *b = realloc(*out, cap);
-			CHECK(b);
+			MT_FUZZ_CHECK(b);
 			*out = b;
 		}
 		memcpy(*out + *n, p, (size_t)k);
@@ -120,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	unsigned opt = data[0];
-	struct source src = { .p = data + 1, .len = size - 1 };
+	struct mt_fuzz_source src = { .p = data + 1, .len = size - 1, .max = 4093 };
 	int in_fd = -1, out_fd = -1;
 	struct mt_perf_reader *r = NULL;
 	struct mtz_writer *w = NULL;
@@ -129,7 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc;
 
 	if (opt & 1) {
-		rc = mt_perf_reader_new(&r, read_mem, &src, "fuzz");
+		rc = mt_perf_reader_new(&r, mt_fuzz_read, &src, "fuzz");
 	} else {
 		if ((in_fd = mt_fuzz_memfd("fuzz-in", src.p, src.len)) < 0)
 			return 0;
@@ -167,19 +145,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (nitems + it.size > cap) {
 			cap = (nitems + it.size) * 2;
 			uint8_t *b = realloc(items, cap);
-			CHECK(b);
+			MT_FUZZ_CHECK(b);
 			items = b;
 		}
 		memcpy(items + nitems, it.data, it.size);
 		nitems += it.size;
 	}
-	CHECK(mtz_writer_finish(w) == 0);
+	MT_FUZZ_CHECK(mtz_writer_finish(w) == 0);
 	if (!unpack) {
-		CHECK(nitems <= src.len && (!nitems || memcmp(items, src.p, nitems) == 0));
-		CHECK(stopped || nitems == src.len);
+		MT_FUZZ_CHECK(nitems <= src.len && (!nitems || memcmp(items, src.p, nitems) == 0));
+		MT_FUZZ_CHECK(stopped || nitems == src.len);
 	}
-	CHECK(decode(out_fd, &back, &nback) == 0);
-	CHECK(nback == nitems && (!nitems || memcmp(back, items, nitems) == 0));
+	MT_FUZZ_CHECK(decode(out_fd, &back, &nback) == 0);
+	MT_FUZZ_CHECK(nback == nitems && (!nitems || memcmp(back, items, nitems) == 0));
 out:
 	mtz_writer_free(w);
 	mt_perf_reader_free(r);

@@ -15,12 +15,6 @@
 #include "capture/sample_ring.h"
 
 #define DATA_SIZE 65536u
-#define CHECK(cond)                      \
-	do {                             \
-		if (!(cond))             \
-			__builtin_trap(); \
-	} while (0)
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static unsigned char *map;
@@ -44,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		area[(tail + i) & (DATA_SIZE - 1)] = data[6 + i];
 
 	struct mt_sample_ring r;
-	CHECK(mt_sample_ring_attach(&r, map, MT_SAMPLE_RING_HEADER + DATA_SIZE, 42) == 0);
+	MT_FUZZ_CHECK(mt_sample_ring_attach(&r, map, MT_SAMPLE_RING_HEADER + DATA_SIZE, 42) == 0);
 	uint64_t limit = mt_sample_ring_head(&r);
 	for (unsigned steps = 0; steps < 3 * DATA_SIZE / 16; steps++) {
 		struct mt_sample_ring_record rec;
@@ -54,22 +48,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (got == 0 || got == -2)
 			break;
 		if (got == 1) {
-			CHECK(rec.size >= sizeof(rec) && rec.size <= DATA_SIZE && rec.size % 16 == 0);
-			CHECK(rec.dyn_size <= rec.size - sizeof(rec));
-			CHECK(rec.dyn_size == 0 ||
+			MT_FUZZ_CHECK(rec.size >= sizeof(rec) && rec.size <= DATA_SIZE && rec.size % 16 == 0);
+			MT_FUZZ_CHECK(rec.dyn_size <= rec.size - sizeof(rec));
+			MT_FUZZ_CHECK(rec.dyn_size == 0 ||
 			      (stack >= area && stack + rec.dyn_size <= area + DATA_SIZE));
 			mt_sample_ring_release(&r, &rec);
 		} else {
 			uint32_t kind, pid, tid;
 			if (mt_sample_ring_stuck(&r, limit, &kind, &pid, &tid) == 0) {
-				CHECK(kind < MT_SAMPLE_RING_KINDS);
+				MT_FUZZ_CHECK(kind < MT_SAMPLE_RING_KINDS);
 				if (mt_sample_ring_skip(&r, limit))
 					break;
 			} else if (!mt_sample_ring_resync(&r, limit)) {
 				break;
 			}
 		}
-		CHECK(r.tail > before && r.tail <= limit);
+		MT_FUZZ_CHECK(r.tail > before && r.tail <= limit);
 	}
 	return 0;
 }

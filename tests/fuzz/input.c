@@ -1,6 +1,8 @@
-/* A memfd holding the input: the readers under test take file descriptors. */
+/* The input, handed to the readers under test as they take it: a file
+ * descriptor, or a read function. */
 #include "tests/fuzz/fuzz.h"
 
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -24,4 +26,15 @@ int mt_fuzz_memfd(const char *name, const void *data, size_t size)
 		return -1;
 	}
 	return fd;
+}
+
+ssize_t mt_fuzz_read(void *ctx, void *buf, size_t len)
+{
+	struct mt_fuzz_source *s = ctx;
+	size_t n = s->len - s->pos < len ? s->len - s->pos : len;
+	if (s->max && n > s->max)
+		n = s->max;
+	memcpy(buf, s->p + s->pos, n);
+	s->pos += n;
+	return (ssize_t)n;
 }
