@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1985,6 +1986,12 @@ int main(int argc, char **argv)
 	struct opts o = { 0 };
 	struct state s = { .o = &o, .spec_fd = -1, .sampler_input = -1 };
 	int status = 0, fd = -1, out_fd = 1;
+	/* Heaps grow 16 MiB past each request (address space only: pages
+	 * are touched as they are used).  By default the threads' heaps grew
+	 * a little at a time, 959 mprotect calls on a make -j2 recording of
+	 * 200 processes (31 with it): 32.4 -> 31.0 ms, medians of 41 interleaved
+	 * runs; python3.11d: no change. */
+	mallopt(M_TOP_PAD, 16 << 20);
 	if (parse_args(argc, argv, &o) != 0) {
 		fprintf(stderr, "usage: mt-unwind [options] IN   (see --help)\n");
 		status = EXIT_USAGE;
