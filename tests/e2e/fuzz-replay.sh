@@ -7,7 +7,7 @@ set -eu
 fail() { echo "FAIL: $*" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for t in mtz_frame perf_encode fold_text unwind_stream sample_ring; do
+for t in mtz_frame perf_encode fold_text unwind_stream sample_ring elf_module; do
 	dir=${MT_SRC:?}/tests/fuzz/corpus/$t
 	n=$(find "$dir" -type f | wc -l)
 	[ "$n" -gt 0 ] || fail "$dir holds no inputs"

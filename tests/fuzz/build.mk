@@ -5,11 +5,12 @@
 # `mk/deps.sh fuzz`) into build/fuzz; `make fuzz-run FUZZ_SECONDS=N` runs
 # each for N seconds (default 60) from a copy of its corpus, and saves what
 # breaks a target in build/fuzz/TARGET-crashes.
-FUZZ_TARGETS := mtz_frame perf_encode fold_text unwind_stream sample_ring
+FUZZ_TARGETS := mtz_frame perf_encode fold_text unwind_stream sample_ring elf_module
 FUZZ_LINK_mtz_frame := $(B)/libmtcodec.a -lzstd
 FUZZ_LINK_perf_encode := $(B)/libmtcodec.a -lzstd
 FUZZ_LINK_fold_text := $(B)/libmtfold.a -lm
 FUZZ_LINK_sample_ring := $(B)/obj/capture/sample_ring.o
+FUZZ_LINK_elf_module = $(FUZZ_LINK_unwind_stream)
 FUZZ_LINK_unwind_stream := $(B)/obj/tests/fuzz/mt_unwind_main.o \
 	$(B)/obj/symbolize/debuginfod_gate.o $(B)/libmtunwind.a $(B)/libmtcodec.a \
 	$(CODEC_LDLIBS) $(UNWIND_LDLIBS)

@@ -1,0 +1,185 @@
+/* Fuzz target: mt-unwind on an ELF file it did not expect, the way a
+ * recording can lead it to one: its MMAP records name any path.  The
+ * fuzzer's bytes are an ELF file (its CFI, symbols and DWARF drive the
+ * unwinder's rule compiler, the symbol tables and the inline scopes) and
+ * the registers and stack of a few samples taken in it; this target writes
+ * the recording around them (pipe mode: an attr, COMM, MMAP2 naming the
+ * file, the samples) and runs mt-unwind's main() on it, as unwind_stream.c
+ * does.  Parsing the ELF file itself is libelf's and libdw's work.
+ * Input: u16 n, then n bytes of ELF file, then the samples' material:
+ *   byte 0: bit 0 --srcline, bit 1 --no-inline, bit 2 --addrs; then per
+ *   sample (4) a u32 offset of its pc in the file and a u32 of its stack
+ *   pointer below the dump's end; then 17 register values; the rest is the
+ *   stack dump (at most 1024 bytes), the same for every sample.
+ * It must end without a crash, a hang or a sanitizer report. */
+#include "tests/fuzz/fuzz.h"
+
+#include <getopt.h>
+#include <asm/perf_regs.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "codec/perf_stream.h"
+
+int mt_unwind_main(int argc, char **argv);
+
+#define PID 100u
+#define BASE 0x400000u
+#define STACK_TOP 0x7ff000000000ull
+#define DUMP 1024u
+#define NSAMPLES 4
+#define NREGS 17	/* AX..R15 and IP, SP among them: perf's x86_64 mask below */
+#define REGS_MASK 0xff01ffull
+
+static uint64_t ld(const uint8_t *p, size_t n)
+{
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+/* The recording, written to fd. */
+static int write_stream(int fd, const char *elf_path, size_t elf_len, const uint8_t *m,
+			size_t mlen)
+{
+	struct mt_perf_writer *w;
+	if (mt_perf_writer_new(&w, fd, "fuzz"))
+		return -1;
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE, .size = sizeof(attr), .config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			       PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
+		.sample_regs_user = REGS_MASK, .sample_stack_user = DUMP, .sample_id_all = 1,
+	};
+	uint64_t id = 1;
+	mt_perf_writer_pipe_header(w);
+	mt_perf_writer_attr(w, &attr, &id, 1);
+	union {
+		struct perf_event_header h;
+		uint8_t b[65536];
+	} u;
+	/* sample_id trailer: pid, tid, time */
+#define TRAILER(p, t)                          \
+	do {                                   \
+		uint32_t pt[2] = { PID, PID }; \
+		uint64_t tm = (t);             \
+		memcpy(p, pt, 8);              \
+		memcpy((p) + 8, &tm, 8);       \
+		(p) += 16;                     \
+	} while (0)
+	uint8_t *p = u.b + sizeof(u.h);
+	uint32_t pt[2] = { PID, PID };
+	memcpy(p, pt, 8);
+	memcpy(p + 8, "fuzz\0\0\0", 8);
+	p += 16;
+	TRAILER(p, 1);
+	u.h = (struct perf_event_header){ .type = PERF_RECORD_COMM, .size = (uint16_t)(p - u.b) };
+	mt_perf_writer_record(w, &u.h);
+
+	p = u.b + sizeof(u.h);
+	uint64_t len = (elf_len + 4095) & ~(uint64_t)4095;
+	uint64_t f[3] = { BASE, len ? len : 4096, 0 };	/* addr, len, pgoff */
+	memcpy(p, pt, 8);
+	memcpy(p + 8, f, 24);
+	p += 32;
+	uint32_t dev[2] = { 0, 0 };
+	uint64_t ino[2] = { 1, 0 };	/* ino, ino_generation */
+	uint32_t prot[2] = { PROT_READ | PROT_EXEC, MAP_PRIVATE };
+	memcpy(p, dev, 8);
+	memcpy(p + 8, ino, 16);
+	memcpy(p + 24, prot, 8);
+	p += 32;
+	size_t nlen = strlen(elf_path) + 1, padded = (nlen + 7) & ~(size_t)7;
+	memset(p, 0, padded);
+	memcpy(p, elf_path, nlen);
+	p += padded;
+	TRAILER(p, 2);
+	u.h = (struct perf_event_header){ .type = PERF_RECORD_MMAP2, .size = (uint16_t)(p - u.b),
+					  .misc = PERF_RECORD_MISC_USER };
+	mt_perf_writer_record(w, &u.h);
+
+	/* the samples' material */
+	uint8_t zero[8 * (2 * NSAMPLES + NREGS) + DUMP] = { 0 };
+	uint8_t mat[sizeof(zero)];
+	memcpy(mat, zero, sizeof(mat));
+	memcpy(mat, m, mlen < sizeof(mat) ? mlen : sizeof(mat));
+	size_t dyn = mlen > 8 * (2 * NSAMPLES + NREGS) ? mlen - 8 * (2 * NSAMPLES + NREGS) : 0;
+	if (dyn > DUMP)
+		dyn = DUMP;
+	const uint8_t *regs = mat + 8 * NSAMPLES, *stack = regs + 8 * NREGS;
+	for (unsigned k = 0; k < NSAMPLES; k++) {
+		uint64_t ip = BASE + ld(mat + 8 * k, 4) % f[1];
+		uint64_t sp = STACK_TOP - DUMP + ld(mat + 8 * k + 4, 4) % (DUMP + 64);
+		p = u.b + sizeof(u.h);
+		uint64_t head[2] = { ip, 0 };
+		memcpy(p, head, 8);
+		memcpy(p + 8, pt, 8);
+		uint64_t t = 10 + k, abi = PERF_SAMPLE_REGS_ABI_64;
+		memcpy(p + 16, &t, 8);
+		memcpy(p + 24, &abi, 8);
+		p += 32;
+		for (unsigned r = 0, i = 0; r < 24; r++) {	/* mask bit order */
+			if (!(REGS_MASK & (1ull << r)))
+				continue;
+			uint64_t v = ld(regs + 8 * i++, 8);
+			if (r == PERF_REG_X86_IP)
+				v = ip;
+			if (r == PERF_REG_X86_SP)
+				v = sp;
+			memcpy(p, &v, 8);
+			p += 8;
+		}
+		uint64_t size = DUMP;
+		memcpy(p, &size, 8);
+		memcpy(p + 8, stack, DUMP);
+		memcpy(p + 8 + DUMP, &(uint64_t){ dyn }, 8);
+		p += 16 + DUMP;
+		u.h = (struct perf_event_header){ .type = PERF_RECORD_SAMPLE,
+						  .size = (uint16_t)(p - u.b),
+						  .misc = PERF_RECORD_MISC_USER };
+		mt_perf_writer_record(w, &u.h);
+	}
+#undef TRAILER
+	return mt_perf_writer_free(w);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 3)
+		return 0;
+	size_t n = ld(data, 2);
+	if (n > size - 2)
+		n = size - 2;
+	const uint8_t *m = data + 2 + n;
+	size_t mlen = size - 2 - n;
+	unsigned opt = mlen ? m[0] : 0;
+	int elf = mt_fuzz_memfd("fuzz-elf", data + 2, n), rec = -1;
+	char elf_path[64], rec_path[64];
+	snprintf(elf_path, sizeof(elf_path), "/proc/self/fd/%d", elf);
+	if (elf < 0 || (rec = mt_fuzz_memfd("fuzz-rec", "", 0)) < 0 ||
+	    write_stream(rec, elf_path, n, mlen ? m + 1 : m, mlen ? mlen - 1 : 0) != 0)
+		goto out;
+	snprintf(rec_path, sizeof(rec_path), "/proc/self/fd/%d", rec);
+	char *argv[16] = { "mt-unwind", "-q", "--no-debug-cache", "-o", "/dev/null" };
+	int argc = 5;
+	if (opt & 1)
+		argv[argc++] = "--srcline";
+	if (opt & 2)
+		argv[argc++] = "--no-inline";
+	if (opt & 4)
+		argv[argc++] = "--addrs";
+	argv[argc++] = rec_path;
+	argv[argc] = NULL;
+	optind = 0;
+	mt_unwind_main(argc, argv);
+out:
+	if (elf >= 0)
+		close(elf);
+	if (rec >= 0)
+		close(rec);
+	return 0;
+}
