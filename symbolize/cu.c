@@ -52,7 +52,8 @@ static int build(struct mt_unwind_cus *x, Dwarf *dw)
 			x->v[x->n++] = (struct cu_range){ lo, hi, dwarf_dieoffset(&die) };
 		}
 	}
-	qsort(x->v, x->n, sizeof(*x->v), by_lo);
+	if (x->n)	/* qsort(NULL, 0) is undefined */
+		qsort(x->v, x->n, sizeof(*x->v), by_lo);
 	return 0;
 }
 
