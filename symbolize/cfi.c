@@ -250,6 +250,8 @@ const struct mt_unwind_rule *mt_unwind_rule_get(struct mt_unwind_module *m, uint
 	uint64_t v;
 	if (mt_unwind_hashmap_get(&m->rules, vaddr, &v))
 		return (const void *)(uintptr_t)v;
+	if (vaddr == MT_UNWIND_HASH_EMPTY && m->rule_no_key)
+		return m->rule_no_key;
 	struct mt_unwind_rule *rule = NULL;
 	int found = 0;
 	/* libdw: see struct mt_unwind_module; lookups in .eh_frame use mod,
@@ -291,7 +293,10 @@ const struct mt_unwind_rule *mt_unwind_rule_get(struct mt_unwind_module *m, uint
 	}
 	if (!rule)
 		return NULL;
-	if (mt_unwind_hashmap_put(&m->rules, vaddr, (uintptr_t)rule) != 0) {
+	int rc = mt_unwind_hashmap_put(&m->rules, vaddr, (uintptr_t)rule);
+	if (rc == MT_UNWIND_HASH_NO_KEY) {
+		m->rule_no_key = rule;
+	} else if (rc != 0) {
 		free(rule);
 		return NULL;
 	}

@@ -30,6 +30,8 @@ static void insert(uint64_t *keys, uint64_t *vals, size_t cap, uint64_t key, uin
 
 int mt_unwind_hashmap_put(struct mt_unwind_hashmap *h, uint64_t key, uint64_t val)
 {
+	if (key == MT_UNWIND_HASH_EMPTY)
+		return MT_UNWIND_HASH_NO_KEY;
 	/* Keep the load under one half so probes stay short. */
 	if ((h->len + 1) * 2 > h->cap) {
 		size_t cap = h->cap ? h->cap * 2 : 64;

@@ -20,12 +20,13 @@ struct mt_unwind_hashmap {
 void mt_unwind_hashmap_init(struct mt_unwind_hashmap *h);
 void mt_unwind_hashmap_release(struct mt_unwind_hashmap *h);
 
-/* @return : 1 with *val set when key is present, else 0.  key must not be
- *           MT_UNWIND_HASH_EMPTY.  Counts hits and misses. */
+/* @return : 1 with *val set when key is present, else 0 (always for
+ *           MT_UNWIND_HASH_EMPTY, which no entry has).  Counts hits and
+ *           misses. */
 static inline int mt_unwind_hashmap_get(struct mt_unwind_hashmap *h, uint64_t key,
 					uint64_t *val)
 {
-	if (h->cap) {
+	if (h->cap && key != MT_UNWIND_HASH_EMPTY) {
 		size_t mask = h->cap - 1;
 		size_t i = (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
 		for (;;) {
@@ -44,7 +45,11 @@ static inline int mt_unwind_hashmap_get(struct mt_unwind_hashmap *h, uint64_t ke
 	return 0;
 }
 
-/* Insert or replace.  @return : 0, or -1 when out of memory. */
+/* Insert or replace.  @return : 0, -1 when out of memory, or
+ *           MT_UNWIND_HASH_NO_KEY for the key MT_UNWIND_HASH_EMPTY, which
+ *           marks free slots (a pc or vaddr a recording can make up: the
+ *           caller keeps that entry apart). */
+#define MT_UNWIND_HASH_NO_KEY (-2)
 int mt_unwind_hashmap_put(struct mt_unwind_hashmap *h, uint64_t key, uint64_t val);
 
 #endif

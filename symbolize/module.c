@@ -268,6 +268,8 @@ static void module_free(struct mt_unwind_module *m)
 	for (size_t i = 0; i < m->frames.cap; i++)
 		if (m->frames.keys[i] != MT_UNWIND_HASH_EMPTY)
 			free((void *)(uintptr_t)m->frames.vals[i]);
+	free(m->rule_no_key);
+	free(m->frame_no_key);
 	mt_unwind_scopes_free(m->scopes);
 	mt_unwind_cus_free(m->cus);
 	mt_unwind_symtab_release(&m->symtab);

@@ -73,6 +73,10 @@ struct mt_unwind_module {
 
 	struct mt_unwind_hashmap rules;	/* vaddr -> struct mt_unwind_rule * */
 	struct mt_unwind_hashmap frames;/* vaddr -> struct mt_unwind_sym * */
+	/* The entries for vaddr MT_UNWIND_HASH_EMPTY, which the maps cannot
+	 * hold (a made-up pc of a damaged or hostile recording). */
+	struct mt_unwind_rule *rule_no_key;
+	struct mt_unwind_sym *frame_no_key;
 	struct mt_unwind_scopes *scopes;/* per-CU scope ranges, see scopes.h */
 	struct mt_unwind_cus *cus;	/* units by address when .debug_aranges
 					 * cannot tell, see cu.h */

@@ -310,12 +310,17 @@ const struct mt_unwind_sym *mt_unwind_sym_get(struct mt_unwind_module *m, uint64
 	uint64_t v;
 	if (mt_unwind_hashmap_get(&m->frames, vaddr, &v))
 		return (const void *)(uintptr_t)v;
+	if (vaddr == MT_UNWIND_HASH_EMPTY && m->frame_no_key)
+		return m->frame_no_key;
 	pthread_mutex_lock(&m->lock);	/* libdw: see struct mt_unwind_module */
 	struct mt_unwind_sym *s = format(m, vaddr, o);
 	pthread_mutex_unlock(&m->lock);
 	if (!s)
 		return NULL;
-	if (mt_unwind_hashmap_put(&m->frames, vaddr, (uintptr_t)s) != 0) {
+	int rc = mt_unwind_hashmap_put(&m->frames, vaddr, (uintptr_t)s);
+	if (rc == MT_UNWIND_HASH_NO_KEY) {
+		m->frame_no_key = s;
+	} else if (rc != 0) {
 		free(s);
 		return NULL;
 	}

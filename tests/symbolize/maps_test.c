@@ -248,6 +248,22 @@ Test(hashmap, grows_and_finds)
 	mt_unwind_hashmap_release(&h);
 }
 
+/* The free-slot marker cannot be a key (a recording can make up any pc):
+ * it is refused, and never found, not even on a free slot. */
+Test(hashmap, the_free_slot_marker_is_no_key)
+{
+	struct mt_unwind_hashmap h;
+	uint64_t v = 0;
+	mt_unwind_hashmap_init(&h);
+	cr_assert_not(mt_unwind_hashmap_get(&h, MT_UNWIND_HASH_EMPTY, &v));
+	cr_assert_eq(mt_unwind_hashmap_put(&h, MT_UNWIND_HASH_EMPTY, 7), MT_UNWIND_HASH_NO_KEY);
+	for (uint64_t k = 0; k < 100; k++)
+		cr_assert_eq(mt_unwind_hashmap_put(&h, k, k), 0);
+	cr_assert_eq(h.len, 100);
+	cr_assert_not(mt_unwind_hashmap_get(&h, MT_UNWIND_HASH_EMPTY, &v));
+	mt_unwind_hashmap_release(&h);
+}
+
 struct seen {
 	uint64_t t[16];
 	int n;
