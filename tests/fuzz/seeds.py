@@ -8,6 +8,8 @@
                                        before it, one input per option set
   seeds.py fold_text FILE OUTDIR       mt-unwind text with an option byte
   seeds.py unwind_stream FILE OUTDIR   a perf stream or .mtz, option byte 0
+  seeds.py elf_module ELF OUTDIR       an ELF file (at most 64 KiB) with four
+                                       samples at the start of its .text
   seeds.py sample_ring - OUTDIR        sample rings laid out by hand
                                        (docs/formats/sample-ring.md)
 
@@ -108,12 +110,24 @@ def main():
             b = f.read()
         for opt in (0, 3):
             save(outdir, bytes([opt]) + b)
+    elif kind == "elf_module":
+        with open(src, "rb") as f:
+            elf = f.read()
+        sections = subprocess.run(["readelf", "-SW", src], capture_output=True, text=True,
+                                  check=True).stdout
+        cols = [l.split() for l in sections.splitlines() if " .text " in l][0]
+        text_off = int(cols[cols.index(".text") + 3], 16)
+        m = bytes([1])  # --srcline
+        for k in range(4):
+            m += struct.pack("<II", text_off + 16 * k, 0)
+        m += bytes(8 * 17) + bytes(256)
+        save(outdir, struct.pack("<H", len(elf)) + elf + m)
     elif kind in ("fold_text", "unwind_stream"):
         with open(src, "rb") as f:
             b = f.read()
         save(outdir, bytes([0]) + b)
     else:
-        sys.exit("usage: seeds.py mtz_frame|perf_encode|fold_text|unwind_stream FILE OUTDIR")
+        sys.exit("usage: seeds.py mtz_frame|perf_encode|fold_text|unwind_stream|elf_module FILE OUTDIR")
 
 
 if __name__ == "__main__":
