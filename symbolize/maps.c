@@ -317,7 +317,9 @@ static void map_resolve(struct mt_unwind_maps *mp, struct mt_unwind_map *m)
 		return;
 	int64_t d;
 	if (mt_unwind_module_vaddr_delta(m->mod, m->pgoff, &d) == 0) {
-		m->delta = (int64_t)m->pgoff - (int64_t)m->start + d;
+		/* modulo 2^64, as it is applied: an ELF file's segment
+		 * addresses can be anything */
+		m->delta = (int64_t)(m->pgoff - m->start + (uint64_t)d);
 		m->delta_ok = 1;
 	}
 }
