@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "codec/cache_dir.h"
 #include "codec/mtz_buf.h"
 #include "codec/mtz_hash.h"
 #include "symbolize/debug_cache.h"
-#include "codec/cache_dir.h"
 
 #define MAGIC "MTSCOPES"
 #define VERSION 1
