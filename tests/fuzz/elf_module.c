@@ -42,6 +42,34 @@ static uint64_t ld(const uint8_t *p, size_t n)
 	return v;
 }
 
+/* Appends n bytes at p.  @return : the end. */
+static uint8_t *put(uint8_t *p, const void *v, size_t n)
+{
+	memcpy(p, v, n);
+	return p + n;
+}
+
+static uint8_t *put_u64(uint8_t *p, uint64_t v)
+{
+	return put(p, &v, 8);
+}
+
+/* pid and tid, as records and sample_id trailers begin and end. */
+static uint8_t *put_pid_tid(uint8_t *p)
+{
+	const uint32_t pt[2] = { PID, PID };
+	return put(p, pt, 8);
+}
+
+/* The record of type (and misc) from u's header to p. */
+static void emit(struct mt_perf_writer *w, struct perf_event_header *h, const uint8_t *p,
+		 uint32_t type, uint16_t misc)
+{
+	*h = (struct perf_event_header){ .type = type, .misc = misc,
+					 .size = (uint16_t)(p - (const uint8_t *)h) };
+	mt_perf_writer_record(w, h);
+}
+
 /* The recording, written to fd. */
 static int write_stream(int fd, const char *elf_path, size_t elf_len, const uint8_t *m,
 			size_t mlen)
@@ -62,88 +90,50 @@ static int write_stream(int fd, const char *elf_path, size_t elf_len, const uint
 		struct perf_event_header h;
 		uint8_t b[65536];
 	} u;
-	/* sample_id trailer: pid, tid, time */
-#define TRAILER(p, t)                          \
-	do {                                   \
-		uint32_t pt[2] = { PID, PID }; \
-		uint64_t tm = (t);             \
-		memcpy(p, pt, 8);              \
-		memcpy((p) + 8, &tm, 8);       \
-		(p) += 16;                     \
-	} while (0)
-	uint8_t *p = u.b + sizeof(u.h);
-	uint32_t pt[2] = { PID, PID };
-	memcpy(p, pt, 8);
-	memcpy(p + 8, "fuzz\0\0\0", 8);
-	p += 16;
-	TRAILER(p, 1);
-	u.h = (struct perf_event_header){ .type = PERF_RECORD_COMM, .size = (uint16_t)(p - u.b) };
-	mt_perf_writer_record(w, &u.h);
+	uint8_t *body = u.b + sizeof(u.h), *p;
 
-	p = u.b + sizeof(u.h);
+	/* COMM, then MMAP2 of the file; each with its sample_id trailer
+	 * (pid, tid, time). */
+	p = put(put_pid_tid(body), "fuzz\0\0\0", 8);
+	p = put_u64(put_pid_tid(p), 1);
+	emit(w, &u.h, p, PERF_RECORD_COMM, 0);
+
 	uint64_t len = (elf_len + 4095) & ~(uint64_t)4095;
-	uint64_t f[3] = { BASE, len ? len : 4096, 0 };	/* addr, len, pgoff */
-	memcpy(p, pt, 8);
-	memcpy(p + 8, f, 24);
-	p += 32;
-	uint32_t dev[2] = { 0, 0 };
-	uint64_t ino[2] = { 1, 0 };	/* ino, ino_generation */
-	uint32_t prot[2] = { PROT_READ | PROT_EXEC, MAP_PRIVATE };
-	memcpy(p, dev, 8);
-	memcpy(p + 8, ino, 16);
-	memcpy(p + 24, prot, 8);
-	p += 32;
+	if (!len)
+		len = 4096;
+	const uint64_t where[3] = { BASE, len, 0 };		/* addr, len, pgoff */
+	const uint32_t dev[2] = { 0, 0 };
+	const uint64_t ino[2] = { 1, 0 };			/* ino, ino_generation */
+	const uint32_t prot[2] = { PROT_READ | PROT_EXEC, MAP_PRIVATE };
+	p = put(put_pid_tid(body), where, sizeof(where));
+	p = put(put(put(p, dev, sizeof(dev)), ino, sizeof(ino)), prot, sizeof(prot));
 	size_t nlen = strlen(elf_path) + 1, padded = (nlen + 7) & ~(size_t)7;
 	memset(p, 0, padded);
-	memcpy(p, elf_path, nlen);
-	p += padded;
-	TRAILER(p, 2);
-	u.h = (struct perf_event_header){ .type = PERF_RECORD_MMAP2, .size = (uint16_t)(p - u.b),
-					  .misc = PERF_RECORD_MISC_USER };
-	mt_perf_writer_record(w, &u.h);
+	p = put(p, elf_path, nlen) + (padded - nlen);
+	p = put_u64(put_pid_tid(p), 2);
+	emit(w, &u.h, p, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
 
-	/* the samples' material */
-	uint8_t zero[8 * (2 * NSAMPLES + NREGS) + DUMP] = { 0 };
-	uint8_t mat[sizeof(zero)];
-	memcpy(mat, zero, sizeof(mat));
+	/* the samples' material, zeros past what the input gives */
+	uint8_t mat[8 * (2 * NSAMPLES + NREGS) + DUMP] = { 0 };
 	memcpy(mat, m, mlen < sizeof(mat) ? mlen : sizeof(mat));
 	size_t dyn = mlen > 8 * (2 * NSAMPLES + NREGS) ? mlen - 8 * (2 * NSAMPLES + NREGS) : 0;
 	if (dyn > DUMP)
 		dyn = DUMP;
 	const uint8_t *regs = mat + 8 * NSAMPLES, *stack = regs + 8 * NREGS;
 	for (unsigned k = 0; k < NSAMPLES; k++) {
-		uint64_t ip = BASE + ld(mat + 8 * k, 4) % f[1];
+		uint64_t ip = BASE + ld(mat + 8 * k, 4) % len;
 		uint64_t sp = STACK_TOP - DUMP + ld(mat + 8 * k + 4, 4) % (DUMP + 64);
-		p = u.b + sizeof(u.h);
-		uint64_t head[2] = { ip, 0 };
-		memcpy(p, head, 8);
-		memcpy(p + 8, pt, 8);
-		uint64_t t = 10 + k, abi = PERF_SAMPLE_REGS_ABI_64;
-		memcpy(p + 16, &t, 8);
-		memcpy(p + 24, &abi, 8);
-		p += 32;
+		p = put_u64(put_pid_tid(put_u64(body, ip)), 10 + k);	/* ip, pid, tid, time */
+		p = put_u64(p, PERF_SAMPLE_REGS_ABI_64);
 		for (unsigned r = 0, i = 0; r < 24; r++) {	/* mask bit order */
 			if (!(REGS_MASK & (1ull << r)))
 				continue;
 			uint64_t v = ld(regs + 8 * i++, 8);
-			if (r == PERF_REG_X86_IP)
-				v = ip;
-			if (r == PERF_REG_X86_SP)
-				v = sp;
-			memcpy(p, &v, 8);
-			p += 8;
+			p = put_u64(p, r == PERF_REG_X86_IP ? ip : r == PERF_REG_X86_SP ? sp : v);
 		}
-		uint64_t size = DUMP;
-		memcpy(p, &size, 8);
-		memcpy(p + 8, stack, DUMP);
-		memcpy(p + 8 + DUMP, &(uint64_t){ dyn }, 8);
-		p += 16 + DUMP;
-		u.h = (struct perf_event_header){ .type = PERF_RECORD_SAMPLE,
-						  .size = (uint16_t)(p - u.b),
-						  .misc = PERF_RECORD_MISC_USER };
-		mt_perf_writer_record(w, &u.h);
+		p = put_u64(put(put_u64(p, DUMP), stack, DUMP), dyn);	/* size, data, dyn_size */
+		emit(w, &u.h, p, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
 	}
-#undef TRAILER
 	return mt_perf_writer_free(w);
 }
 
