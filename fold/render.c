@@ -188,22 +188,9 @@ static const char *const check_names[MT_FOLD_NCHECKS] = {
 	"alloc bytes", "allocs", "live bytes", "live objects",
 };
 
-static void print_check(FILE *f, const struct mt_fold_check *ck, int bytes, int partial)
-{
-	char a[32], iv[80];
-	if (ck->has_exact)
-		fprintf(f, " %13lld", (long long)ck->exact);
-	else
-		fprintf(f, " %13s", "-");
-	fprintf(f, " %10s %-24s", mt_fold_format_amount(a, ck->est.value, bytes),
-		format_interval(iv, &ck->est, bytes));
-	fprintf(f, " %-4s", !ck->has_exact ? "" : partial ? "part" : !ck->in_interval ? "OUT"
-			    : ck->forked ? "fork" : "in");
-}
-
-/* The checks the table shows, for the line under it: OUT among sampled
- * estimates is expected once in 1/(1 - conf) by chance, among exact ones
- * never. */
+/* The checks the table shows, counted as they are printed for the line
+ * under it: OUT among sampled estimates is expected once in 1/(1 - conf)
+ * by chance, among exact ones never. */
 struct tally {
 	unsigned sampled, sampled_out, exact, exact_out;
 };
@@ -221,19 +208,28 @@ static void tally_check(struct tally *t, const struct mt_fold_check *ck, int par
 	}
 }
 
-static void tally_group(struct tally *t, const struct mt_fold_group *g)
+static void print_check(FILE *f, const struct mt_fold_check *ck, int bytes, int partial,
+			struct tally *t)
 {
-	for (int i = 0; i < 2; i++)
-		tally_check(t, &g->check[i], g->partial);
+	tally_check(t, ck, partial);
+	char a[32], iv[80];
+	if (ck->has_exact)
+		fprintf(f, " %13lld", (long long)ck->exact);
+	else
+		fprintf(f, " %13s", "-");
+	fprintf(f, " %10s %-24s", mt_fold_format_amount(a, ck->est.value, bytes),
+		format_interval(iv, &ck->est, bytes));
+	fprintf(f, " %-4s", !ck->has_exact ? "" : partial ? "part" : !ck->in_interval ? "OUT"
+			    : ck->forked ? "fork" : "in");
 }
 
 static void print_group(FILE *f, const struct mt_fold_group *g, const char *label,
-			const char *comm, int ncheck)
+			const char *comm, int ncheck, struct tally *t)
 {
 	fprintf(f, "%-14s %-12.12s", label, comm);
 	for (int i = 0; i < ncheck; i++)
 		print_check(f, &g->check[i], i == MT_FOLD_CHECK_BYTES ||
-						     i == MT_FOLD_CHECK_INUSE_BYTES, g->partial);
+						     i == MT_FOLD_CHECK_INUSE_BYTES, g->partial, t);
 	if (g->totals.lines)
 		fprintf(f, " %10llu %12llu", (unsigned long long)g->totals.frees,
 			(unsigned long long)g->totals.peak_bytes);
@@ -264,18 +260,19 @@ static void print_totals(FILE *f, const struct mt_fold_snapshot *s)
 	for (int i = 0; i < 2; i++)
 		fprintf(f, " %13s %10s %-24s %-4s", check_names[i], "estimate", "interval", "");
 	fprintf(f, " %10s %12s\n", "frees", "peak bytes");
+	struct tally t = { 0 };
 	for (uint32_t i = 0; i < s->nthreads; i++) {
 		const struct mt_fold_group *g = &s->threads[i];
 		if (!g->totals.lines)
 			continue;
 		snprintf(label, sizeof(label), "%u/%u", g->pid, g->tid);
-		print_group(f, g, label, g->comm, 2);
+		print_group(f, g, label, g->comm, 2, &t);
 	}
 	for (uint32_t i = 0; i < s->nprocs; i++) {
 		snprintf(label, sizeof(label), "process %u", s->procs[i].pid);
-		print_group(f, &s->procs[i], label, "", 2);
+		print_group(f, &s->procs[i], label, "", 2, &t);
 	}
-	print_group(f, &s->all, "all", "", 2);
+	print_group(f, &s->all, "all", "", 2, &t);
 	/* Live at the end: what inuse estimates.  Only the object count has an
 	 * exact counterpart (allocs - frees); see snapshot.c for bytes. */
 	fprintf(f, "%-14s %-12s", "", "");
@@ -284,22 +281,14 @@ static void print_totals(FILE *f, const struct mt_fold_snapshot *s)
 	fputc('\n', f);
 	fprintf(f, "%-14s %-12s", "all (at end)", "");
 	for (int i = 2; i < 4; i++)
-		print_check(f, &s->all.check[i], i == MT_FOLD_CHECK_INUSE_BYTES, s->all.partial);
+		print_check(f, &s->all.check[i], i == MT_FOLD_CHECK_INUSE_BYTES, s->all.partial,
+			    &t);
 	fputc('\n', f);
-
-	struct tally t = { 0 };
-	for (uint32_t i = 0; i < s->nthreads; i++)
-		if (s->threads[i].totals.lines)
-			tally_group(&t, &s->threads[i]);
-	for (uint32_t i = 0; i < s->nprocs; i++)
-		tally_group(&t, &s->procs[i]);
-	tally_group(&t, &s->all);
-	tally_check(&t, &s->all.check[MT_FOLD_CHECK_INUSE_OBJECTS], s->all.partial);
 	if (t.sampled)
 		fprintf(f, "checks: %u of %u sampled estimates OUT; about %.1f expected by chance at "
 			"the %d%% level (rows of one process overlap; many more than that: lost "
 			"events, or a fault)\n", t.sampled_out, t.sampled,
-			t.sampled * (1 - s->opt.conf), (int)lround(100 * s->opt.conf));
+			t.sampled * (1 - s->opt.conf), conf);
 	if (t.exact_out)
 		fprintf(f, "checks: %u of %u exact figures differ from the sampler's: never by "
 			"chance (lost events, allocations of a signal handler during a sampled "
