@@ -10,10 +10,10 @@ FUZZ_LINK_mtz_frame := $(B)/libmtcodec.a -lzstd
 FUZZ_LINK_perf_encode := $(B)/libmtcodec.a -lzstd
 FUZZ_LINK_fold_text := $(B)/libmtfold.a -lm
 FUZZ_LINK_sample_ring := $(B)/obj/capture/sample_ring.o
-FUZZ_LINK_elf_module = $(FUZZ_LINK_unwind_stream)
 FUZZ_LINK_unwind_stream := $(B)/obj/tests/fuzz/mt_unwind_main.o \
 	$(B)/obj/symbolize/debuginfod_gate.o $(B)/libmtunwind.a $(B)/libmtcodec.a \
 	$(CODEC_LDLIBS) $(UNWIND_LDLIBS)
+FUZZ_LINK_elf_module := $(FUZZ_LINK_unwind_stream)
 
 # mt-unwind's main() under another name, for unwind_stream.
 $(B)/obj/tests/fuzz/mt_unwind_main.o: symbolize/mt_unwind.c | deps-ok

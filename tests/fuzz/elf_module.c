@@ -22,6 +22,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "codec/mtz_buf.h"
 #include "codec/perf_stream.h"
 
 int mt_unwind_main(int argc, char **argv);
@@ -33,14 +34,6 @@ int mt_unwind_main(int argc, char **argv);
 #define NSAMPLES 4
 #define NREGS 17	/* AX..R15 and IP, SP among them: perf's x86_64 mask below */
 #define REGS_MASK 0xff01ffull
-
-static uint64_t ld(const uint8_t *p, size_t n)
-{
-	uint64_t v = 0;
-	for (size_t i = 0; i < n; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
 
 /* Appends n bytes at p.  @return : the end. */
 static uint8_t *put(uint8_t *p, const void *v, size_t n)
@@ -121,14 +114,14 @@ static int write_stream(int fd, const char *elf_path, size_t elf_len, const uint
 		dyn = DUMP;
 	const uint8_t *regs = mat + 8 * NSAMPLES, *stack = regs + 8 * NREGS;
 	for (unsigned k = 0; k < NSAMPLES; k++) {
-		uint64_t ip = BASE + ld(mat + 8 * k, 4) % len;
-		uint64_t sp = STACK_TOP - DUMP + ld(mat + 8 * k + 4, 4) % (DUMP + 64);
+		uint64_t ip = BASE + mtz_ld32(mat + 8 * k) % len;
+		uint64_t sp = STACK_TOP - DUMP + mtz_ld32(mat + 8 * k + 4) % (DUMP + 64);
 		p = put_u64(put_pid_tid(put_u64(body, ip)), 10 + k);	/* ip, pid, tid, time */
 		p = put_u64(p, PERF_SAMPLE_REGS_ABI_64);
 		for (unsigned r = 0, i = 0; r < 24; r++) {	/* mask bit order */
 			if (!(REGS_MASK & (1ull << r)))
 				continue;
-			uint64_t v = ld(regs + 8 * i++, 8);
+			uint64_t v = mtz_ld64(regs + 8 * i++);
 			p = put_u64(p, r == PERF_REG_X86_IP ? ip : r == PERF_REG_X86_SP ? sp : v);
 		}
 		p = put_u64(put(put_u64(p, DUMP), stack, DUMP), dyn);	/* size, data, dyn_size */
@@ -141,7 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 3)
 		return 0;
-	size_t n = ld(data, 2);
+	size_t n = mtz_ld16(data);
 	if (n > size - 2)
 		n = size - 2;
 	const uint8_t *m = data + 2 + n;

@@ -22,15 +22,10 @@
 #include <zstd.h>
 
 #include "codec/mtz.h"
+#include "codec/mtz_buf.h"
 #include "codec/mtz_delta.h"
 #include "codec/mtz_frame.h"
 #include "codec/mtz_hash.h"
-
-static void st32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
 
 /* The payload of a frame whose sections are sec[i] (len[i] bytes each). */
 static uint8_t *payload_of(const uint8_t *const *sec, const size_t *len, unsigned nsec,
@@ -53,8 +48,8 @@ static uint8_t *payload_of(const uint8_t *const *sec, const size_t *len, unsigne
 				return NULL;
 			}
 		}
-		st32(out + 8 * i, (uint32_t)len[i]);
-		st32(out + 8 * i + 4, (uint32_t)z);
+		mtz_st32(out + 8 * i, (uint32_t)len[i]);
+		mtz_st32(out + 8 * i + 4, (uint32_t)z);
 		at += z;
 		*raw += len[i];
 	}
@@ -70,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned version = opt & 1 ? 1 : 2;
 	unsigned nsec = version == 1 ? MTZ_NSEC_V1 : MTZ_NSEC;
 	unsigned nframes = opt & 4 ? 2 : 1;
-	uint32_t out_size = (uint32_t)data[1] | (uint32_t)data[2] << 8 | (uint32_t)data[3] << 16;
+	uint32_t out_size = mtz_ld32(data) >> 8;	/* bytes 1-3 */
 	const uint8_t *sec[MTZ_NSEC];
 	size_t len[MTZ_NSEC], at = 4;
 	for (unsigned i = 0; i < nsec; i++) {
@@ -78,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (i + 1 < nsec) {
 			n = 0;
 			if (size - at >= 2) {
-				n = (size_t)data[at] | (size_t)data[at + 1] << 8;
+				n = mtz_ld16(data + at);
 				at += 2;
 			}
 			if (n > size - at)
@@ -100,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	mtz_file_header_pack(file, 0);
-	st32(file + 8, version);	/* the version field (u16) and flags (u16) */
+	mtz_st32(file + 8, version);	/* the version field (u16) and flags (u16) */
 	size_t w = MTZ_FILE_HEADER_SIZE;
 	for (unsigned k = 0; k < nframes; k++) {
 		struct mtz_frame_header h = {
