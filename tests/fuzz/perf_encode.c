@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "codec/mtz.h"
+#include "codec/mtz_buf.h"
 
 /* A record returned without an error must parse again. */
 static void reparse(const struct mt_perf_reader *r, const struct mt_perf_item *it)
@@ -60,16 +61,13 @@ static void reparse(const struct mt_perf_reader *r, const struct mt_perf_item *i
 	}
 }
 
-/* Decodes the .mtz in fd into a new buffer (*n bytes); 0 when intact. */
-static int decode(int fd, uint8_t **out, size_t *n)
+/* Decodes the .mtz in fd into out; 0 when intact. */
+static int decode(int fd, struct mtz_buf *out)
 {
 	struct mtz_reader *z;
-	*out = NULL;
-	*n = 0;
 	if (lseek(fd, 0, SEEK_SET) != 0 || mtz_reader_fdopen(&z, fd, "fuzz.mtz") != 0)
 		return -1;
 	mtz_reader_set_threads(z, 0);
-	size_t cap = 0;
 	int rc = 0;
 	for (;;) {
 		const void *p;
@@ -78,14 +76,8 @@ static int decode(int fd, uint8_t **out, size_t *n)
 			rc = -1;
 		if (k <= 0)
 			break;
-		if (*n + (size_t)k > cap) {
-			cap = (*n + (size_t)k) * 2;
-			uint8_t *b = realloc(*out, cap);
-			MT_FUZZ_CHECK(b);
-			*out = b;
-		}
-		memcpy(*out + *n, p, (size_t)k);
-		*n += (size_t)k;
+		MT_FUZZ_CHECK(mtz_buf_reserve(out, (size_t)k) == 0);
+		mtz_buf_put(out, p, (size_t)k);
 	}
 	if (mtz_reader_damage(z))
 		rc = -1;
@@ -102,8 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int in_fd = -1, out_fd = -1;
 	struct mt_perf_reader *r = NULL;
 	struct mtz_writer *w = NULL;
-	uint8_t *items = NULL, *back = NULL;
-	size_t nitems = 0, cap = 0, nback;
+	struct mtz_buf items = { 0 }, back = { 0 };
 	int rc;
 
 	if (opt & 1) {
@@ -142,22 +133,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			reparse(r, &it);
 		if (mtz_writer_item(w, r, &it))
 			goto out;	/* out of memory only: the output is a memfd */
-		if (nitems + it.size > cap) {
-			cap = (nitems + it.size) * 2;
-			uint8_t *b = realloc(items, cap);
-			MT_FUZZ_CHECK(b);
-			items = b;
-		}
-		memcpy(items + nitems, it.data, it.size);
-		nitems += it.size;
+		MT_FUZZ_CHECK(mtz_buf_reserve(&items, it.size) == 0);
+		mtz_buf_put(&items, it.data, it.size);
 	}
 	MT_FUZZ_CHECK(mtz_writer_finish(w) == 0);
 	if (!unpack) {
-		MT_FUZZ_CHECK(nitems <= src.len && (!nitems || memcmp(items, src.p, nitems) == 0));
-		MT_FUZZ_CHECK(stopped || nitems == src.len);
+		MT_FUZZ_CHECK(items.len <= src.len &&
+			      (!items.len || memcmp(items.data, src.p, items.len) == 0));
+		MT_FUZZ_CHECK(stopped || items.len == src.len);
 	}
-	MT_FUZZ_CHECK(decode(out_fd, &back, &nback) == 0);
-	MT_FUZZ_CHECK(nback == nitems && (!nitems || memcmp(back, items, nitems) == 0));
+	MT_FUZZ_CHECK(decode(out_fd, &back) == 0);
+	MT_FUZZ_CHECK(back.len == items.len &&
+		      (!items.len || memcmp(back.data, items.data, items.len) == 0));
 out:
 	mtz_writer_free(w);
 	mt_perf_reader_free(r);
@@ -165,7 +152,7 @@ out:
 		close(in_fd);
 	if (out_fd >= 0)
 		close(out_fd);
-	free(items);
-	free(back);
+	mtz_buf_release(&items);
+	mtz_buf_release(&back);
 	return 0;
 }
