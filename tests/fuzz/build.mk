@@ -10,12 +10,12 @@ FUZZ_LINK_mtz_frame := $(B)/libmtcodec.a -lzstd
 FUZZ_LINK_perf_encode := $(B)/libmtcodec.a -lzstd
 FUZZ_LINK_fold_text := $(B)/libmtfold.a -lm
 FUZZ_LINK_sample_ring := $(B)/obj/capture/sample_ring.o
-FUZZ_LINK_unwind_stream := $(B)/obj/tests/fuzz/mt_unwind_main.o \
+FUZZ_LINK_unwind_stream := $(B)/obj/tests/fuzz/unwind_run.o $(B)/obj/tests/fuzz/mt_unwind_main.o \
 	$(B)/obj/symbolize/debuginfod_gate.o $(B)/libmtunwind.a $(B)/libmtcodec.a \
 	$(CODEC_LDLIBS) $(UNWIND_LDLIBS)
 FUZZ_LINK_elf_module := $(FUZZ_LINK_unwind_stream)
 
-# mt-unwind's main() under another name, for unwind_stream.
+# mt-unwind's main() under another name, for unwind_run.c.
 $(B)/obj/tests/fuzz/mt_unwind_main.o: symbolize/mt_unwind.c | deps-ok
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Dmain=mt_unwind_main -MMD -MP -c $< -o $@
@@ -23,7 +23,7 @@ $(B)/obj/tests/fuzz/mt_unwind_main.o: symbolize/mt_unwind.c | deps-ok
 # The replay programs, one per target.
 $(B)/tests/fuzz-%: $(B)/obj/tests/fuzz/%.o $(B)/obj/tests/fuzz/replay.o \
 		$(B)/obj/tests/fuzz/input.o $(B)/libmtcodec.a $(B)/libmtfold.a \
-		$(B)/libmtunwind.a $(B)/obj/tests/fuzz/mt_unwind_main.o \
+		$(B)/libmtunwind.a $(B)/obj/tests/fuzz/mt_unwind_main.o $(B)/obj/tests/fuzz/unwind_run.o \
 		$(B)/obj/symbolize/debuginfod_gate.o $(B)/obj/capture/sample_ring.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $(B)/obj/tests/fuzz/$*.o $(B)/obj/tests/fuzz/replay.o \
@@ -41,7 +41,7 @@ FUZZ_FLAGS := -std=gnu11 -O1 -g $(WARN) -D_GNU_SOURCE -I. \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 FUZZ_LIB_OBJS := $(patsubst $(B)/obj/%,$(FUZZ_DIR)/obj/%,$(CODEC_OBJS) $(FOLD_OBJS) \
 	$(UNWIND_OBJS) $(B)/obj/symbolize/debuginfod_gate.o $(B)/obj/capture/sample_ring.o) \
-	$(FUZZ_DIR)/obj/mt_unwind_main.o
+	$(FUZZ_DIR)/obj/mt_unwind_main.o $(FUZZ_DIR)/obj/tests/fuzz/unwind_run.o
 FUZZ_BINS := $(foreach t,$(FUZZ_TARGETS),$(FUZZ_DIR)/$(t))
 FUZZ_SECONDS ?= 60
 

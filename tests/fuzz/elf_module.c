@@ -14,7 +14,6 @@
  * It must end without a crash, a hang or a sanitizer report. */
 #include "tests/fuzz/fuzz.h"
 
-#include <getopt.h>
 #include <asm/perf_regs.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -24,8 +23,6 @@
 
 #include "codec/mtz_buf.h"
 #include "codec/perf_stream.h"
-
-int mt_unwind_main(int argc, char **argv);
 
 #define PID 100u
 #define BASE 0x400000u
@@ -141,24 +138,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t mlen = size - 2 - n;
 	unsigned opt = mlen ? m[0] : 0;
 	int elf = mt_fuzz_memfd("fuzz-elf", data + 2, n), rec = -1;
-	char elf_path[64], rec_path[64];
+	char elf_path[64];
 	snprintf(elf_path, sizeof(elf_path), "/proc/self/fd/%d", elf);
 	if (elf < 0 || (rec = mt_fuzz_memfd("fuzz-rec", "", 0)) < 0 ||
 	    write_stream(rec, elf_path, n, mlen ? m + 1 : m, mlen ? mlen - 1 : 0) != 0)
 		goto out;
-	snprintf(rec_path, sizeof(rec_path), "/proc/self/fd/%d", rec);
-	char *argv[16] = { "mt-unwind", "-q", "--no-debug-cache", "-o", "/dev/null" };
-	int argc = 5;
+	const char *opts[4];
+	int k = 0;
 	if (opt & 1)
-		argv[argc++] = "--srcline";
+		opts[k++] = "--srcline";
 	if (opt & 2)
-		argv[argc++] = "--no-inline";
+		opts[k++] = "--no-inline";
 	if (opt & 4)
-		argv[argc++] = "--addrs";
-	argv[argc++] = rec_path;
-	argv[argc] = NULL;
-	optind = 0;
-	mt_unwind_main(argc, argv);
+		opts[k++] = "--addrs";
+	opts[k] = NULL;
+	mt_fuzz_unwind(rec, opts);
 out:
 	if (elf >= 0)
 		close(elf);

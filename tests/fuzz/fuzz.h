@@ -31,4 +31,8 @@ struct mt_fuzz_source {
 };
 ssize_t mt_fuzz_read(void *ctx, void *buf, size_t len);
 
+/* mt-unwind on the file fd holds, output to /dev/null, with the options
+ * opts (NULL-terminated) besides -q and --no-debug-cache (unwind_run.c). */
+void mt_fuzz_unwind(int fd, const char *const *opts);
+
 #endif

@@ -11,11 +11,7 @@
  * status may say the input was bad). */
 #include "tests/fuzz/fuzz.h"
 
-#include <getopt.h>
-#include <stdio.h>
 #include <unistd.h>
-
-int mt_unwind_main(int argc, char **argv);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -25,29 +21,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int fd = mt_fuzz_memfd("fuzz-unwind", data + 1, size - 1);
 	if (fd < 0)
 		return 0;
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	char *argv[32] = { "mt-unwind", "-q", "--no-debug-cache", "-o", "/dev/null" };
-	int argc = 5;
+	const char *opts[16];
+	int n = 0;
 	static const char *const flags[] = { "--addrs", "--no-inline", "--srcline",
 					     "--decode-only" };
 	for (unsigned i = 0; i < 4; i++)
 		if (opt & 1u << i)
-			argv[argc++] = (char *)flags[i];
+			opts[n++] = flags[i];
 	if (opt & 16) {
-		argv[argc++] = "--max-depth";
-		argv[argc++] = "4";
+		opts[n++] = "--max-depth";
+		opts[n++] = "4";
 	}
 	if (opt & 32)
-		argv[argc++] = "--no-demangle";
+		opts[n++] = "--no-demangle";
 	if (opt & 64) {
-		argv[argc++] = "--tid";
-		argv[argc++] = "1";
+		opts[n++] = "--tid";
+		opts[n++] = "1";
 	}
-	argv[argc++] = path;
-	argv[argc] = NULL;
-	optind = 0;	/* getopt_long starts afresh */
-	mt_unwind_main(argc, argv);
+	opts[n] = NULL;
+	mt_fuzz_unwind(fd, opts);
 	close(fd);
 	return 0;
 }
