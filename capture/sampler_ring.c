@@ -6,11 +6,16 @@
  * at the first unmapped byte).  Each thread finds its own stack's mapping
  * once, in /proc/self/maps: the one holding the thread pointer (glibc puts
  * a thread's descriptor at the top of its stack) or, for the main thread,
- * __libc_stack_end.  A stack pointer outside it (a signal handler on an
- * alternate stack, a coroutine's stack) has its mapping looked up each time,
- * up to 16 times per thread, then is copied with process_vm_readv(), which
- * stops at unmapped memory by itself (2 us for 8 KiB here, against 0.2 us
- * for a memcpy).  Nothing here allocates. */
+ * __libc_stack_end.  On its own stack a thread's copy also stops where its
+ * frames end, which the kernel cannot know: below the descriptor (and the
+ * static TLS under it), or just above the main thread's first frame (the
+ * arguments, environment and auxiliary vector lie above).  Those bytes are
+ * no unwinder's business and were half of a shallow stack's dump.  A stack
+ * pointer outside it (a signal handler on an alternate stack, a coroutine's
+ * stack) has its mapping looked up each time, up to 16 times per thread,
+ * then is copied with process_vm_readv(), which stops at unmapped memory by
+ * itself (2 us for 8 KiB here, against 0.2 us for a memcpy).  Nothing here
+ * allocates. */
 #include "capture/sampler_ring.h"
 #include "capture/sample_ring.h"
 
@@ -136,23 +141,30 @@ static int mapping_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
 	return found;
 }
 
-/* Is [lo, hi) this thread's own stack (see the top of the file)?  Then
- * *top is how far up it may be copied: for a glibc thread's stack block,
- * to the end of the page that holds its descriptor, above which the
- * mapping may have merged with an unrelated one that could be unmapped
- * later; the main thread's [stack] merges with nothing.  (A child forked
- * by a thread other than main runs on that thread's stack block.) */
-static int home_stack(uintptr_t lo, uintptr_t hi, uintptr_t *top)
+/* Bytes above __libc_stack_end (where argc lies) that the main thread's
+ * copy keeps: _start's frame starts right below it, and what lies above is
+ * argv, the environment and the auxiliary vector. */
+#define MAIN_STACK_MARGIN 64
+
+/* Is [lo, hi), which holds sp, this thread's own stack with sp in its
+ * frames (see the top of the file)?  Then *top is where the frames end: for
+ * a glibc thread's stack block, the descriptor (the thread pointer: its
+ * static TLS blocks lie below it, its frames below those); for the main
+ * thread's [stack], just above __libc_stack_end.  (A child forked by a
+ * thread other than main runs on that thread's stack block.)  An sp above
+ * that is on another stack that shares the mapping (a coroutine's stack
+ * mmap'd next to the descriptor's memory). */
+static int home_stack(uintptr_t lo, uintptr_t hi, uintptr_t sp, uintptr_t *top)
 {
 	uintptr_t tp = (uintptr_t)__builtin_thread_pointer();
 	uintptr_t start = (uintptr_t)__libc_stack_end;
 	if (tp >= lo && tp < hi) {
-		*top = (tp | 4095) + 1;
-		return 1;
+		*top = tp;
+		return sp < tp;
 	}
 	if (tid() == (uint32_t)ring_pid && start >= lo && start < hi) {
-		*top = UINTPTR_MAX;
-		return 1;
+		*top = hi - start > MAIN_STACK_MARGIN ? start + MAIN_STACK_MARGIN : hi;
+		return sp < *top;
 	}
 	return 0;
 }
@@ -170,9 +182,9 @@ static long stack_extent(uintptr_t sp, uint64_t want)
 			return -1;
 		}
 		uintptr_t top;
-		if (home_stack(lo, hi, &top)) {
+		if (home_stack(lo, hi, sp, &top)) {
 			home_lo = lo;
-			home_hi = hi < top ? hi : top;
+			home_hi = top;
 			home_known = 1;
 		} else {
 			lookups++;

@@ -4,7 +4,9 @@
 # copy must bound itself on (capture_stacks: the main thread's, another
 # thread's, an alternate signal stack, a coroutine's mmap'd stack; 40
 # allocations each, more than the 16 mapping lookups a thread makes before
-# it copies foreign stacks with process_vm_readv).
+# it copies foreign stacks with process_vm_readv).  On a thread's own stack
+# the ring's copy stops where the frames end (below the thread's descriptor;
+# just above the main thread's __libc_stack_end), with the same frames.
 . "$(dirname "$0")/capture-lib.sh"
 capture_skip_unless_perf
 
@@ -12,7 +14,7 @@ for how in ring no-ring ring-64k no-ring-64k; do
 	opt=; case $how in no-ring*) opt=--no-ring;; esac
 	case $how in *64k) opt="$opt --stack-size 65528 --mmap-pages 4096";; esac
 	"$CAP" $opt --rate 1 --seed 7 -o "$T/$how.data" -- "$MT_FIXTURES/capture_stacks" \
-		2>"$T/$how.err" || fail "mt-capture $opt: $(cat "$T/$how.err")"
+		>"$T/$how.out" 2>"$T/$how.err" || fail "mt-capture $opt: $(cat "$T/$how.err")"
 	[ "$(capture_lost "$T/$how.err")" = 0 ] || fail "$how: samples lost: $(cat "$T/$how.err")"
 	mt-unwind -o "$T/$how.txt" "$T/$how.data" 2>"$T/$how.uw" || fail "mt-unwind: $(cat "$T/$how.uw")"
 	# kind, comm, fields without the pointer (ASLR), frames, end: per line, sorted
@@ -38,4 +40,26 @@ for site in 'main;on_main_stack;allocate_here;malloc end=complete' \
 	n=$(grep -cF -- "$site" "$T/ring.cmp" || true)
 	[ "$n" = 40 ] || fail "$n samples, not 40, end in '$site'"
 done
-echo "ok: $(wc -l <"$T/ring.cmp") mt:alloc samples, identical through the ring and the uprobes"
+# Where the ring's dumps end: SP + dump size against the frames' end (with
+# the sampler's 64-byte margin above __libc_stack_end), per mt:alloc sample
+# on the main stack or the thread's stack block.
+desc=$(awk '$1 == "thread-descriptor" { print $2 }' "$T/ring.out")
+send=$(awk '$1 == "main-stack-end" { print $2 }' "$T/ring.out")
+[ -n "$desc" ] && [ -n "$send" ] || fail "capture_stacks printed no stack ends: $(cat "$T/ring.out")"
+perf script -i "$T/ring.data" -D 2>/dev/null | awk '
+	/PERF_RECORD_SAMPLE/ { sp = "" }
+	$2 == "SP" { sp = $3 }
+	/ustack: size/ && sp != "" { sub(",", "", $4); print sp, $4 }' >"$T/dumps"
+main=0 thread=0
+while read -r sp size; do
+	if (( sp < send && send - sp < 65536 )); then
+		(( sp + size <= send + 64 )) || fail "main stack: dump of $size bytes at sp $sp passes $send + 64"
+		main=$((main + 1))
+	elif (( sp < desc && desc - sp < 65536 )); then
+		(( sp + size <= desc )) || fail "thread stack: dump of $size bytes at sp $sp passes the descriptor $desc"
+		thread=$((thread + 1))
+	fi
+done <"$T/dumps"
+[ "$main" -ge 40 ] && [ "$thread" = 40 ] || fail "$main main-stack and $thread thread-stack dumps, not 40+ and 40"
+echo "ok: $(wc -l <"$T/ring.cmp") mt:alloc samples, identical through the ring and the uprobes;" \
+	"$main main-stack and $thread thread-stack dumps end with the frames"
