@@ -8,7 +8,8 @@
 # the size of `perf record -z` (perf's own zstd, a second recording of the
 # same workload: compared per sample).  Times are the best of MT_BENCH_RUNS
 # (default 3) by wall clock; every round trip is checked with cmp.
-# Prints the tables of docs/BENCHMARKS.md, "## mt-encode".
+# Prints the tables of docs/BENCHMARKS.md, "## mt-encode", then the python
+# stream compressed in two parts by bench/codec_bound.py.
 set -eu
 : "${MT_BUILD:?}" "${MT_FIXTURES:?}"
 ENC=$MT_BUILD/bin/mt-encode
@@ -105,3 +106,11 @@ for s in malloc threads python; do
 		"$(mb "$(stat -c %s "$T/$s-z.data")")" "$(mb "$z")" \
 		"$(awk -v a="$z" -v n="$nz" 'BEGIN { printf "%.1f", a / n }')"
 done
+
+# What general-purpose compressors reach on the python stream's samples with
+# their fields and stacks compressed apart: the size target (half of zstd
+# -19 on the whole stream) against the best of them.
+n=$(samples "$T/python.data")
+half=$(awk -v z="$(zstd -q -19 -c "$T/python.data" | wc -c)" -v n="$n" 'BEGIN { printf "%.1f", z / n / 2 }')
+printf '\npython, B/sample: the target (half of zstd -19) %s; fields and stacks compressed apart (bench/codec_bound.py):\n' "$half"
+/usr/bin/python3 "$(dirname "$0")/codec_bound.py" "$T/python.data"
