@@ -8,6 +8,7 @@ CODEC_OBJS += $(B)/obj/codec/perf_writer.o
 CODEC_OBJS += $(B)/obj/codec/perf_unpack.o
 CODEC_OBJS += $(B)/obj/codec/perf_events.o
 CODEC_OBJS += $(B)/obj/codec/cache_dir.o
+CODEC_OBJS += $(B)/obj/codec/prealloc.o
 
 FIXTURE_NAMES += perf_small
 

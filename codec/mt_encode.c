@@ -11,6 +11,7 @@
 
 #include "codec/mtz.h"
 #include "codec/perf_stream.h"
+#include "codec/prealloc.h"
 #include "codec/progress.h"
 
 enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2, EXIT_ENV = 3 };
@@ -262,43 +263,6 @@ static ssize_t counted_read(void *ctx, void *buf, size_t len)
  * the page cache than the same bytes in 256 KiB writes. */
 #define WRITE_CHUNK (256u << 10)
 
-/* A regular file gets its blocks allocated ahead of the decoded output, this
- * much at a time (fallocate, size kept): ext4 then does no delayed
- * allocation, which took a third of each write(2) and, on a file that was
- * just truncated (a shell's '>' over an earlier output), a flush of every
- * dirty page at close.  200 MB to a file: 76-87 ms -> 30-33 ms. */
-#define PREALLOC_STEP (8u << 20)
-
-struct output {
-	int fd;
-	int prealloc;		/* still preallocating */
-	uint64_t pos;		/* offset of the next write */
-	uint64_t start, allocated;	/* blocks allocated in [start, allocated) */
-};
-
-static void output_init(struct output *out, int fd)
-{
-	struct stat st;
-	int fl = fcntl(fd, F_GETFL);
-	off_t pos = lseek(fd, 0, SEEK_CUR);
-	*out = (struct output){ .fd = fd };
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || fl < 0 || (fl & O_APPEND) || pos < 0)
-		return;
-	out->prealloc = 1;
-	out->pos = out->start = out->allocated = (uint64_t)pos;
-}
-
-/* Releases the blocks allocated past what was written (less came out than
- * was allocated for: the file ends there), unless the file goes on. */
-static void output_end(struct output *out)
-{
-	struct stat st;
-	off_t pos = lseek(out->fd, 0, SEEK_CUR);	/* a failed write may have moved it */
-	if (out->allocated > out->start && pos >= 0 && (uint64_t)pos < out->allocated &&
-	    !fstat(out->fd, &st) && st.st_size == pos)
-		(void)!ftruncate(out->fd, pos);		/* else only space is lost */
-}
-
 /* @return : 0, or -1 with errno set. */
 static int write_all(int fd, const void *p, size_t n)
 {
@@ -312,25 +276,6 @@ static int write_all(int fd, const void *p, size_t n)
 		b += k;
 		n -= (size_t)k;
 	}
-	return 0;
-}
-
-/* @return : 0, or -1 with errno set. */
-static int output_write(struct output *out, const void *p, size_t n)
-{
-	if (out->prealloc && out->pos + n > out->allocated) {
-		uint64_t len = out->pos + n - out->allocated;
-		if (len < PREALLOC_STEP)
-			len = PREALLOC_STEP;
-		/* refused (not supported, no room): plain writes say what is wrong */
-		if (fallocate(out->fd, FALLOC_FL_KEEP_SIZE, (off_t)out->allocated, (off_t)len))
-			out->prealloc = 0;
-		else
-			out->allocated += len;
-	}
-	if (write_all(out->fd, p, n))
-		return -1;
-	out->pos += n;
 	return 0;
 }
 
@@ -369,8 +314,8 @@ static int decode(const struct opts *o)
 	 * the same or a later finish when writing to a file. */
 	mtz_reader_set_threads(r, o->threads_set ? o->mtz.threads : 1);
 	int status = EXIT_OK;
-	struct output out;
-	output_init(&out, ofd);
+	struct mt_prealloc out;
+	mt_prealloc_init(&out, ofd);
 	for (;;) {
 		const void *p;
 		ssize_t n = mtz_reader_chunk(r, &p);
@@ -384,7 +329,8 @@ static int decode(const struct opts *o)
 		}
 		/* frames are megabytes: one update per chunk is cheap */
 		mt_progress_update(&prog_line, in.bytes);
-		if (output_write(&out, p, (size_t)n)) {
+		mt_prealloc_ahead(&out, (size_t)n);
+		if (write_all(ofd, p, (size_t)n)) {
 			int e = errno;
 			mt_progress_release(&prog_line);
 			fprintf(stderr, "%s: cannot write '%s': %s\n", prog, oname, strerror(e));
@@ -393,7 +339,7 @@ static int decode(const struct opts *o)
 		}
 	}
 	mt_progress_release(&prog_line);
-	output_end(&out);
+	mt_prealloc_end(&out);
 	struct mtz_stats st;
 	mtz_reader_stats(r, &st);
 	if (status == EXIT_OK && mtz_reader_damage(r))

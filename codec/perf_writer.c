@@ -1,5 +1,6 @@
 /* Writing perf pipe-mode streams through a buffer. */
 #include "codec/perf_internal.h"
+#include "codec/prealloc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@ struct mt_perf_writer {
 	uint64_t bytes;
 	int err;		/* sticky */
 	char msg[256];
+	struct mt_prealloc prealloc;	/* a regular file's blocks */
 };
 
 int mt_perf_writer_new(struct mt_perf_writer **out, int fd, const char *name)
@@ -31,6 +33,7 @@ int mt_perf_writer_new(struct mt_perf_writer **out, int fd, const char *name)
 		return MT_PERF_ENOMEM;
 	}
 	w->fd = fd;
+	mt_prealloc_init(&w->prealloc, fd);
 	*out = w;
 	return 0;
 }
@@ -41,6 +44,7 @@ int mt_perf_writer_flush(struct mt_perf_writer *w)
 
 	if (w->err)
 		return w->err;
+	mt_prealloc_ahead(&w->prealloc, w->len);
 	while (done < w->len) {
 		ssize_t n = write(w->fd, w->buf + done, w->len - done);
 
@@ -66,6 +70,7 @@ int mt_perf_writer_free(struct mt_perf_writer *w)
 	if (!w)
 		return 0;
 	err = mt_perf_writer_flush(w);
+	mt_prealloc_end(&w->prealloc);
 	free(w->buf);
 	free(w->name);
 	free(w);

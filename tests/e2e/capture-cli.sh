@@ -11,6 +11,15 @@ rc=0; "$CAP" -o "$T/x.data" -- mt-no-such-command-here 2>"$T/err" || rc=$?
 [ "$rc" = 2 ] || fail "missing command: status $rc"
 grep -qx "mt-capture: cannot run 'mt-no-such-command-here': command not found" "$T/err" ||
 	fail "missing command message: $(cat "$T/err")"
+# A regular output file gets its blocks allocated ahead of the writes (not
+# on tmpfs), and what was not written is released at the end.
+"$CAP" -o "$T/pre.data" -- sh -c "stat -c '%s %b*%B' '$T/pre.data' >'$T/pre.mid'" 2>"$T/err" ||
+	fail "capture to a file: $(cat "$T/err")"
+read -r size used <"$T/pre.mid"
+[ "$(stat -f -c %T "$T")" = tmpfs ] || [ $((used)) -ge $((size + 4194304)) ] ||
+	fail "during the capture: $((used)) bytes allocated for $size written: none ahead"
+read -r size used < <(stat -c '%s %b*%B' "$T/pre.data")
+[ $((used)) -le $((size + 65536)) ] || fail "after the capture: $((used)) bytes allocated for $size"
 rc=0; "$CAP" --rate 0 -- true 2>"$T/err" || rc=$?
 [ "$rc" = 2 ] || fail "--rate 0: status $rc"
 rc=0; "$CAP" --mmap-pages 3 -- true 2>"$T/err" || rc=$?
