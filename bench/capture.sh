@@ -1,12 +1,12 @@
-#!/bin/sh
+#!/bin/bash
 # mt-capture cost, in one run, as ratios to the same workload uninstrumented:
 #  - sample mode at the default rate (512 KiB), through the sample ring and
 #    through uprobes (--no-ring), vs jemalloc's sampled profiler
 #    (prof:true, lg_prof_sample:19 = 512 KiB) and heaptrack, on capture_bench
 #    with 4 threads: "tight" = 32M small allocations and nothing else (about
 #    30 ns of CPU each), "mixed" = 16M allocations with 2 hashing passes over
-#    each block (about 100 ns each): runs of about a second, so that the 10 ms
-#    resolution of time(1) and mt-capture's start-up weigh little;
+#    each block (about 100 ns each): runs of about a second, timed to the
+#    millisecond by bash's time (time(1)'s 10 ms steps were 1% of a ratio);
 #  - trace mode: the malloc+free rate at which it starts to lose samples,
 #    with the default ring (512 pages per CPU) and a large one (8192).
 # Prints a Markdown table (docs/BENCHMARKS.md, "## mt-capture").
@@ -18,10 +18,11 @@ trap 'rm -rf "$T"' EXIT
 JE=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 RUNS=${MT_BENCH_RUNS:-7}
 
+TIMEFORMAT='%3R %3U %3S'
 secs() {	# COMMAND...: "wall cpu" seconds of one run (cpu: user + system of
 	# the whole process tree, mt-capture included; less sensitive than wall
 	# to other load on a shared machine)
-	/usr/bin/time -o "$T/time" -f "%e %U %S" "$@" >/dev/null 2>"$T/last.err" ||
+	{ time "$@" >/dev/null 2>"$T/last.err"; } 2>"$T/time" ||
 		{ echo "bench: '$*' failed" >&2; tail -5 "$T/last.err" >&2; exit 1; }
 	awk '{ printf "%.3f %.3f\n", $1, $2 + $3 }' "$T/time"
 }
@@ -50,7 +51,7 @@ for i in $(seq "$RUNS"); do
 	# A new output file each time: closing a file that O_TRUNC emptied makes
 	# ext4 write it out at once (auto_da_alloc), 20 ms for 70 MB here.
 	rm -f "$T/s.data"
-	secs "$CAP" -o "$T/s.data" -- /usr/bin/time -o "$T/in" -f "%e" $W >>"$T/sample"
+	secs "$CAP" -o "$T/s.data" -- bash -c 'TIMEFORMAT=%3R; { time "$@" 2>&3; } 3>&2 2>"$0"' "$T/in" $W >>"$T/sample"
 	cp "$T/last.err" "$T/s.err"
 	cat "$T/in" >>"$T/inner"
 	rm -f "$T/s.data"
