@@ -314,8 +314,8 @@ static int decode(const struct opts *o)
 	 * the same or a later finish when writing to a file. */
 	mtz_reader_set_threads(r, o->threads_set ? o->mtz.threads : 1);
 	int status = EXIT_OK;
-	struct mt_prealloc out;
-	mt_prealloc_init(&out, ofd);
+	struct mt_prealloc ahead;
+	mt_prealloc_init(&ahead, ofd);
 	for (;;) {
 		const void *p;
 		ssize_t n = mtz_reader_chunk(r, &p);
@@ -329,7 +329,7 @@ static int decode(const struct opts *o)
 		}
 		/* frames are megabytes: one update per chunk is cheap */
 		mt_progress_update(&prog_line, in.bytes);
-		mt_prealloc_ahead(&out, (size_t)n);
+		mt_prealloc_ahead(&ahead, (size_t)n);
 		if (write_all(ofd, p, (size_t)n)) {
 			int e = errno;
 			mt_progress_release(&prog_line);
@@ -339,7 +339,7 @@ static int decode(const struct opts *o)
 		}
 	}
 	mt_progress_release(&prog_line);
-	mt_prealloc_end(&out);
+	mt_prealloc_end(&ahead);
 	struct mtz_stats st;
 	mtz_reader_stats(r, &st);
 	if (status == EXIT_OK && mtz_reader_damage(r))
