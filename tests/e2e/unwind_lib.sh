@@ -66,9 +66,10 @@ unwind_record_mark() {
 	return 0
 }
 
-# unwind_agree DATA [MIN]: mt-unwind --addrs against perf script on DATA.
+# unwind_agree DATA [MIN [PERF_DATA]]: mt-unwind --addrs against perf script
+# on DATA (perf reads PERF_DATA instead when given: the same samples).
 unwind_agree() {
-	perf script -i "$1" --ns -F pid,tid,time,ip,dso --no-inline >"$tmp/agree.perf" 2>/dev/null
+	perf script -i "${3:-$1}" --ns -F pid,tid,time,ip,dso --no-inline >"$tmp/agree.perf" 2>/dev/null
 	mt-unwind -q --addrs --no-inline "$1" >"$tmp/agree.mt" || return 1
 	python3 "$MT_SRC/tests/symbolize/agree.py" "$tmp/agree.perf" "$tmp/agree.mt" "${2:-99}"
 }

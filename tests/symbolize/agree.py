@@ -8,9 +8,12 @@ perf prints each callchain address as an offset into the DSO's file (the
 return address minus one for callers, as mt-unwind does); it is turned into
 the ELF virtual address mt-unwind --addrs prints with the file's PT_LOAD
 headers (readelf -lW), so non-PIE executables compare too.  MT_UNWIND_OUTPUT is `mt-unwind --addrs
---no-inline`.  Samples are matched by tid and time; each sample's frames are
+--no-inline`.  Events without any callchain in perf's output (sample mode's
+mt:free and mt:totals) are left out.  Samples are matched by tid and time; each sample's frames are
 compared leaf first, up to the deepest frame both reach (kernel frames,
-which mt-unwind does not unwind, are left out).  Prints the figures and
+which mt-unwind does not unwind, are left out: by their DSO's name, or by
+their address in the kernel's half when the stream gives perf no kernel
+mapping, as mt-capture's does not).  Prints the figures and
 exits 1 when fewer than MIN_PERCENT (default 99) of the samples agree or when
 samples are missing from either side.
 
@@ -50,7 +53,9 @@ def to_vaddr(path, off):
     return off
 
 HEAD = re.compile(r'^\s*(\d+)/(\d+)\s+(\d+)\.(\d+):\s*(.*)$')
-FRAME = re.compile(r'^\s+([0-9a-f]+)\s+\((.*)\)\s*$')
+# "ADDR (DSO)", or "ADDR SYMBOL (DSO)": perf 6.1 adds the symbol for pipe-mode
+# streams (mt-capture's) whatever -F asks; the DSO is the last parenthesis.
+FRAME = re.compile(r'^\s+([0-9a-f]+)\s+(?:.*\s)?\(([^()]*)\)\s*$')
 
 
 _fdes = {}
@@ -127,6 +132,7 @@ def perf_samples(path):
     out = {}
     cur = None
     paths = {}
+    stackless = set()   # events with no callchain at all (mt:free, mt:totals)
     with open(path, errors='replace') as f:
         for line in f:
             m = HEAD.match(line)
@@ -137,19 +143,32 @@ def perf_samples(path):
                 key = (int(m.group(2)), int(m.group(3)) * 10**9 + int(m.group(4)))
                 cur = []
                 out[key] = cur
+                stackless.add(key)
                 continue
             m = FRAME.match(line)
             if m and cur is not None:
+                stackless.discard(key)
                 dso = m.group(2)
-                if dso.startswith('[kernel') or dso.startswith('[guest'):
-                    continue
                 addr = int(m.group(1), 16)
+                # kernel frames: by name, or by address where the stream has
+                # no kernel mapping for perf to name them by (mt-capture's)
+                if dso.startswith('[kernel') or dso.startswith('[guest') or addr >> 63:
+                    continue
                 if dso.startswith('/'):
                     addr = to_vaddr(dso, addr)
                 name = 'unknown' if dso == '[unknown]' else os.path.basename(dso)
                 if dso.startswith('/'):
                     paths[name] = dso
                 cur.append('%s+0x%x' % (name, addr))
+    for key in stackless:
+        del out[key]
+    # mt-unwind keeps only the outermost frame of the sampler (the function
+    # the program called: docs/formats/unwind-text.md), perf all of them
+    for frames in out.values():
+        k = 0
+        while k < len(frames) and frames[k].startswith('libmt-sampler.so'):
+            k += 1
+        del frames[:max(k - 1, 0)]
     return out, paths
 
 
