@@ -108,8 +108,17 @@ check() {
 			for p in $a; do
 				grep -q "^free.*	$p " "$tmp/$variant.$mode.txt" || { echo "FAIL $variant ($mode): $p never freed"; fail=1; break; }
 			done
+			# The same frames as perf script's (which prints them once the
+			# uprobe PMU's events are declared software ones).
+			if ! python3 "$MT_SRC/tests/symbolize/pmu_as_software.py" "$tmp/$variant.$mode" \
+				"$tmp/$variant.$mode.sw" || ! unwind_agree "$tmp/$variant.$mode" 99 \
+				"$tmp/$variant.$mode.sw" >"$tmp/agree.log"; then
+				echo "FAIL $variant ($mode): disagrees with perf script:"
+				cat "$tmp/agree.log"
+				fail=1
+			fi
 		done
-		echo "ok $variant via mt-capture, sample and trace modes ($n allocations each)"
+		echo "ok $variant via mt-capture, sample and trace modes ($n allocations each, as perf script unwinds them)"
 	done
 }
 
