@@ -48,20 +48,18 @@ fi
 cap_run() {	# cap_run NAME MT-CAPTURE-ARGS... -- CMD...: capture, compare
 	name=$1
 	shift
-	if ! mt-capture -o "$tmp/$name.data" "$@" >"$tmp/$name.log" 2>&1 ||
-		! python3 "$MT_SRC/tests/symbolize/pmu_as_software.py" "$tmp/$name.data" "$tmp/$name.sw"; then
+	if ! mt-capture -o "$tmp/$name.data" "$@" >"$tmp/$name.log" 2>&1; then
 		echo "FAIL $name: $(tail -n 1 "$tmp/$name.log")"; fail=1; return
 	fi
-	if unwind_agree "$tmp/$name.data" 99 "$tmp/$name.sw" >"$tmp/$name.agree"; then
+	if unwind_agree_capture "$tmp/$name.data" 99 >"$tmp/$name.agree"; then
 		echo "ok $name: $(tail -n 1 "$tmp/$name.agree")"
 	else
 		echo "FAIL $name:"; cat "$tmp/$name.agree"; fail=1
 	fi
 }
 
-# mt-capture's streams: sample mode's mt:alloc stacks start inside the
-# sampler; perf 6.1 prints the frames of the uprobe PMU's events once they
-# are declared software ones (pmu_as_software.py; event mode needs nothing).
+# mt-capture's streams (sample mode's mt:alloc stacks start inside the
+# sampler), through unwind_agree_capture.
 if [ -x "$MT_BUILD/bin/mt-capture" ]; then
 	cap_run mt-capture-sort --mode event -e cpu-clock -F 1500 -- sort "$tmp/big.txt" -o "$tmp/sorted2.txt"
 	# Not gcc: in about half of such captures perf 6.1 unwinds none of cc1's

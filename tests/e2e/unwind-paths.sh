@@ -110,9 +110,7 @@ check() {
 			done
 			# The same frames as perf script's (which prints them once the
 			# uprobe PMU's events are declared software ones).
-			if ! python3 "$MT_SRC/tests/symbolize/pmu_as_software.py" "$tmp/$variant.$mode" \
-				"$tmp/$variant.$mode.sw" || ! unwind_agree "$tmp/$variant.$mode" 99 \
-				"$tmp/$variant.$mode.sw" >"$tmp/agree.log"; then
+			if ! unwind_agree_capture "$tmp/$variant.$mode" 99 >"$tmp/agree.log"; then
 				echo "FAIL $variant ($mode): disagrees with perf script:"
 				cat "$tmp/agree.log"
 				fail=1

@@ -73,3 +73,12 @@ unwind_agree() {
 	mt-unwind -q --addrs --no-inline "$1" >"$tmp/agree.mt" || return 1
 	python3 "$MT_SRC/tests/symbolize/agree.py" "$tmp/agree.perf" "$tmp/agree.mt" "${2:-99}"
 }
+
+# unwind_agree_capture DATA [MIN]: unwind_agree on an mt-capture stream,
+# perf reading a copy (DATA.sw) whose uprobe-PMU events are declared
+# software ones: perf 6.1 prints their frames only then
+# (tests/symbolize/pmu_as_software.py).
+unwind_agree_capture() {
+	python3 "$MT_SRC/tests/symbolize/pmu_as_software.py" "$1" "$1.sw" &&
+		unwind_agree "$1" "${2:-99}" "$1.sw"
+}
