@@ -1047,13 +1047,15 @@ static void rewind_to(struct mtz_sections *sec, const size_t *lens)
 
 /* How unlike the reference r (its stack at rstk) a stack at sp is: of the
  * words every MTZ_SCORE_STEP bytes, those that differ from the reference's
- * word at the same address (zero where it has none). */
+ * word at the same address (zero where it has none).  Counting stops above
+ * limit, when the reference has lost anyway: scoring read every cache line
+ * of up to 16 references and was most of the encoder's own time. */
 static size_t ref_score(const uint8_t *stk, size_t dyn, uint64_t sp,
-			const struct mtz_delta_ref *r, const uint8_t *rstk)
+			const struct mtz_delta_ref *r, const uint8_t *rstk, size_t limit)
 {
 	uint64_t d = sp - r->sp;	/* offset i here is offset i + d there */
 	size_t miss = 0;
-	for (size_t i = 0; i + 8 <= dyn; i += MTZ_SCORE_STEP) {
+	for (size_t i = 0; i + 8 <= dyn && miss <= limit; i += MTZ_SCORE_STEP) {
 		uint64_t o = i + d, v = 0;	/* wraps when below the reference */
 		if (r->dyn_size >= 8 && o <= r->dyn_size - 8)
 			v = mtz_ld64(rstk + o);
@@ -1082,7 +1084,11 @@ static struct mtz_delta_ref *choose_ref(struct thread *th, unsigned nrefs, const
 		struct mtz_delta_ref *r = thread_ref(th, i);
 		if (!r->hash)	/* 0 means keyframe on the wire */
 			continue;
-		size_t sc = ref_score(stk, dyn, sp, r, hist + r->at + r->head_size);
+		/* an older one must beat both the last and the best so far */
+		size_t limit = i == 0 ? SIZE_MAX : best_score - 1;
+		if (i > 0 && last_score * MTZ_REF_BETTER / 100 < limit)
+			limit = last_score * MTZ_REF_BETTER / 100;
+		size_t sc = ref_score(stk, dyn, sp, r, hist + r->at + r->head_size, limit);
 		if (i == 0)
 			last_score = sc;
 		else if (sc * 100 > last_score * MTZ_REF_BETTER)
@@ -1096,8 +1102,37 @@ static struct mtz_delta_ref *choose_ref(struct thread *th, unsigned nrefs, const
 	return best;
 }
 
+void mtz_delta_stack_hashes(const struct mtz_sample_view *const v[], unsigned n,
+			    uint64_t hash[])
+{
+	const unsigned char *p[MTZ_HASH_BATCH];
+	size_t len[MTZ_HASH_BATCH];
+	int ok = n == MTZ_HASH_BATCH;
+	for (unsigned k = 0; k < n && ok; k++) {
+		ok = !view_check(v[k]);
+		p[k] = v[k]->rec + v[k]->stack_offset;
+		len[k] = v[k]->dyn_size;
+	}
+	if (ok) {
+		mtz_hash4(p, len, hash);
+		return;
+	}
+	for (unsigned k = 0; k < n; k++)
+		hash[k] = view_check(v[k]) ? 0 :
+			  mtz_hash(v[k]->rec + v[k]->stack_offset, v[k]->dyn_size);
+}
+
 int mtz_delta_enc_sample(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 			 struct mtz_sections *sec, const uint8_t *hist, size_t hist_len)
+{
+	uint64_t hash = 0;
+	mtz_delta_stack_hashes(&s, 1, &hash);
+	return mtz_delta_enc_sample_hashed(e, s, hash, sec, hist, hist_len);
+}
+
+int mtz_delta_enc_sample_hashed(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
+				uint64_t hash, struct mtz_sections *sec,
+				const uint8_t *hist, size_t hist_len)
 {
 	/* the history as a read-only buffer for the mirror */
 	const struct mtz_buf hb = { (uint8_t *)hist, hist_len, hist_len };
@@ -1111,7 +1146,6 @@ int mtz_delta_enc_sample(struct mtz_delta_enc *e, const struct mtz_sample_view *
 
 	uint64_t sp = s->sp_index < 0 ? 0 : mtz_ld64(s->rec + s->regs_offset + 8 * (size_t)s->sp_index);
 	const uint8_t *stk = s->rec + s->stack_offset;
-	uint64_t hash = mtz_hash(stk, s->dyn_size);
 	size_t pad = s->stack_size - s->dyn_size;
 
 	struct thread *th = table_find(&e->refs, s->tid);

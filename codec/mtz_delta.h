@@ -128,6 +128,20 @@ void mtz_delta_enc_reset(struct mtz_delta_enc *e);
 int mtz_delta_enc_sample(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 			 struct mtz_sections *sec, const uint8_t *hist, size_t hist_len);
 
+/* The same, with the hash of s's dump (mtz_hash of its dyn_size bytes)
+ * already computed by mtz_delta_stack_hashes. */
+int mtz_delta_enc_sample_hashed(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
+				uint64_t stack_hash, struct mtz_sections *sec,
+				const uint8_t *hist, size_t hist_len);
+
+/* The dump hashes of n views (v[k]->rec set), four side by side
+ * (mtz_hash4): one hash is a chain of multiplies, and that chain was a
+ * quarter of the encoder's time.  A view that mtz_delta_enc_sample would
+ * refuse gets 0. */
+#define MTZ_HASH_BATCH 4
+void mtz_delta_stack_hashes(const struct mtz_sample_view *const v[], unsigned n,
+			    uint64_t hash[]);
+
 /* How many of a thread's last samples the encoder considers as references,
  * 1..MTZ_REFS (default MTZ_REFS; 1: always the last sample, as version 1
  * did).  For tests and measurements. */

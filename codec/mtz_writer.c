@@ -28,6 +28,7 @@ struct item {
 	size_t off, size;		/* in job->in */
 	int tag;			/* MTZ_TAG_PASS, _BLOB or _SAMPLE */
 	struct mtz_sample_view v;	/* SAMPLE: v.rec set when encoding */
+	uint64_t hash;			/* SAMPLE: its dump's, once hashed */
 };
 
 /* A frame: its input, then its encoded form.  The coder state lives with
@@ -243,6 +244,28 @@ static int compress_frame(struct job *j)
 	return 0;
 }
 
+/* Hashes the dumps of the next MTZ_HASH_BATCH samples from item k on, in
+ * one go; returns the item after the last one hashed. */
+static size_t hash_ahead(struct job *j, const uint8_t *in, size_t k)
+{
+	const struct mtz_sample_view *v[MTZ_HASH_BATCH];
+	struct item *at[MTZ_HASH_BATCH];
+	unsigned n = 0;
+	for (; k < j->nitems && n < MTZ_HASH_BATCH; k++) {
+		struct item *it = &j->items[k];
+		if (it->tag != MTZ_TAG_SAMPLE)
+			continue;
+		it->v.rec = in + it->off;
+		at[n] = it;
+		v[n++] = &it->v;
+	}
+	uint64_t hash[MTZ_HASH_BATCH];
+	mtz_delta_stack_hashes(v, n, hash);
+	for (unsigned i = 0; i < n; i++)
+		at[i]->hash = hash[i];
+	return k;
+}
+
 /* Encodes a job: entries into sections, then compressed into result. */
 static void *job_run(void *arg)
 {
@@ -252,14 +275,17 @@ static void *job_run(void *arg)
 	for (int i = 0; i < MTZ_NSEC; i++)
 		j->sec.s[i].len = 0;
 	const uint8_t *in = j->view ? j->view : j->in.data;
+	size_t hashed = 0;		/* items before this one are hashed */
 	for (size_t k = 0; k < j->nitems; k++) {
 		struct item *it = &j->items[k];
 		const uint8_t *data = in + it->off;
 		int rc = MTZ_EFORMAT;
 		if (it->tag == MTZ_TAG_SAMPLE) {
-			it->v.rec = data;
+			if (k >= hashed)
+				hashed = hash_ahead(j, in, k);
 			/* the frame's input before the sample is its output too */
-			rc = mtz_delta_enc_sample(j->enc, &it->v, &j->sec, in, it->off);
+			rc = mtz_delta_enc_sample_hashed(j->enc, &it->v, it->hash, &j->sec,
+							 in, it->off);
 			if (rc == MTZ_EHASH) {
 				job_fail(j, rc, "sample at offset %llu: keyframe does not decode "
 					 "back (encoder bug)", (unsigned long long)(j->offset + it->off));

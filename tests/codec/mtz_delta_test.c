@@ -585,6 +585,44 @@ Test(mtz_delta, inconsistent_views_are_refused)
 	rig_fini(&r);
 }
 
+static struct sample batch[MTZ_HASH_BATCH];
+
+/* Four dumps hashed side by side give each one's own hash, whatever their
+ * lengths (unequal, unaligned, empty); a view the encoder would refuse gets
+ * 0 and does not stop the others being hashed; and the encoder writes the
+ * hash it is given. */
+Test(mtz_delta, stack_hashes_in_a_batch)
+{
+	static const size_t dyn[MTZ_HASH_BATCH] = { 4096, 13, 0, 2000 };
+	const struct mtz_sample_view *v[MTZ_HASH_BATCH];
+	uint64_t h[MTZ_HASH_BATCH];
+	mem_fill(&mem, 31);
+	for (int k = 0; k < MTZ_HASH_BATCH; k++) {
+		sample_make(&batch[k], &mem, 5, MEM_BASE + 8192 + 8 * (uint64_t)k, 4096, dyn[k],
+			    0xa5, 1);
+		v[k] = &batch[k].v;
+	}
+	for (unsigned n = 1; n <= MTZ_HASH_BATCH; n++) {
+		memset(h, 0xff, sizeof(h));
+		mtz_delta_stack_hashes(v, n, h);
+		for (unsigned k = 0; k < n; k++)
+			cr_assert_eq(h[k], mtz_hash(v[k]->rec + v[k]->stack_offset, dyn[k]),
+				     "batch of %u, dump %u", n, k);
+	}
+	batch[1].v.dyn_size = batch[1].v.stack_size + 1;	/* refused */
+	mtz_delta_stack_hashes(v, MTZ_HASH_BATCH, h);
+	cr_assert_eq(h[1], 0);
+	cr_assert_eq(h[3], mtz_hash(v[3]->rec + v[3]->stack_offset, dyn[3]));
+
+	struct rig r;
+	rig_init(&r);
+	cr_assert_eq(mtz_delta_enc_sample_hashed(r.enc, v[3], h[3], &r.sec, r.out.data,
+						 r.out.len), 0);
+	r.last_start[MTZ_SEC_HASH] = 0;
+	cr_assert_eq(last_hash(&r), h[3]);
+	rig_fini(&r);
+}
+
 /* A thread taking two call paths in turn (a CPU profile's thread): path A
  * (in mem) and path B (in mem2, sp 256 bytes lower) differ in every frame.
  * Step i feeds sample i of A, B, A, B, ...; a local of the path's frame
