@@ -3,10 +3,10 @@
 #   malloc   uprobe on libc malloc, DWARF stacks: a tight malloc loop
 #   threads  the same probe on 4 threads allocating under recursion
 #   python   cpu-clock profile of python3 (a real program), DWARF stacks
-# For each stream: size and time of mt-encode (default level) and of zstd
-# -1 and -19 on the raw stream, decode time of mt-encode -d and zstd -d, and
-# the size of `perf record -z` (perf's own zstd, a second recording of the
-# same workload: compared per sample).  Times are the best of MT_BENCH_RUNS
+# For each stream: size and time of mt-encode (default level, and with
+# 32-bit stack hashes) and of zstd -1 and -19 on the raw stream, decode time
+# of mt-encode -d and zstd -d, and the size of `perf record -z` (perf's own
+# zstd, a second recording of the same workload: compared per sample).  Times are the best of MT_BENCH_RUNS
 # (default 3) by wall clock; every round trip is checked with cmp.
 # Prints the tables of docs/BENCHMARKS.md, "## mt-encode", then the python
 # stream compressed in two parts by bench/codec_bound.py.
@@ -89,6 +89,10 @@ for s in malloc threads python; do
 	d=$(best_of "$T/x.out" "$ENC" -d -q "$T/x.mtz")
 	cmp -s "$in" "$T/x.out" || { echo "bench: mt-encode round trip of $s differs" >&2; exit 1; }
 	row "mt-encode" "$(stat -c %s "$T/x.mtz")" "$e" "$d"
+	e=$(best_of "$T/x.mtz" "$ENC" -q --hash-bits 32 "$in")
+	d=$(best_of "$T/x.out" "$ENC" -d -q "$T/x.mtz")
+	cmp -s "$in" "$T/x.out" || { echo "bench: --hash-bits 32 round trip of $s differs" >&2; exit 1; }
+	row "mt-encode --hash-bits 32" "$(stat -c %s "$T/x.mtz")" "$e" "$d"
 	e=$(best_of "$T/x.mtz" "$ENC" -q --raw "$in")
 	row "mt-encode --raw" "$(stat -c %s "$T/x.mtz")" "$e" "- -"
 	for l in 1 19; do

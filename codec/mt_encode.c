@@ -34,6 +34,9 @@ static void usage(FILE *f)
 "                       33554432); smaller frames lose less on damage\n"
 "  -T, --threads N      frames encoded (or decoded) in parallel, 0..8\n"
 "                       (default 2, decoding 1; 0: no worker threads)\n"
+"      --hash-bits N    bits of each stack's check hash, 64 (default) or 32:\n"
+"                       32 saves 4 bytes per sample, and a wrongly rebuilt\n"
+"                       stack then escapes its check once in 2^32\n"
 "      --stats          print detailed statistics on stderr\n"
 "  -q, --quiet          no summary line, no progress\n"
 "  -f, --force          write to a terminal anyway\n"
@@ -377,7 +380,7 @@ static int parse_num(const char *s, long lo, long hi, long *v)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_RAW = 256, OPT_STATS, OPT_FRAME };
+	enum { OPT_RAW = 256, OPT_STATS, OPT_FRAME, OPT_HASH_BITS };
 	static const struct option longs[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "decode", no_argument, NULL, 'd' },
@@ -385,6 +388,7 @@ int main(int argc, char **argv)
 		{ "level", required_argument, NULL, 'l' },
 		{ "frame-size", required_argument, NULL, OPT_FRAME },
 		{ "threads", required_argument, NULL, 'T' },
+		{ "hash-bits", required_argument, NULL, OPT_HASH_BITS },
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "force", no_argument, NULL, 'f' },
@@ -429,6 +433,14 @@ int main(int argc, char **argv)
 			}
 			o.mtz.threads = (int)v;
 			o.threads_set = 1;
+			break;
+		case OPT_HASH_BITS:
+			if (parse_num(optarg, 32, 64, &v) || (v != 32 && v != 64)) {
+				fprintf(stderr, "%s: --hash-bits wants 32 or 64, not '%s'\n", prog,
+					optarg);
+				return EXIT_USAGE;
+			}
+			o.mtz.hash_bits = (int)v;
 			break;
 		case OPT_STATS: o.stats = 1; break;
 		case 'q': o.quiet = 1; break;

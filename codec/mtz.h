@@ -84,6 +84,7 @@ struct mtz_options {
 	size_t frame_size;	/* target bytes of perf input per frame */
 	int threads;		/* frames encoded in parallel; 0: in the caller's
 				 * thread only; default 2 */
+	int hash_bits;		/* of each stack hash: 64 (default) or 32 */
 };
 
 /* Fills o with the defaults. */

@@ -34,4 +34,5 @@ void mtz_options_init(struct mtz_options *o)
 	o->raw = 0;
 	o->frame_size = MTZ_FRAME_SIZE_DEFAULT;
 	o->threads = 2;
+	o->hash_bits = 64;
 }

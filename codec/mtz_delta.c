@@ -357,6 +357,35 @@ static int pad_source(const uint8_t *sec, size_t len, size_t *pos, const uint8_t
 	return 0;
 }
 
+/* ---- stack hashes on the wire ----------------------------------------- */
+
+/* A stack's hash as the file carries it: mtz_hash, or its low 32 bits.  A
+ * SAMPLE entry's hash section part is ref_hash then hash, 8 or 4 bytes each. */
+struct wire_hash {
+	uint64_t mask;
+	size_t size;		/* bytes of one hash */
+};
+
+static const struct wire_hash wire_64 = { UINT64_MAX, 8 };
+
+static struct wire_hash wire_hash_of(unsigned bits)
+{
+	return bits == 32 ? (struct wire_hash){ 0xffffffffu, 4 } : wire_64;
+}
+
+static uint64_t wire_load(const struct wire_hash *w, const uint8_t *p)
+{
+	return w->size == 4 ? mtz_ld32(p) : mtz_ld64(p);
+}
+
+static void wire_store(const struct wire_hash *w, uint8_t *p, uint64_t h)
+{
+	if (w->size == 4)
+		mtz_st32(p, (uint32_t)h);
+	else
+		mtz_st64(p, h);
+}
+
 /* ---- decoder ---------------------------------------------------------- */
 
 #define PENDING 4		/* stacks whose hashes are checked together */
@@ -367,6 +396,7 @@ struct mtz_delta_dec {
 	int deferred;			/* see mtz_delta_dec_set_deferred */
 	struct { size_t at, n; uint64_t hash; } pend[PENDING];	/* at: in out */
 	unsigned npend;
+	struct wire_hash wire;
 	struct mtz_delta_stats stats;
 };
 
@@ -377,7 +407,13 @@ int mtz_delta_dec_new(struct mtz_delta_dec **out)
 		return MTZ_ENOMEM;
 	(*out)->refs.gen = 1;
 	(*out)->pad_sec = MTZ_SEC_PAD;
+	(*out)->wire = wire_64;
 	return 0;
+}
+
+void mtz_delta_dec_set_hash_bits(struct mtz_delta_dec *d, unsigned bits)
+{
+	d->wire = wire_hash_of(bits);
 }
 
 void mtz_delta_dec_set_version(struct mtz_delta_dec *d, unsigned version)
@@ -419,13 +455,13 @@ int mtz_delta_dec_verify(struct mtz_delta_dec *d, const uint8_t *out)
 		}
 		mtz_hash4(p, len, h);
 		for (unsigned i = 0; i < PENDING; i++)
-			if (MTZ_STACK_HASH_DIFFERS(h[i], d->pend[i].hash))
+			if (MTZ_STACK_HASH_DIFFERS(h[i] & d->wire.mask, d->pend[i].hash))
 				return MTZ_EHASH;
 		return 0;
 	}
 	for (unsigned i = 0; i < n; i++)
-		if (MTZ_STACK_HASH_DIFFERS(mtz_hash(out + d->pend[i].at, d->pend[i].n),
-					   d->pend[i].hash))
+		if (MTZ_STACK_HASH_DIFFERS(mtz_hash(out + d->pend[i].at, d->pend[i].n) &
+					   d->wire.mask, d->pend[i].hash))
 			return MTZ_EHASH;
 	return 0;
 }
@@ -497,11 +533,12 @@ static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, const ui
 	if ((rc = entry_get(c.p[MTZ_SEC_OPS] + c.pos[MTZ_SEC_OPS], &e)))
 		return rc;
 	c.pos[MTZ_SEC_OPS] += MTZ_SAMPLE_OPS;
-	if (c.len[MTZ_SEC_HASH] - c.pos[MTZ_SEC_HASH] < 16)
+	size_t hs = d->wire.size;
+	if (c.len[MTZ_SEC_HASH] - c.pos[MTZ_SEC_HASH] < 2 * hs)
 		return MTZ_ETRUNC;
 	const uint8_t *hp = c.p[MTZ_SEC_HASH] + c.pos[MTZ_SEC_HASH];
-	uint64_t ref_hash = mtz_ld64(hp), hash = mtz_ld64(hp + 8);
-	c.pos[MTZ_SEC_HASH] += 16;
+	uint64_t ref_hash = wire_load(&d->wire, hp), hash = wire_load(&d->wire, hp + hs);
+	c.pos[MTZ_SEC_HASH] += 2 * hs;
 
 	size_t so = e.stack_offset, dyn = e.dyn_size, pad = e.pad_size;
 	size_t tail = (size_t)e.rec_size - so - dyn - pad;
@@ -569,7 +606,7 @@ static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, const ui
 		if (hash != expect_hash || memcmp(a, expect + so, dyn))
 			return MTZ_EHASH;
 	} else if (!d->deferred) {
-		h = mtz_hash(a, dyn);
+		h = mtz_hash(a, dyn) & d->wire.mask;
 		if (MTZ_STACK_HASH_DIFFERS(h, hash))
 			return MTZ_EHASH;
 	}
@@ -653,6 +690,7 @@ struct mtz_delta_enc {
 	size_t indexed;			/* output bytes indexed so far */
 	uint32_t recent[RECENT];	/* pad distances that gave long runs lately */
 	unsigned nrefs;			/* references considered */
+	struct wire_hash wire;
 	struct mtz_delta_stats stats;
 };
 
@@ -669,8 +707,15 @@ int mtz_delta_enc_new(struct mtz_delta_enc **out)
 	}
 	e->refs.gen = 1;
 	e->nrefs = MTZ_REFS;
+	e->wire = wire_64;
 	*out = e;
 	return 0;
+}
+
+void mtz_delta_enc_set_hash_bits(struct mtz_delta_enc *e, unsigned bits)
+{
+	e->wire = wire_hash_of(bits);
+	mtz_delta_dec_set_hash_bits(e->mirror, bits);
 }
 
 void mtz_delta_enc_free(struct mtz_delta_enc *e)
@@ -933,9 +978,9 @@ static int emit(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 	ops->data[ops->len++] = MTZ_TAG_SAMPLE;
 	entry_put(ops->data + ops->len, &en);
 	ops->len += MTZ_SAMPLE_OPS;
-	mtz_st64(hs->data + hs->len, ref ? ref->hash : 0);
-	mtz_st64(hs->data + hs->len + 8, hash);
-	hs->len += 16;
+	wire_store(&e->wire, hs->data + hs->len, ref ? ref->hash : 0);
+	wire_store(&e->wire, hs->data + hs->len + e->wire.size, hash);
+	hs->len += 2 * e->wire.size;
 
 	/* A keyframe keeps head and stack as they are: zstd matches them
 	 * against earlier samples best in that form. */
@@ -1134,6 +1179,9 @@ int mtz_delta_enc_sample_hashed(struct mtz_delta_enc *e, const struct mtz_sample
 				uint64_t hash, struct mtz_sections *sec,
 				const uint8_t *hist, size_t hist_len)
 {
+	/* A stack whose wire hash is 0 (one in 2^32 with 32-bit hashes) is
+	 * never a reference: ref_hash 0 means keyframe. */
+	hash &= e->wire.mask;
 	/* the history as a read-only buffer for the mirror */
 	const struct mtz_buf hb = { (uint8_t *)hist, hist_len, hist_len };
 	const struct mtz_buf *out = &hb;

@@ -91,7 +91,8 @@ struct mtz_sample_view {
  * output, where the record sits at offset at (head, then the stack). */
 struct mtz_delta_ref {
 	uint64_t sp;
-	uint64_t hash;		/* mtz_hash of its dyn_size stack bytes */
+	uint64_t hash;		/* mtz_hash of its dyn_size stack bytes, as on
+				 * the wire (its low 32 bits with 32-bit hashes) */
 	size_t at;		/* the record's offset in the frame's output */
 	size_t dyn_size, head_size;
 };
@@ -142,6 +143,10 @@ int mtz_delta_enc_sample_hashed(struct mtz_delta_enc *e, const struct mtz_sample
 void mtz_delta_stack_hashes(const struct mtz_sample_view *const v[], unsigned n,
 			    uint64_t hash[]);
 
+/* Stack hashes on the wire: all 64 bits of mtz_hash (the default), or its
+ * low 32 (MTZ_FLAG_HASH32, mt-encode --hash-bits 32).  bits: 32 or 64. */
+void mtz_delta_enc_set_hash_bits(struct mtz_delta_enc *e, unsigned bits);
+
 /* How many of a thread's last samples the encoder considers as references,
  * 1..MTZ_REFS (default MTZ_REFS; 1: always the last sample, as version 1
  * did).  For tests and measurements. */
@@ -177,6 +182,9 @@ void mtz_delta_dec_set_version(struct mtz_delta_dec *d, unsigned version);
  *           for the thread), MTZ_EHASH (the rebuilt stack does not hash to
  *           the entry's hash), MTZ_ENOMEM. */
 int mtz_delta_dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *c, struct mtz_buf *out);
+
+/* As mtz_delta_enc_set_hash_bits, for the file the entries come from. */
+void mtz_delta_dec_set_hash_bits(struct mtz_delta_dec *d, unsigned bits);
 
 /* Deferred checks (off by default): mtz_delta_dec_sample then checks the
  * rebuilt stacks' hashes four at a time (about three times faster than one

@@ -12,7 +12,8 @@
 #define MTZ_VERSION 2
 #define MTZ_VERSION_MIN 1
 #define MTZ_FLAG_RAW 1u			/* written with --raw: no SAMPLE entries */
-#define MTZ_FLAGS_KNOWN MTZ_FLAG_RAW
+#define MTZ_FLAG_HASH32 2u		/* stack hashes are 32-bit (--hash-bits 32) */
+#define MTZ_FLAGS_KNOWN (MTZ_FLAG_RAW | MTZ_FLAG_HASH32)
 #define MTZ_FILE_HEADER_SIZE 16
 
 #define MTZ_FRAME_HEADER_SIZE 48

@@ -244,6 +244,7 @@ int mtz_reader_new(struct mtz_reader **out, mt_perf_read_fn read, void *ctx,
 		r->jobs[i].nsec = version < 2 ? MTZ_NSEC_V1 : MTZ_NSEC;
 		mtz_delta_dec_set_version(r->jobs[i].dec, version);
 		mtz_delta_dec_set_deferred(r->jobs[i].dec, 1);	/* checked before handed out */
+		mtz_delta_dec_set_hash_bits(r->jobs[i].dec, flags & MTZ_FLAG_HASH32 ? 32 : 64);
 	}
 	skip(r, MTZ_FILE_HEADER_SIZE);
 	*out = r;

@@ -428,6 +428,58 @@ Test(mtz_delta, decoder_refuses_bad_hashes)
 	rig_fini(&r);
 }
 
+/* With 32-bit hashes (MTZ_FLAG_HASH32) an entry carries the low 32 bits of
+ * the reference's hash and of its own, 8 bytes instead of 16; the decoder
+ * set the same way rebuilds the records and still refuses a wrong hash or
+ * reference. */
+Test(mtz_delta, hashes_of_32_bits)
+{
+	struct rig r;
+	rig_init(&r);
+	mtz_delta_enc_set_hash_bits(r.enc, 32);
+	mtz_delta_dec_set_hash_bits(r.dec, 32);
+	mem_fill(&mem, 12);
+	sample_make(&s, &mem, 5, MEM_BASE + 8192, 4096, 4096, 0, 1);
+	rig_encode(&r, &s);
+	uint64_t key_hash = mtz_hash(mem.b + 8192, 4096);
+	cr_assert_eq(r.sec.s[MTZ_SEC_HASH].len, 8);
+	cr_assert_eq(mtz_ld32(r.sec.s[MTZ_SEC_HASH].data), 0);
+	cr_assert_eq(mtz_ld32(r.sec.s[MTZ_SEC_HASH].data + 4), (uint32_t)key_hash);
+	mem.b[8192 + 16] ^= 3;
+	sample_make(&s, &mem, 5, MEM_BASE + 8192, 4096, 4096, 0, 2);
+	rig_encode(&r, &s);
+	cr_assert_eq(mtz_delta_enc_stats(r.enc)->keyframes, 1);
+	cr_assert_eq(r.sec.s[MTZ_SEC_HASH].len, 16);
+	const uint8_t *hs = r.sec.s[MTZ_SEC_HASH].data + 8;
+	cr_assert_eq(mtz_ld32(hs), (uint32_t)key_hash);
+	cr_assert_eq(mtz_ld32(hs + 4), (uint32_t)mtz_hash(mem.b + 8192, 4096));
+	rig_check(&r);
+
+	/* a fresh decoder: the first entry, then the second damaged */
+	struct mtz_delta_dec *dec;
+	cr_assert_eq(mtz_delta_dec_new(&dec), 0);
+	mtz_delta_dec_set_hash_bits(dec, 32);
+	struct mtz_buf out = { 0 };
+	struct mtz_cursors c;
+	cursors_of(&r, &c);
+	c.pos[MTZ_SEC_OPS]++;
+	cr_assert_eq(mtz_delta_dec_sample(dec, &c, &out), 0);
+	c.pos[MTZ_SEC_OPS]++;
+	uint8_t *h = r.sec.s[MTZ_SEC_HASH].data + 8;
+	h[7] ^= 0x80;		/* the top bit of the stack's 32-bit hash */
+	cr_assert_eq(mtz_delta_dec_sample(dec, &c, &out), MTZ_EHASH);
+	h[7] ^= 0x80;
+	h[0] ^= 1;
+	cr_assert_eq(mtz_delta_dec_sample(dec, &c, &out), MTZ_EREF);
+	h[0] ^= 1;
+	cr_assert_eq(mtz_delta_dec_sample(dec, &c, &out), 0);
+	cr_assert_eq(out.len, r.expect.len);
+	cr_assert(memcmp(out.data, r.expect.data, out.len) == 0);
+	mtz_buf_release(&out);
+	mtz_delta_dec_free(dec);
+	rig_fini(&r);
+}
+
 /* Registers and other head words go as differences from the previous
  * sample's (new - old, mod 2^64): a time step is the same small number
  * every sample. */

@@ -43,13 +43,15 @@ usage_error() {	# usage_error MESSAGE ARGS...: status 2 and MESSAGE on stderr
 	head -n 1 "$T/err" | grep -qF -- "$want" || fail "mt-encode $*: '$(head -n 1 "$T/err")', want '$want'"
 }
 ok -l 1; ok --level 19; ok --frame-size 4096; ok --frame-size 67108864
-ok -T 0; ok --threads 8; ok --raw
+ok -T 0; ok --threads 8; ok --raw; ok --hash-bits 32; ok --hash-bits 64
 usage_error "mt-encode: --level wants 1..19, not '0'" -l 0
 usage_error "mt-encode: --level wants 1..19, not '20'" --level 20
 usage_error "mt-encode: --frame-size wants 4096..67108864, not '4095'" --frame-size 4095
 usage_error "mt-encode: --frame-size wants 4096..67108864, not '67108865'" --frame-size 67108865
 usage_error "mt-encode: --threads wants 0..8, not '9'" -T 9
 usage_error "mt-encode: --threads wants 0..8, not '1x'" -T 1x
+usage_error "mt-encode: --hash-bits wants 32 or 64, not '48'" --hash-bits 48
+usage_error "mt-encode: --hash-bits wants 32 or 64, not '16'" --hash-bits 16
 usage_error "mt-encode: unknown option '--bogus'" --bogus
 usage_error "mt-encode: unknown option '-z'" -qz
 usage_error "mt-encode: one input at most" "$T/empty.pipe"

@@ -52,6 +52,28 @@ while pos + 48 <= len(z) and z[pos:pos + 4] == b'MTZF':
 sys.exit(0 if offset + size in starts and len(starts) >= 2 else 1)
 PY
 
+# 32-bit stack hashes: the same round trips; the HASH32 flag (file header
+# bytes 10-11, bit 1) set; at least 2 of the 4 bytes saved per sample (the
+# hash is random); and mt-unwind reads the file as it reads perf's.
+for f in threads.pipe threads.data gzip.data; do
+	roundtrip "$T/$f" --hash-bits 32
+done
+"$ENC" -q --hash-bits 32 -o "$T/t32.mtz" "$T/threads.data" || fail "--hash-bits 32 failed"
+[ $(($(od -An -tu2 -j 10 -N2 "$T/t32.mtz") & 2)) = 2 ] || fail "--hash-bits 32: no HASH32 flag"
+[ $(($(od -An -tu2 -j 10 -N2 "$T/t.mtz") & 2)) = 0 ] || fail "default: HASH32 flag set"
+d32=$(stat -c %s "$T/t32.mtz")
+[ $((d32 + 2 * samples)) -le "$d" ] ||
+	fail "--hash-bits 32: $d32 bytes against $d for $samples samples"
+"$MT_BUILD/bin/mt-unwind" -q "$T/threads.data" > "$T/uw.data" 2>"$T/uw.err" ||
+	fail "mt-unwind perf.data: $(cat "$T/uw.err")"
+"$MT_BUILD/bin/mt-unwind" -q "$T/t32.mtz" > "$T/uw.mtz" 2>"$T/uw.err" ||
+	fail "mt-unwind --hash-bits 32 .mtz: $(cat "$T/uw.err")"
+# (all but the line naming the input)
+grep -q '^# input: ' "$T/uw.data" && [ "$(wc -l < "$T/uw.data")" -gt 100 ] ||
+	fail "mt-unwind printed: $(head -3 "$T/uw.data")"
+diff <(grep -v '^# input: ' "$T/uw.data") <(grep -v '^# input: ' "$T/uw.mtz") > "$T/uw.diff" ||
+	fail "mt-unwind reads the 32-bit .mtz differently: $(head -5 "$T/uw.diff")"
+
 # mt-decode is mt-encode -d
 "${MT_BUILD}/bin/mt-decode" -q < "$T/t.mtz" | cmp -s - "$T/threads.data" || fail "mt-decode differs"
 # usage, environment and data errors

@@ -8,7 +8,8 @@
  * Input:
  *   byte 0      bit 0: version 1 (else 2); bit 1: one decoding worker (else
  *               none); bit 2: the frame twice (frames 0 and 1); bit 3: read
- *               with mtz_reader_read in small pieces (else mtz_reader_chunk)
+ *               with mtz_reader_read in small pieces (else mtz_reader_chunk);
+ *               bit 4: 32-bit stack hashes (the file flag MTZ_FLAG_HASH32)
  *   bytes 1-3   out_size, little-endian (at most 16 MiB)
  *   then, for each section but the last (ops, hash, head, code, pass, pad;
  *   version 1 has no pad): a u16 length and that many bytes; the last
@@ -95,7 +96,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	mtz_file_header_pack(file, 0);
-	mtz_st32(file + 8, version);	/* the version field (u16) and flags (u16) */
+	/* the version field (u16) and flags (u16) */
+	mtz_st32(file + 8, version | (opt & 16 ? MTZ_FLAG_HASH32 : 0) << 16);
 	size_t w = MTZ_FILE_HEADER_SIZE;
 	for (unsigned k = 0; k < nframes; k++) {
 		struct mtz_frame_header h = {

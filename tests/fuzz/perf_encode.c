@@ -8,6 +8,7 @@
  *   bit 1: --raw (no delta coding); bit 2: one encoding worker (else none)
  *   bit 3: unpack COMPRESSED records (as mt-unwind does); then the items
  *          are no longer the input, and only reading is checked
+ *   bit 4: 32-bit stack hashes (--hash-bits 32)
  * Checks, as mt-encode reads (a fatal error: the rest kept unread, once):
  *   - a record that the reader returns without an error parses again with
  *     the parser of its type (perf_stream.h says callers need not check);
@@ -114,6 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mo.raw = !!(opt & 2);
 	mo.threads = opt & 4 ? 1 : 0;
 	mo.frame_size = 4096;	/* several frames from small inputs */
+	mo.hash_bits = opt & 16 ? 32 : 64;
 	if ((out_fd = mt_fuzz_memfd("fuzz-out", "", 0)) < 0 ||
 	    mtz_writer_new(&w, out_fd, "fuzz.mtz", &mo))
 		goto out;

@@ -34,7 +34,7 @@ def save(outdir, data):
 def mtz_frames(path):
     with open(path, "rb") as f:
         b = f.read()
-    version = struct.unpack_from("<H", b, 8)[0]
+    version, flags = struct.unpack_from("<HH", b, 8)
     nsec = 5 if version == 1 else 6
     at = 16
     while at + 48 <= len(b) and b[at:at + 4] == b"MTZF":
@@ -49,7 +49,7 @@ def mtz_frames(path):
                                        capture_output=True, check=True).stdout
                         if zlen else b"")
             assert len(secs[-1]) == rlen
-        yield version, out, secs
+        yield version, flags, out, secs
         at += 48 + comp
 
 
@@ -94,10 +94,11 @@ def main():
         return
     kind, src, outdir = sys.argv[1:4]
     if kind == "mtz_frame":
-        for version, out, secs in mtz_frames(src):
+        for version, flags, out, secs in mtz_frames(src):
             if out >= 1 << 24:
                 continue
-            opt = 0 if version == 2 else 1
+            # bit 0: version 1; bit 4: 32-bit hashes (flag 2)
+            opt = (0 if version == 2 else 1) | (16 if flags & 2 else 0)
             data = bytes([opt]) + struct.pack("<I", out)[:3]
             for s in secs[:-1]:
                 if len(s) > 0xffff:
@@ -108,7 +109,7 @@ def main():
     elif kind == "perf_encode":
         with open(src, "rb") as f:
             b = f.read()
-        for opt in (0, 3):
+        for opt in (0, 3, 16):
             save(outdir, bytes([opt]) + b)
     elif kind == "elf_module":
         with open(src, "rb") as f:
