@@ -31,6 +31,7 @@ UNIT_TESTS += $(B)/tests/codec-perf-tests
 CODEC_OBJS += $(B)/obj/codec/mtz_common.o
 CODEC_OBJS += $(B)/obj/codec/mtz_delta.o
 CODEC_OBJS += $(B)/obj/codec/mtz_frame.o
+CODEC_OBJS += $(B)/obj/codec/mtz_headcols.o
 CODEC_OBJS += $(B)/obj/codec/mtz_reader.o
 CODEC_OBJS += $(B)/obj/codec/mtz_writer.o
 CODEC_OBJS += $(B)/obj/codec/progress.o
@@ -54,7 +55,8 @@ BINS += $(B)/bin/mt-decode
 
 CODEC_MTZ_TEST_OBJS := \
 	$(B)/obj/tests/codec/mtz_delta_test.o \
-	$(B)/obj/tests/codec/mtz_container_test.o
+	$(B)/obj/tests/codec/mtz_container_test.o \
+	$(B)/obj/tests/codec/mtz_headcols_test.o
 
 $(B)/tests/codec-mtz-tests: $(CODEC_MTZ_TEST_OBJS) $(B)/libmtcodec.a
 	@mkdir -p $(@D)
@@ -67,6 +69,7 @@ E2E_TESTS += tests/e2e/codec-damage.sh
 E2E_TESTS += tests/e2e/codec-capture.sh
 E2E_TESTS += tests/e2e/codec-progress.sh
 E2E_TESTS += tests/e2e/codec-cli.sh
+E2E_TESTS += tests/e2e/codec-versions.sh
 E2E_TESTS += tests/e2e/fuzz-smoke.sh
 MANPAGES += docs/man/mt-encode.1
 # `man mt-decode`: a .so link to the same page

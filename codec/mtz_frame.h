@@ -8,8 +8,9 @@
 
 /* Version 2 lets a delta name one of the thread's last MTZ_REFS samples;
  * version 1 files are version 2 files whose deltas all name the last one,
- * so a reader takes both. */
-#define MTZ_VERSION 2
+ * so a reader takes both.  Version 3 puts the words of delta-coded heads in
+ * column order (mtz_headcols.h); nothing else changed. */
+#define MTZ_VERSION 3
 #define MTZ_VERSION_MIN 1
 #define MTZ_FLAG_RAW 1u			/* written with --raw: no SAMPLE entries */
 #define MTZ_FLAG_HASH32 2u		/* stack hashes are 32-bit (--hash-bits 32) */

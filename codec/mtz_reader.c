@@ -17,6 +17,7 @@
 #include "codec/mtz_delta.h"
 #include "codec/mtz_frame.h"
 #include "codec/mtz_hash.h"
+#include "codec/mtz_headcols.h"
 
 #define MAX_JOBS 9
 
@@ -61,6 +62,9 @@ struct fjob {
 	ZSTD_DCtx *dctx;
 	struct mtz_delta_dec *dec;
 	int nsec;			/* sections per frame: 5 in version 1 */
+	int head_cols;			/* version 3: head words in column order */
+	size_t hash_size;		/* bytes of a stack hash: 8, or 4 (HASH32) */
+	struct mtz_buf rows;		/* the head section back in entry order */
 	const char *cause;		/* NULL: decoded */
 	char why[160];
 	int fatal;			/* MTZ_ENOMEM, MTZ_EIO */
@@ -245,6 +249,8 @@ int mtz_reader_new(struct mtz_reader **out, mt_perf_read_fn read, void *ctx,
 		mtz_delta_dec_set_version(r->jobs[i].dec, version);
 		mtz_delta_dec_set_deferred(r->jobs[i].dec, 1);	/* checked before handed out */
 		mtz_delta_dec_set_hash_bits(r->jobs[i].dec, flags & MTZ_FLAG_HASH32 ? 32 : 64);
+		r->jobs[i].head_cols = version >= 3;
+		r->jobs[i].hash_size = flags & MTZ_FLAG_HASH32 ? 4 : 8;
 	}
 	skip(r, MTZ_FILE_HEADER_SIZE);
 	*out = r;
@@ -310,6 +316,7 @@ void mtz_reader_free(struct mtz_reader *r)
 		}
 		mtz_buf_release(&j->payload);
 		mtz_buf_release(&j->raw);
+		mtz_buf_release(&j->rows);
 		mtz_buf_release(&j->out);
 		ZSTD_freeDCtx(j->dctx);
 		mtz_delta_dec_free(j->dec);
@@ -637,6 +644,27 @@ static int resync(struct mtz_reader *r)
 	return 0;
 }
 
+/* Puts a version 3 frame's head section, unpacked in r->raw, back in entry
+ * order (mtz_headcols.h).  @return : 0 or a code. */
+static int head_rows(struct fjob *r, const uint32_t *lens)
+{
+	size_t at[MTZ_NSEC], off = 0;
+	for (int i = 0; i < MTZ_NSEC; i++) {
+		at[i] = off;
+		off += lens[i];
+	}
+	const struct mtz_headcols_guide guide = {
+		.ops = r->raw.data + at[MTZ_SEC_OPS], .ops_len = lens[MTZ_SEC_OPS],
+		.hash = r->raw.data + at[MTZ_SEC_HASH], .hash_len = lens[MTZ_SEC_HASH],
+		.hash_size = r->hash_size,
+	};
+	uint8_t *head = r->raw.data + at[MTZ_SEC_HEAD];
+	int rc = mtz_headcols_to_rows(&guide, head, lens[MTZ_SEC_HEAD], &r->rows);
+	if (!rc && lens[MTZ_SEC_HEAD])
+		memcpy(head, r->rows.data, lens[MTZ_SEC_HEAD]);
+	return rc;
+}
+
 /* Checks, decompresses and decodes a frame. */
 static void job_decode(struct fjob *j)
 {
@@ -665,7 +693,15 @@ static void job_decode(struct fjob *j)
 	j->cause = unpack(j, h, payload, lens, j->why, sizeof(j->why));
 	if (j->cause)
 		return;
-	int rc = decode_entries(j, h, lens, &where);
+	int rc = j->head_cols ? head_rows(j, lens) : 0;
+	if (rc && rc != MTZ_ENOMEM) {
+		snprintf(j->why, sizeof(j->why), "head section: its column order does not "
+			 "match the entries (%s)", mtz_strerror(rc));
+		j->cause = j->why;
+		return;
+	}
+	if (!rc)
+		rc = decode_entries(j, h, lens, &where);
 	if (rc == MTZ_ENOMEM) {
 		j->fatal = rc;
 	} else if (rc) {

@@ -20,6 +20,7 @@
 #include "codec/mtz_delta.h"
 #include "codec/mtz_frame.h"
 #include "codec/mtz_hash.h"
+#include "codec/mtz_headcols.h"
 
 #define MAX_SLOTS 9
 
@@ -46,6 +47,8 @@ struct job {
 	struct mtz_delta_enc *enc;
 	ZSTD_CCtx *cctx;
 	struct mtz_sections sec;
+	struct mtz_buf cols, back;	/* the head section in column order,
+					 * and back again (checked) */
 	struct mtz_buf result;		/* frame header and payload */
 	int rc;
 	char err[256];
@@ -83,6 +86,8 @@ static void job_release(struct job *j)
 	ZSTD_freeCCtx(j->cctx);
 	for (int i = 0; i < MTZ_NSEC; i++)
 		mtz_buf_release(&j->sec.s[i]);
+	mtz_buf_release(&j->cols);
+	mtz_buf_release(&j->back);
 	mtz_buf_release(&j->result);
 }
 
@@ -216,10 +221,26 @@ static int compress_frame(struct job *j)
 	j->result.len = 0;
 	if (mtz_buf_reserve(&j->result, bound))
 		return job_fail(j, MTZ_ENOMEM, "out of memory");
+	/* The head section in column order (version 3), checked to come back
+	 * as the decoder will bring it back. */
+	const struct mtz_buf *head = &j->sec.s[MTZ_SEC_HEAD];
+	const struct mtz_headcols_guide guide = {
+		.ops = j->sec.s[MTZ_SEC_OPS].data, .ops_len = j->sec.s[MTZ_SEC_OPS].len,
+		.hash = j->sec.s[MTZ_SEC_HASH].data, .hash_len = j->sec.s[MTZ_SEC_HASH].len,
+		.hash_size = (size_t)j->opt->hash_bits / 8,
+	};
+	int rc = mtz_headcols_to_columns(&guide, head->data, head->len, &j->cols);
+	if (!rc)
+		rc = mtz_headcols_to_rows(&guide, j->cols.data, j->cols.len, &j->back);
+	if (rc == MTZ_ENOMEM)
+		return job_fail(j, rc, "out of memory");
+	if (rc || (head->len && memcmp(j->back.data, head->data, head->len)))
+		return job_fail(j, MTZ_EFORMAT, "frame %u: the head section does not come back "
+				"from column order (encoder bug)", j->frame_no);
 	uint8_t *payload = j->result.data + MTZ_FRAME_HEADER_SIZE;
 	size_t n = 8 * MTZ_NSEC;
 	for (int i = 0; i < MTZ_NSEC; i++) {
-		const struct mtz_buf *sec = &j->sec.s[i];
+		const struct mtz_buf *sec = i == MTZ_SEC_HEAD ? &j->cols : &j->sec.s[i];
 		size_t z = 0;
 		if (sec->len) {
 			/* Hashes are random bytes: not worth a slow level.  But an

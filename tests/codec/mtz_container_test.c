@@ -492,8 +492,13 @@ Test(mtz_container, seek_resumes_at_the_frame_holding_an_offset)
 /* A frame whose checksum holds but whose entry k is bad (a file written
  * wrong, or on purpose): the reader hands a frame's records out while it
  * rebuilds the rest, so the records before the last handout before entry k
- * come out, the rest of the frame is reported lost, and reading goes on. */
-static struct mem with_bad_entry(const struct mem *z, double where, size_t *entry_at)
+ * come out, the rest of the frame is reported lost, and reading goes on.
+ * The damage: the first SAMPLE entry from `where` of the way through gets a
+ * nonzero reserved field; or, with bad_tag, the entry there an unknown tag,
+ * which already the head section's walk (version 3, mtz_headcols.h) meets:
+ * then the whole frame is lost. */
+static struct mem with_bad_entry(const struct mem *z, double where, int bad_tag,
+				 size_t *entry_at)
 {
 	size_t offs[2];
 	struct mtz_frame_header hs[2];
@@ -518,7 +523,13 @@ static struct mem with_bad_entry(const struct mem *z, double where, size_t *entr
 	cr_assert_eq(pos, len[MTZ_SEC_OPS]);
 	for (size_t k = 0, stop = (size_t)((double)n * where); k < stop; k++)
 		target += 1 + (sec[MTZ_SEC_OPS][target] == MTZ_TAG_SAMPLE ? MTZ_SAMPLE_OPS : 4);
-	sec[MTZ_SEC_OPS][target] = 0x7f;	/* no such tag */
+	if (bad_tag) {
+		sec[MTZ_SEC_OPS][target] = 0x7f;	/* no such tag */
+	} else {
+		while (sec[MTZ_SEC_OPS][target] != MTZ_TAG_SAMPLE)
+			target += 5;
+		sec[MTZ_SEC_OPS][target + 1 + 14] = 1;	/* reserved, must be 0 */
+	}
 	*entry_at = target;
 	struct mem m = { malloc(z->n + 4096), 0 };
 	memcpy(m.p, z->p, MTZ_FILE_HEADER_SIZE);
@@ -555,7 +566,7 @@ Test(mtz_container, bad_entry_under_a_valid_checksum_loses_the_rest_of_its_frame
 	for (int t = 0; t <= 2; t++) {
 		dec_threads = t;
 		size_t at;
-		struct mem bad = with_bad_entry(&z, 0.75, &at);
+		struct mem bad = with_bad_entry(&z, 0.75, 0, &at);
 		struct decoded d = decode(&bad);
 		cr_assert_eq(d.damage, 1, "%d threads", t);
 		cr_assert_eq(d.warnings, 1);
@@ -576,11 +587,21 @@ Test(mtz_container, bad_entry_under_a_valid_checksum_loses_the_rest_of_its_frame
 		free(d.out.p);
 		/* the same entry near the start: nothing was handed out yet */
 		free(bad.p);
-		bad = with_bad_entry(&z, 0.01, &at);
+		bad = with_bad_entry(&z, 0.01, 0, &at);
 		d = decode(&bad);
 		cr_assert_eq(d.damage, 1);
 		cr_assert_eq(d.out.n, 0);
 		snprintf(want, sizeof(want), "frame skipped (original bytes 0..%zu lost)", in.n);
+		cr_assert(strstr(d.last, want), "message '%s' lacks '%s'", d.last, want);
+		free(d.out.p);
+		free(bad.p);
+		/* an unknown tag 3/4 in: the whole frame */
+		bad = with_bad_entry(&z, 0.75, 1, &at);
+		d = decode(&bad);
+		cr_assert_eq(d.damage, 1);
+		cr_assert_eq(d.out.n, 0);
+		cr_assert(strstr(d.last, "head section: its column order does not match the "
+				 "entries"), "message '%s'", d.last);
 		cr_assert(strstr(d.last, want), "message '%s' lacks '%s'", d.last, want);
 		free(d.out.p);
 		free(bad.p);

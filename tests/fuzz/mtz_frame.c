@@ -9,7 +9,8 @@
  *   byte 0      bit 0: version 1 (else 2); bit 1: one decoding worker (else
  *               none); bit 2: the frame twice (frames 0 and 1); bit 3: read
  *               with mtz_reader_read in small pieces (else mtz_reader_chunk);
- *               bit 4: 32-bit stack hashes (the file flag MTZ_FLAG_HASH32)
+ *               bit 4: 32-bit stack hashes (the file flag MTZ_FLAG_HASH32);
+ *               bit 5: version 3 (head words in column order), unless bit 0
  *   bytes 1-3   out_size, little-endian (at most 16 MiB)
  *   then, for each section but the last (ops, hash, head, code, pass, pad;
  *   version 1 has no pad): a u16 length and that many bytes; the last
@@ -63,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 4)
 		return 0;
 	unsigned opt = data[0];
-	unsigned version = opt & 1 ? 1 : 2;
+	unsigned version = opt & 1 ? 1 : opt & 32 ? 3 : 2;
 	unsigned nsec = version == 1 ? MTZ_NSEC_V1 : MTZ_NSEC;
 	unsigned nframes = opt & 4 ? 2 : 1;
 	uint32_t out_size = mtz_ld32(data) >> 8;	/* bytes 1-3 */

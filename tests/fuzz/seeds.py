@@ -97,8 +97,8 @@ def main():
         for version, flags, out, secs in mtz_frames(src):
             if out >= 1 << 24:
                 continue
-            # bit 0: version 1; bit 4: 32-bit hashes (flag 2)
-            opt = (0 if version == 2 else 1) | (16 if flags & 2 else 0)
+            # bit 0: version 1; bit 5: version 3; bit 4: 32-bit hashes
+            opt = {1: 1, 2: 0, 3: 32}[version] | (16 if flags & 2 else 0)
             data = bytes([opt]) + struct.pack("<I", out)[:3]
             for s in secs[:-1]:
                 if len(s) > 0xffff:
