@@ -70,10 +70,13 @@ static int head_code(struct perm *p, size_t n, int cols)
 			continue;
 		if ((rc = take(p, 8, &m)))
 			break;
-		for (uint64_t mask = mtz_ld64(m); mask && !rc; mask &= mask - 1) {
-			unsigned k = (unsigned)__builtin_ctzll(mask);
-			rc = cols ? word(p, (unsigned)(64 * g + k)) : take(p, 8, &m);
+		uint64_t mask = mtz_ld64(m);
+		if (!cols) {		/* the words stay, in one piece */
+			rc = take(p, 8 * (size_t)__builtin_popcountll(mask), &m);
+			continue;
 		}
+		for (; mask && !rc; mask &= mask - 1)
+			rc = word(p, (unsigned)(64 * g + (unsigned)__builtin_ctzll(mask)));
 	}
 	return rc;
 }

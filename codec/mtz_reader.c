@@ -522,6 +522,8 @@ static int decode_entries(struct fjob *r, const struct mtz_frame_header *h,
 		c.p[i] = r->raw.data + at;
 		at += lens[i];
 	}
+	if (r->head_cols)
+		c.p[MTZ_SEC_HEAD] = r->rows.data;
 
 	r->out.len = 0;
 	mtz_delta_dec_reset(r->dec);
@@ -645,7 +647,8 @@ static int resync(struct mtz_reader *r)
 }
 
 /* Puts a version 3 frame's head section, unpacked in r->raw, back in entry
- * order (mtz_headcols.h).  @return : 0 or a code. */
+ * order (mtz_headcols.h) in r->rows, where decode_entries reads it.
+ * @return : 0 or a code. */
 static int head_rows(struct fjob *r, const uint32_t *lens)
 {
 	size_t at[MTZ_NSEC], off = 0;
@@ -658,11 +661,8 @@ static int head_rows(struct fjob *r, const uint32_t *lens)
 		.hash = r->raw.data + at[MTZ_SEC_HASH], .hash_len = lens[MTZ_SEC_HASH],
 		.hash_size = r->hash_size,
 	};
-	uint8_t *head = r->raw.data + at[MTZ_SEC_HEAD];
-	int rc = mtz_headcols_to_rows(&guide, head, lens[MTZ_SEC_HEAD], &r->rows);
-	if (!rc && lens[MTZ_SEC_HEAD])
-		memcpy(head, r->rows.data, lens[MTZ_SEC_HEAD]);
-	return rc;
+	return mtz_headcols_to_rows(&guide, r->raw.data + at[MTZ_SEC_HEAD], lens[MTZ_SEC_HEAD],
+				    &r->rows);
 }
 
 /* Checks, decompresses and decodes a frame. */
