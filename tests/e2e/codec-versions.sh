@@ -4,8 +4,8 @@
 # current version.  tests/codec/data/NAME-vN.mtz: made by mt-encode at
 # version N from a stream whose SHA-256 is NAME-vN.sha256:
 #   malloc-trace-v2  mt-capture --mode trace --stack-size 512 of
-#                    codec_malloc_loop 30 (121 coded samples), encoded at
-#                    77a912e, the last commit writing version 2.
+#                    codec_malloc_loop 30 (121 coded samples), encoded by
+#                    mt-encode as built at ddc7d3a (version 2).
 . "$(dirname "$0")/codec_lib.sh"
 DATA=${MT_SRC:?}/tests/codec/data
 n=0
