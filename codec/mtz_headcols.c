@@ -22,10 +22,9 @@ struct perm {
 	int moving;		/* second walk */
 	uint32_t count[MAX_COLUMNS];
 	size_t at[MAX_COLUMNS];
-	size_t words;
 };
 
-/* n bytes that stay in entry order; *p: them, in the input. */
+/* n bytes that stay in entry order; *at: them, in the input. */
 static int take(struct perm *p, size_t n, const uint8_t **at)
 {
 	if (p->len - p->s < n || p->len - p->d < n)
@@ -52,7 +51,6 @@ static int word(struct perm *p, unsigned c)
 		p->at[c] += 8;
 	} else {
 		p->count[c]++;
-		p->words++;
 	}
 	*rows += 8;
 	return 0;
@@ -128,13 +126,13 @@ static int permute(const struct mtz_headcols_guide *gd, const uint8_t *head, siz
 	p->to_columns = to_columns;
 	if ((rc = walk(p, gd)))
 		goto out;
-	/* every byte once: the entry-order part, then the columns */
-	size_t rows_part = to_columns ? p->d : p->s;
-	if ((to_columns ? p->s : p->d) != len || rows_part + 8 * p->words != len) {
+	/* every byte once: the entry-order cursor passed them all, the other
+	 * only the entry-order part, and the columns take the rest */
+	if ((to_columns ? p->s : p->d) != len) {
 		rc = MTZ_EFORMAT;
 		goto out;
 	}
-	size_t at = rows_part;
+	size_t at = to_columns ? p->d : p->s;
 	for (unsigned c = 0; c < MAX_COLUMNS; c++) {
 		p->at[c] = at;
 		at += 8 * (size_t)p->count[c];
