@@ -517,6 +517,14 @@ static int entry_get(const uint8_t *p, struct entry *e)
 	return 0;
 }
 
+void mtz_delta_sample_shape(const uint8_t *ops, struct mtz_sample_shape *s)
+{
+	struct entry e;
+	(void)entry_get(ops, &e);	/* it reads every field before it checks */
+	*s = (struct mtz_sample_shape){ .rec_size = e.rec_size, .so = e.stack_offset,
+					.dyn = e.dyn_size, .pad = e.pad_size, .flags = e.flags };
+}
+
 /* With expect (the record the entry should give, for the encoder's check)
  * the rebuilt stack is compared with it instead of hashed: equal bytes have
  * equal hashes, and memcmp is several times faster than the hash. */

@@ -183,6 +183,15 @@ void mtz_delta_dec_set_version(struct mtz_delta_dec *d, unsigned version);
  *           the entry's hash), MTZ_ENOMEM. */
 int mtz_delta_dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *c, struct mtz_buf *out);
 
+/* The fields of a SAMPLE entry (ops bytes after its tag) that say what it
+ * takes from the head section, read as the decoder reads them but without
+ * its checks (version 3's head order, mtz_headcols.c, needs only these). */
+struct mtz_sample_shape {
+	size_t rec_size, so, dyn, pad;
+	unsigned flags;
+};
+void mtz_delta_sample_shape(const uint8_t *ops, struct mtz_sample_shape *s);
+
 /* As mtz_delta_enc_set_hash_bits, for the file the entries come from. */
 void mtz_delta_dec_set_hash_bits(struct mtz_delta_dec *d, unsigned bits);
 

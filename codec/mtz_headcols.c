@@ -95,11 +95,10 @@ static int walk(struct perm *p, const struct mtz_headcols_guide *gd)
 			return MTZ_EFORMAT;
 		if (gd->ops_len - op < MTZ_SAMPLE_OPS || gd->hash_len - hp < 2 * gd->hash_size)
 			return MTZ_ETRUNC;
-		const uint8_t *e = gd->ops + op;
+		struct mtz_sample_shape e;
+		mtz_delta_sample_shape(gd->ops + op, &e);
 		op += MTZ_SAMPLE_OPS;
-		size_t rec = mtz_ld16(e), so = mtz_ld16(e + 8), dyn = mtz_ld16(e + 10),
-		       pad = mtz_ld16(e + 12);
-		if (so + dyn + pad > rec)
+		if (e.so + e.dyn + e.pad > e.rec_size)
 			return MTZ_EFORMAT;
 		/* ref_hash 0: a keyframe, whose head is sent as it is */
 		int key = 1;
@@ -107,8 +106,11 @@ static int walk(struct perm *p, const struct mtz_headcols_guide *gd)
 			key &= gd->hash[hp + i] == 0;
 		hp += 2 * gd->hash_size;
 		const uint8_t *x;
-		int rc = key ? take(p, so, &x) : head_code(p, so, e[6] & MTZ_SAMPLE_HEAD_XOR);
-		if (rc || (rc = take(p, rec - so - dyn - pad, &x)))	/* the tail */
+		int rc = key ? take(p, e.so, &x)
+			     : head_code(p, e.so, e.flags & MTZ_SAMPLE_HEAD_XOR);
+		if (!rc)	/* the tail */
+			rc = take(p, e.rec_size - e.so - e.dyn - e.pad, &x);
+		if (rc)
 			return rc;
 	}
 	return 0;
