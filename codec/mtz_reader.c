@@ -244,13 +244,14 @@ int mtz_reader_new(struct mtz_reader **out, mt_perf_read_fn read, void *ctx,
 	unsigned flags, version;
 	if ((rc = mtz_file_header_check(r->buf, &flags, &version)))
 		goto fail;
+	unsigned hash_bits = flags & MTZ_FLAG_HASH32 ? 32 : 64;
 	for (unsigned i = 0; i < MAX_JOBS; i++) {
 		r->jobs[i].nsec = version < 2 ? MTZ_NSEC_V1 : MTZ_NSEC;
 		mtz_delta_dec_set_version(r->jobs[i].dec, version);
 		mtz_delta_dec_set_deferred(r->jobs[i].dec, 1);	/* checked before handed out */
-		mtz_delta_dec_set_hash_bits(r->jobs[i].dec, flags & MTZ_FLAG_HASH32 ? 32 : 64);
+		mtz_delta_dec_set_hash_bits(r->jobs[i].dec, hash_bits);
 		r->jobs[i].head_cols = version >= 3;
-		r->jobs[i].hash_size = flags & MTZ_FLAG_HASH32 ? 4 : 8;
+		r->jobs[i].hash_size = hash_bits / 8;
 	}
 	skip(r, MTZ_FILE_HEADER_SIZE);
 	*out = r;
