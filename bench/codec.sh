@@ -6,8 +6,9 @@
 # For each stream: size and time of mt-encode (default level, and with
 # 32-bit stack hashes) and of zstd -1 and -19 on the raw stream, decode time
 # of mt-encode -d and zstd -d, and the size of `perf record -z` (perf's own
-# zstd, a second recording of the same workload: compared per sample).  Times are the best of MT_BENCH_RUNS
-# (default 3) by wall clock; every round trip is checked with cmp.
+# zstd, a second recording of the same workload: compared per sample).
+# Times are the best of MT_BENCH_RUNS (default 3) by wall clock; every round
+# trip is checked with cmp.
 # Prints the tables of docs/BENCHMARKS.md, "## mt-encode", then the python
 # stream compressed in two parts by bench/codec_bound.py.
 set -eu
@@ -85,14 +86,13 @@ for s in malloc threads python; do
 		printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$s" "$n" "$(mb "$raw")" \
 			"$1" "$(mb "$2")" "$ratio" "$bps" "${3% *} (${3#* })" "${4% *} (${4#* })" "$us"
 	}
-	e=$(best_of "$T/x.mtz" "$ENC" -q "$in")
-	d=$(best_of "$T/x.out" "$ENC" -d -q "$T/x.mtz")
-	cmp -s "$in" "$T/x.out" || { echo "bench: mt-encode round trip of $s differs" >&2; exit 1; }
-	row "mt-encode" "$(stat -c %s "$T/x.mtz")" "$e" "$d"
-	e=$(best_of "$T/x.mtz" "$ENC" -q --hash-bits 32 "$in")
-	d=$(best_of "$T/x.out" "$ENC" -d -q "$T/x.mtz")
-	cmp -s "$in" "$T/x.out" || { echo "bench: --hash-bits 32 round trip of $s differs" >&2; exit 1; }
-	row "mt-encode --hash-bits 32" "$(stat -c %s "$T/x.mtz")" "$e" "$d"
+	for opt in "" "--hash-bits 32"; do
+		e=$(best_of "$T/x.mtz" "$ENC" -q $opt "$in")
+		d=$(best_of "$T/x.out" "$ENC" -d -q "$T/x.mtz")
+		cmp -s "$in" "$T/x.out" ||
+			{ echo "bench: mt-encode $opt round trip of $s differs" >&2; exit 1; }
+		row "mt-encode${opt:+ $opt}" "$(stat -c %s "$T/x.mtz")" "$e" "$d"
+	done
 	e=$(best_of "$T/x.mtz" "$ENC" -q --raw "$in")
 	row "mt-encode --raw" "$(stat -c %s "$T/x.mtz")" "$e" "- -"
 	for l in 1 19; do
