@@ -70,6 +70,8 @@ struct mtz_stats {
 	uint64_t pad_bytes;		/* dump bytes past dyn_size (stale ring bytes) */
 	uint64_t pad_matched;		/* of which coded against earlier output */
 	uint64_t frames;		/* frames written, or read intact */
+	uint64_t frames_beside;		/* writer: frames whose largest section was
+					 * compressed on a helper thread */
 	uint64_t frames_lost;		/* frames skipped as damaged or truncated */
 	uint64_t bytes_lost;		/* .mtz bytes skipped (reader) */
 };

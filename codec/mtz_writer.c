@@ -24,6 +24,13 @@
 
 #define MAX_SLOTS 9
 
+/* A frame's largest section is compressed on a helper thread, beside the
+ * others, when it is at least this large and a CPU would otherwise idle
+ * (fewer frames being encoded than CPUs): a CPU profile is a frame or two
+ * whose code section alone takes ~40% of the time (python stream of
+ * bench/codec.sh: 68 -> 57 ms).  Not without worker threads (-T 0). */
+#define BESIDE_MIN (256u << 10)
+
 /* One item of a frame's input. */
 struct item {
 	size_t off, size;		/* in job->in */
@@ -47,6 +54,17 @@ struct job {
 	struct mtz_delta_enc *enc;
 	ZSTD_CCtx *cctx;
 	struct mtz_sections sec;
+	/* the section compressed beside the others (compress_frame) */
+	struct {
+		ZSTD_CCtx *cctx;	/* made on first use */
+		const struct mtz_buf *in;
+		int sec;
+		struct mtz_buf out;
+		size_t z;
+	} beside;
+	int *busy;			/* the writer's count of jobs encoding */
+	int cpus;			/* CPUs online */
+	int beside_used;		/* this frame's was compressed beside */
 	struct mtz_buf cols, back;	/* the head section in column order,
 					 * and back again (checked) */
 	struct mtz_buf result;		/* frame header and payload */
@@ -62,6 +80,7 @@ struct mtz_writer {
 	struct mtz_options opt;
 	struct job slots[MAX_SLOTS];
 	unsigned nslots, cur;		/* cur: the slot being filled */
+	int busy;			/* jobs encoding (atomic) */
 	uint64_t offset;		/* input bytes before the open frame */
 	uint32_t frame_no;
 	int started, finished;
@@ -84,6 +103,8 @@ static void job_release(struct job *j)
 	free(j->items);
 	mtz_delta_enc_free(j->enc);
 	ZSTD_freeCCtx(j->cctx);
+	ZSTD_freeCCtx(j->beside.cctx);
+	mtz_buf_release(&j->beside.out);
 	for (int i = 0; i < MTZ_NSEC; i++)
 		mtz_buf_release(&j->sec.s[i]);
 	mtz_buf_release(&j->cols);
@@ -113,10 +134,13 @@ int mtz_writer_new(struct mtz_writer **out, int fd, const char *name,
 	w->name = strdup(name ? name : "-");
 	/* threads workers, and one slot more to fill meanwhile */
 	w->nslots = w->opt.threads ? (unsigned)w->opt.threads + 1 : 1;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int bad = !w->name;
 	for (unsigned i = 0; i < w->nslots && !bad; i++) {
 		struct job *j = &w->slots[i];
 		j->opt = &w->opt;
+		j->busy = &w->busy;
+		j->cpus = cpus > 0 ? (int)cpus : 1;
 		j->cctx = ZSTD_createCCtx();
 		bad = !j->cctx || mtz_delta_enc_new(&j->enc);
 		if (!bad)
@@ -209,6 +233,54 @@ static int put_pass(struct job *j, int tag, const void *data, size_t size)
 	return 0;
 }
 
+/* Compresses section i (in) into dst, cap bytes.
+ * @return : the compressed size, or a zstd error code. */
+static size_t compress_section(ZSTD_CCtx *cctx, const struct mtz_options *opt, int i,
+			       void *dst, size_t cap, const struct mtz_buf *in)
+{
+	/* Hashes are random bytes: not worth a slow level.  But an entry's
+	 * ref_hash repeats an earlier entry's hash, a match of 4 bytes with
+	 * 32-bit hashes, below level 1's shortest (threads stream: 44.3 ->
+	 * 34.7 KB). */
+	int hashes = i == MTZ_SEC_HASH;
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, hashes ? 1 : opt->level);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_minMatch, hashes ? 4 : 0);
+	return ZSTD_compress2(cctx, dst, cap, in->data, in->len);
+}
+
+static void *beside_run(void *arg)
+{
+	struct job *j = arg;
+	j->beside.z = compress_section(j->beside.cctx, j->opt, j->beside.sec, j->beside.out.data,
+				       j->beside.out.cap, j->beside.in);
+	return NULL;
+}
+
+/* Starts compressing the largest of the sections secs on a helper thread
+ * when that is worth it (BESIDE_MIN).  Its output is the same as in the
+ * job's thread: same parameters, a context of its own.
+ * @return : the section's index, or -1 (none: all are compressed here). */
+static int beside_start(struct job *j, const struct mtz_buf *const *secs, pthread_t *t)
+{
+	int busy = __atomic_load_n(j->busy, __ATOMIC_RELAXED);	/* this job too */
+	if (!j->opt->threads || busy >= j->cpus)
+		return -1;
+	int big = 0;
+	for (int i = 1; i < MTZ_NSEC; i++)
+		if (secs[i]->len > secs[big]->len)
+			big = i;
+	if (secs[big]->len < BESIDE_MIN)
+		return -1;
+	if (!j->beside.cctx && !(j->beside.cctx = ZSTD_createCCtx()))
+		return -1;
+	j->beside.out.len = 0;
+	if (mtz_buf_reserve(&j->beside.out, ZSTD_compressBound(secs[big]->len)))
+		return -1;
+	j->beside.in = secs[big];
+	j->beside.sec = big;
+	return pthread_create(t, NULL, beside_run, j) ? -1 : big;
+}
+
 /* The payload: a table (per section: u32 raw size, u32 compressed size),
  * then each non-empty section as its own zstd frame. */
 static int compress_frame(struct job *j)
@@ -237,27 +309,31 @@ static int compress_frame(struct job *j)
 	if (rc || (head->len && memcmp(j->back.data, head->data, head->len)))
 		return job_fail(j, MTZ_EFORMAT, "frame %u: the head section does not come back "
 				"from column order (encoder bug)", j->frame_no);
+	const struct mtz_buf *secs[MTZ_NSEC];
+	for (int i = 0; i < MTZ_NSEC; i++)
+		secs[i] = i == MTZ_SEC_HEAD ? &j->cols : &j->sec.s[i];
+	pthread_t helper;
+	int beside = beside_start(j, secs, &helper);
+	j->beside_used = beside >= 0;
 	uint8_t *payload = j->result.data + MTZ_FRAME_HEADER_SIZE;
 	size_t n = 8 * MTZ_NSEC;
 	for (int i = 0; i < MTZ_NSEC; i++) {
-		const struct mtz_buf *sec = i == MTZ_SEC_HEAD ? &j->cols : &j->sec.s[i];
 		size_t z = 0;
-		if (sec->len) {
-			/* Hashes are random bytes: not worth a slow level.  But an
-			 * entry's ref_hash repeats an earlier entry's hash, a match
-			 * of 4 bytes with 32-bit hashes, below level 1's shortest
-			 * (threads stream: 44.3 -> 34.7 KB). */
-			int hashes = i == MTZ_SEC_HASH;
-			ZSTD_CCtx_setParameter(j->cctx, ZSTD_c_compressionLevel,
-					       hashes ? 1 : j->opt->level);
-			ZSTD_CCtx_setParameter(j->cctx, ZSTD_c_minMatch, hashes ? 4 : 0);
-			z = ZSTD_compress2(j->cctx, payload + n,
-					   bound - MTZ_FRAME_HEADER_SIZE - n, sec->data, sec->len);
-			if (ZSTD_isError(z))
-				return job_fail(j, MTZ_EZSTD, "frame %u: zstd: %s", j->frame_no,
-						ZSTD_getErrorName(z));
+		if (i == beside) {
+			pthread_join(helper, NULL);
+			if (!ZSTD_isError(z = j->beside.z))
+				memcpy(payload + n, j->beside.out.data, z);
+		} else if (secs[i]->len) {
+			z = compress_section(j->cctx, j->opt, i, payload + n,
+					     bound - MTZ_FRAME_HEADER_SIZE - n, secs[i]);
 		}
-		mtz_st32(payload + 8 * i, (uint32_t)sec->len);
+		if (ZSTD_isError(z)) {
+			if (beside > i)
+				pthread_join(helper, NULL);
+			return job_fail(j, MTZ_EZSTD, "frame %u: zstd: %s", j->frame_no,
+					ZSTD_getErrorName(z));
+		}
+		mtz_st32(payload + 8 * i, (uint32_t)secs[i]->len);
 		mtz_st32(payload + 8 * i + 4, (uint32_t)z);
 		n += z;
 	}
@@ -297,9 +373,8 @@ static size_t hash_ahead(struct job *j, const uint8_t *in, size_t k)
 }
 
 /* Encodes a job: entries into sections, then compressed into result. */
-static void *job_run(void *arg)
+static void job_encode(struct job *j)
 {
-	struct job *j = arg;
 	j->rc = 0;
 	mtz_delta_enc_reset(j->enc);
 	for (int i = 0; i < MTZ_NSEC; i++)
@@ -319,17 +394,25 @@ static void *job_run(void *arg)
 			if (rc == MTZ_EHASH) {
 				job_fail(j, rc, "sample at offset %llu: keyframe does not decode "
 					 "back (encoder bug)", (unsigned long long)(j->offset + it->off));
-				return NULL;
+				return;
 			}
 		}
 		if (rc == MTZ_ENOMEM ||
 		    (rc && put_pass(j, it->tag == MTZ_TAG_BLOB ? MTZ_TAG_BLOB : MTZ_TAG_PASS,
 				    data, it->size))) {
 			job_fail(j, MTZ_ENOMEM, "out of memory");
-			return NULL;
+			return;
 		}
 	}
 	compress_frame(j);
+}
+
+static void *job_run(void *arg)
+{
+	struct job *j = arg;
+	__atomic_add_fetch(j->busy, 1, __ATOMIC_RELAXED);
+	job_encode(j);
+	__atomic_sub_fetch(j->busy, 1, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -346,6 +429,7 @@ static int collect(struct mtz_writer *w, struct job *j)
 		return j->rc;
 	}
 	w->st.frames++;
+	w->st.frames_beside += (uint64_t)j->beside_used;
 	return write_all(w, j->result.data, j->result.len);
 }
 

@@ -247,6 +247,31 @@ Test(mtz_container, same_output_whatever_the_threads)
 	free(in.p); free(z0.p);
 }
 
+/* A frame encoded while a CPU is free has its largest section compressed
+ * on a helper thread: the same bytes as without worker threads. */
+Test(mtz_container, largest_section_beside_gives_the_same_bytes)
+{
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		cr_skip_test("one CPU online: no helper thread is started");
+	struct mem in = make_stream(8000);
+	struct mtz_stats st0, st;
+	threads = 0;
+	struct mem z0 = encode(&in, 0, MTZ_FRAME_SIZE_DEFAULT, &st0);
+	threads = 1;	/* one frame, one worker: a CPU is free */
+	struct mem z = encode(&in, 0, MTZ_FRAME_SIZE_DEFAULT, &st);
+	threads = 2;
+	cr_assert_eq(st0.frames, 1);
+	cr_assert_eq(st0.frames_beside, 0);
+	cr_assert_eq(st.frames_beside, 1);
+	cr_assert_eq(z.n, z0.n);
+	cr_assert(memcmp(z.p, z0.p, z.n) == 0);
+	struct decoded d = decode(&z);
+	cr_assert_eq(d.damage, 0, "%s", d.last);
+	cr_assert_eq(d.out.n, in.n);
+	cr_assert(memcmp(d.out.p, in.p, in.n) == 0);
+	free(in.p); free(z0.p); free(z.p); free(d.out.p);
+}
+
 Test(mtz_container, raw_mode_round_trip)
 {
 	struct mem in = make_stream(50);
