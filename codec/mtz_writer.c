@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +64,7 @@ struct job {
 		size_t z;
 	} beside;
 	int *busy;			/* the writer's count of jobs encoding */
-	int cpus;			/* CPUs online */
+	int cpus;			/* CPUs it may run on */
 	int beside_used;		/* this frame's was compressed beside */
 	struct mtz_buf cols, back;	/* the head section in column order,
 					 * and back again (checked) */
@@ -134,7 +135,10 @@ int mtz_writer_new(struct mtz_writer **out, int fd, const char *name,
 	w->name = strdup(name ? name : "-");
 	/* threads workers, and one slot more to fill meanwhile */
 	w->nslots = w->opt.threads ? (unsigned)w->opt.threads + 1 : 1;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	/* the CPUs this process may run on (taskset, a container's cpuset) */
+	cpu_set_t set;
+	long cpus = sched_getaffinity(0, sizeof(set), &set) ? sysconf(_SC_NPROCESSORS_ONLN) :
+							      CPU_COUNT(&set);
 	int bad = !w->name;
 	for (unsigned i = 0; i < w->nslots && !bad; i++) {
 		struct job *j = &w->slots[i];
