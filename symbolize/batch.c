@@ -58,25 +58,98 @@ void mt_unwind_put_frame(struct mt_unwind_out *to, const struct mt_unwind_symopt
 	}
 }
 
+void mt_unwind_last_stack_init(struct mt_unwind_last_stack *l)
+{
+	memset(l, 0, sizeof(*l));
+	mt_unwind_out_init_mem(&l->text);
+}
+
+void mt_unwind_last_stack_release(struct mt_unwind_last_stack *l)
+{
+	mt_unwind_out_release(&l->text);
+	free(l->fr);
+	free(l->at);
+}
+
+/* Room for n frames in l.  @return : 0 or -1 (ENOMEM). */
+static int last_reserve(struct mt_unwind_last_stack *l, uint32_t n)
+{
+	if (n <= l->cap)
+		return 0;
+	uint32_t cap = l->cap ? l->cap : 64;
+	while (cap < n)
+		cap *= 2;
+	struct mt_unwind_dframe *fr = realloc(l->fr, cap * sizeof(*fr));
+	if (fr)
+		l->fr = fr;
+	struct mt_unwind_last_frame *at = realloc(l->at, cap * sizeof(*at));
+	if (at)
+		l->at = at;
+	if (!fr || !at)
+		return -1;
+	l->cap = cap;
+	return 0;
+}
+
+static int same_dframe(const struct mt_unwind_dframe *a, const struct mt_unwind_dframe *b)
+{
+	return a->mod && a->mod == b->mod && a->vaddr == b->vaddr && a->trim == b->trim;
+}
+
+/* One stack's frames: those it shares with last (from the root) as last
+ * wrote them, the others looked up; all kept in last for the next. */
+static void write_stack(struct mt_unwind_out *to, const struct mt_unwind_batch *b,
+			const struct mt_unwind_dframe *fr, uint32_t n,
+			const struct mt_unwind_symopts *o, struct mt_unwind_frame_counts *c,
+			struct mt_unwind_last_stack *last)
+{
+	if (last_reserve(last, n) != 0) {
+		last->n = 0;
+		to->error = ENOMEM;	/* reported as the output's error */
+		return;
+	}
+	uint32_t k = 0;
+	while (k < n && k < last->n && same_dframe(&fr[k], &last->fr[k]))
+		k++;
+	struct mt_unwind_frame_counts here = { 0 };
+	last->text.len = 0;
+	if (k) {
+		here.frames = last->at[k - 1].frames;
+		here.inl = last->at[k - 1].inl;
+		last->text.len = last->at[k - 1].end;
+	}
+	for (; k < n; k++) {
+		if (k)
+			mt_unwind_out_char(&last->text, ';');
+		if (fr[k].mod) {
+			mt_unwind_put_frame(&last->text, o, &fr[k], &here);
+		} else {
+			mt_unwind_out_add(&last->text, b->unk.buf + fr[k].vaddr, fr[k].len);
+			here.frames++;
+		}
+		last->fr[k] = fr[k];
+		last->at[k] = (struct mt_unwind_last_frame){ .end = last->text.len,
+							      .frames = here.frames,
+							      .inl = here.inl };
+	}
+	last->n = last->text.error ? 0 : n;
+	if (last->text.error)
+		to->error = last->text.error;
+	mt_unwind_out_add(to, last->text.buf, last->text.len);
+	c->frames += here.frames;
+	c->inl += here.inl;
+}
+
 void mt_unwind_batch_write(struct mt_unwind_out *to, struct mt_unwind_batch *b,
-			   const struct mt_unwind_symopts *o, struct mt_unwind_frame_counts *c)
+			   const struct mt_unwind_symopts *o, struct mt_unwind_frame_counts *c,
+			   struct mt_unwind_last_stack *last)
 {
 	size_t at = 0;
 	for (size_t i = 0; i < b->nr_segs; i++) {
 		const struct mt_unwind_seg *g = &b->segs[i];
 		mt_unwind_out_add(to, b->out.buf + at, g->text_end - at);
 		at = g->text_end;
-		for (uint32_t k = 0; k < g->fr_count; k++) {
-			const struct mt_unwind_dframe *d = &b->dframes[g->fr_begin + k];
-			if (d->mod) {
-				mt_unwind_put_frame(to, o, d, c);
-			} else {
-				mt_unwind_out_add(to, b->unk.buf + d->vaddr, d->len);
-				c->frames++;
-			}
-			if (k + 1 < g->fr_count)
-				mt_unwind_out_char(to, ';');
-		}
+		write_stack(to, b, &b->dframes[g->fr_begin], g->fr_count, o, c, last);
 	}
 	if (b->out.len > at)	/* a batch that never held text has no buffer */
 		mt_unwind_out_add(to, b->out.buf + at, b->out.len - at);
@@ -113,6 +186,7 @@ struct mt_unwind_writer {
 	struct mt_unwind_out *to;
 	const struct mt_unwind_symopts *o;
 	struct mt_unwind_frame_counts c;
+	struct mt_unwind_last_stack last;
 	int error;			/* to->error, once a batch is written */
 };
 
@@ -128,7 +202,7 @@ static void *writer_main(void *arg)
 		struct mt_unwind_batch job = w->queue[w->head];
 		size_t bytes = batch_bytes(&job);
 		pthread_mutex_unlock(&w->mu);
-		mt_unwind_batch_write(w->to, &job, w->o, &w->c);
+		mt_unwind_batch_write(w->to, &job, w->o, &w->c, &w->last);
 		pthread_mutex_lock(&w->mu);
 		w->head = (w->head + 1) % QUEUED;
 		w->nr--;
@@ -149,6 +223,7 @@ struct mt_unwind_writer *mt_unwind_writer_start(struct mt_unwind_out *to,
 		return NULL;
 	w->to = to;
 	w->o = o;
+	mt_unwind_last_stack_init(&w->last);
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
@@ -191,6 +266,7 @@ void mt_unwind_writer_stop(struct mt_unwind_writer *w, struct mt_unwind_frame_co
 	c->inl += w->c.inl;
 	for (unsigned i = 0; i < w->nr_spare; i++)
 		mt_unwind_batch_release(&w->spare[i]);
+	mt_unwind_last_stack_release(&w->last);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
 	free(w);

@@ -55,9 +55,27 @@ void mt_unwind_batch_release(struct mt_unwind_batch *b);
 void mt_unwind_put_frame(struct mt_unwind_out *to, const struct mt_unwind_symopts *o,
 			 const struct mt_unwind_dframe *d, struct mt_unwind_frame_counts *c);
 
-/* Write b's lines to @to: text, frames, text, ... and empty b. */
+/* The last stack written, kept so that the next one copies the outer
+ * frames it shares (most of a CPU profile's: nine in ten with python3.11d)
+ * instead of looking each one's text up and copying it on its own. */
+struct mt_unwind_last_stack {
+	struct mt_unwind_out text;	/* its frames' text, joined by ';' */
+	struct mt_unwind_dframe *fr;	/* its frames, root first */
+	struct mt_unwind_last_frame {
+		size_t end;		/* text's length up to this frame's end */
+		uint64_t frames, inl;	/* counted up to this frame */
+	} *at;
+	uint32_t n, cap;
+};
+
+void mt_unwind_last_stack_init(struct mt_unwind_last_stack *l);
+void mt_unwind_last_stack_release(struct mt_unwind_last_stack *l);
+
+/* Write b's lines to @to: text, frames, text, ... and empty b.  last: the
+ * stack written before (initialised), replaced by b's last. */
 void mt_unwind_batch_write(struct mt_unwind_out *to, struct mt_unwind_batch *b,
-			   const struct mt_unwind_symopts *o, struct mt_unwind_frame_counts *c);
+			   const struct mt_unwind_symopts *o, struct mt_unwind_frame_counts *c,
+			   struct mt_unwind_last_stack *last);
 
 struct mt_unwind_writer;
 

@@ -186,6 +186,7 @@ struct state {
 	struct mt_unwind_out fdout;	/* the real output */
 	struct mt_unwind_batch b;	/* the output waiting for a flush */
 	struct mt_unwind_writer *wr;	/* NULL: flushes write it here */
+	struct mt_unwind_last_stack last;	/* for the flushes written here */
 	int out_error;			/* the output's errno, as of the last flush */
 	struct mt_perf_reader *reader;
 	struct mtz_reader *mtz;
@@ -625,7 +626,7 @@ static void defer_flush(struct state *s)
 		s->out_error = mt_unwind_writer_give(s->wr, &s->b);
 		return;
 	}
-	mt_unwind_batch_write(&s->fdout, &s->b, &s->o->sym, &s->counts);
+	mt_unwind_batch_write(&s->fdout, &s->b, &s->o->sym, &s->counts, &s->last);
 	s->out_error = s->fdout.error;
 }
 
@@ -2077,6 +2078,7 @@ int main(int argc, char **argv)
 		s.wr = mt_unwind_writer_start(&s.fdout, &o.sym);
 	mt_unwind_out_init_mem(&s.b.out);
 	mt_unwind_out_init_mem(&s.b.unk);
+	mt_unwind_last_stack_init(&s.last);
 	/* Loaders read symbols (and DWARF for inline frames or file:line) in a
 	 * libdwfl session of their own; --addrs with inline frames needs the
 	 * DWARF too, and a session apart from the unwinder's (see cfi.c). */
@@ -2220,6 +2222,7 @@ out:
 	mt_unwind_maps_free(s.maps);
 	mt_unwind_modules_free(s.modules);
 	mt_unwind_batch_release(&s.b);
+	mt_unwind_last_stack_release(&s.last);
 	mt_unwind_out_release(&s.fdout);
 	free(s.frames);
 	free(s.rebuf);

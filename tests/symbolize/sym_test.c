@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symbolize/batch.h"
 #include "symbolize/debug_cache.h"
 #include "symbolize/demangle.h"
 #include "symbolize/out.h"
@@ -272,6 +273,107 @@ Test(sym, cxx_names)
 	struct mt_unwind_module *m2 = mt_unwind_modules_get(ms, ut_fixture("unwind_cxx-fp"), NULL, 0);
 	uint64_t f2 = ut_symbol(m2, "_ZN6shapes5StackIiE4pushEi");
 	cr_assert_str_eq(mt_unwind_sym_get(m2, f2 + 1, &raw)->text, "_ZN6shapes5StackIiE4pushEi");
+}
+
+/* ---- batches (symbolize/batch.c) ------------------------------------- */
+
+/* Stacks of frames, root first: a module frame, or NULL then a text. */
+struct test_frame {
+	struct mt_unwind_module *mod;
+	uint64_t vaddr;
+	int trim;
+	const char *unknown;
+};
+
+/* Fill b with lines first..first+n-1 of stacks: "line K\t", the frames,
+ * "\n". */
+static void fill_batch(struct mt_unwind_batch *b, const struct test_frame *const *stacks,
+		       const unsigned *lens, unsigned first, unsigned n)
+{
+	for (unsigned i = first; i < first + n; i++) {
+		char head[32];
+		snprintf(head, sizeof(head), "%sline %u\t", i > first ? "\n" : "", i);
+		mt_unwind_out_str(&b->out, head);
+		cr_assert_eq(mt_unwind_batch_reserve(b, lens[i]), 0);
+		struct mt_unwind_seg *g = &b->segs[b->nr_segs++];
+		g->text_end = b->out.len;
+		g->fr_begin = b->nr_dframes;
+		g->fr_count = lens[i];
+		for (unsigned k = 0; k < lens[i]; k++) {
+			const struct test_frame *f = &stacks[i][k];
+			struct mt_unwind_dframe *d = &b->dframes[b->nr_dframes++];
+			*d = (struct mt_unwind_dframe){ .mod = f->mod, .vaddr = f->vaddr,
+							.trim = (uint8_t)f->trim };
+			if (!f->mod) {
+				d->vaddr = b->unk.len;
+				d->len = (uint32_t)strlen(f->unknown);
+				mt_unwind_out_str(&b->unk, f->unknown);
+			}
+		}
+	}
+	mt_unwind_out_char(&b->out, '\n');
+}
+
+Test(sym, batch_copies_shared_outer_frames_from_the_last_stack)
+{
+	struct mt_unwind_module *m = mt_unwind_modules_get(ms, ut_fixture("unwind_inline"), NULL, 0);
+	cr_assert_eq(m->state, MT_UNWIND_MOD_OK);
+	uint64_t site = call_site(m, "outer", "unwind_mark");	/* 3 frames, 2 inline */
+	uint64_t mainf = ut_symbol(m, "main") + 1, outer = ut_symbol(m, "outer") + 1;
+	const struct test_frame
+		s0[] = { { m, mainf, 0, 0 }, { m, site, 0, 0 }, { m, outer, 0, 0 } },
+		s1[] = { { m, mainf, 0, 0 }, { m, site, 0, 0 }, { m, mainf, 0, 0 } },
+		s2[] = { { m, mainf, 0, 0 }, { m, site, 1, 0 } },	/* trimmed: differs */
+		s3[] = { { NULL, 0, 0, "[unknown+0x1]" }, { m, mainf, 0, 0 } },
+		s4[] = { { NULL, 0, 0, "[unknown+0x1]" }, { m, outer, 0, 0 } },
+		s5[] = { { m, mainf, 0, 0 } },
+		s6[] = { { m, mainf, 0, 0 }, { m, site, 0, 0 }, { m, outer, 0, 0 } };
+	const struct test_frame *const stacks[] = { s0, s1, s2, s3, s4, s5, s5, s6, s6 };
+	const unsigned lens[] = { 3, 3, 2, 2, 2, 1, 0, 3, 3 };
+	struct mt_unwind_symopts o = { 0 };
+	/* Two batches in a row, written with the last stack kept, and the
+	 * same stacks each in a batch of its own with nothing kept. */
+	char *text[2];
+	struct mt_unwind_frame_counts c[2] = { { 0 } };
+	for (int kept = 0; kept < 2; kept++) {
+		struct mt_unwind_last_stack last;
+		mt_unwind_last_stack_init(&last);
+		struct mt_unwind_out to;
+		mt_unwind_out_init_mem(&to);
+		for (unsigned round = 0; round < 2; round++) {
+			for (unsigned i = 0; i < 9; i += kept ? 9 : 1) {
+				struct mt_unwind_batch b = { 0 };
+				mt_unwind_out_init_mem(&b.out);
+				mt_unwind_out_init_mem(&b.unk);
+				fill_batch(&b, stacks, lens, i, kept ? 9 : 1);
+				mt_unwind_batch_write(&to, &b, &o, &c[kept], &last);
+				mt_unwind_batch_release(&b);
+				if (!kept) {	/* nothing to share */
+					mt_unwind_last_stack_release(&last);
+					mt_unwind_last_stack_init(&last);
+				}
+			}
+		}
+		if (kept)
+			cr_assert_eq(last.n, 3, "the last stack is kept: %u frames", last.n);
+		mt_unwind_last_stack_release(&last);
+		text[kept] = mt_unwind_out_detach(&to);
+		cr_assert_not_null(text[kept]);
+	}
+	cr_assert_str_eq(text[1], text[0]);
+	cr_assert_eq(c[1].frames, c[0].frames);
+	cr_assert_eq(c[1].inl, c[0].inl);
+	/* What it must say: the trimmed frame keeps its physical frame only. */
+	const char *want_line2 = "line 2\tmain;outer\n";
+	cr_assert(strstr(text[0], want_line2), "%s", text[0]);
+	cr_assert(strstr(text[0], "line 1\tmain;outer;helper_always_[i];helper_static_[i];main\n"),
+		  "%s", text[0]);
+	cr_assert(strstr(text[0], "line 4\t[unknown+0x1];outer\n"), "%s", text[0]);
+	cr_assert(strstr(text[0], "line 6\t\n"), "%s", text[0]);
+	cr_assert_eq(c[0].frames, 2 * (5 + 5 + 2 + 2 + 2 + 1 + 0 + 5 + 5));
+	cr_assert_eq(c[0].inl, 2 * (2 + 2 + 0 + 0 + 0 + 0 + 0 + 2 + 2));
+	free(text[0]);
+	free(text[1]);
 }
 
 /* ---- numbers in the text out (symbolize/out.c) ----------------------- */
