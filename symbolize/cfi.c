@@ -410,50 +410,13 @@ int mt_unwind_expr_eval(const struct mt_unwind_expr *e, const struct mt_unwind_r
 	return 0;
 }
 
-/* The end of every apply: the outcome, and the caller's stack pointer. */
-static int apply_end(const struct mt_unwind_rule *rule, uint64_t cfa, struct mt_unwind_regs *out)
-{
-	if (rule->ra_undef)
-		return MT_UNWIND_STEP_OUTERMOST;
-	if (!(out->valid & (1u << MT_UNWIND_REG_RA)))
-		return MT_UNWIND_STEP_BAD;
-	/* The caller's stack pointer is the CFA unless a rule said otherwise. */
-	if (rule->sp_is_cfa) {
-		out->r[MT_UNWIND_REG_SP] = cfa;
-		out->valid |= 1u << MT_UNWIND_REG_SP;
-	}
-	return MT_UNWIND_STEP_OK;
-}
-
-/* The common row (cfa_only): no switch, no read outside the hot fields. */
-static int apply_cfa_only(const struct mt_unwind_rule *rule, const struct mt_unwind_regs *in,
-			  const struct mt_unwind_memory *mem, struct mt_unwind_regs *out)
-{
-	if (!(in->valid & (1u << rule->cfa_reg)))
-		return MT_UNWIND_STEP_BAD;
-	uint64_t cfa = in->r[rule->cfa_reg] + (uint64_t)rule->cfa_off;
-	memcpy(out->r, in->r, sizeof(out->r));
-	uint32_t valid = in->valid & rule->same_mask;
-	for (unsigned i = 0; i < rule->nr_active; i++) {
-		unsigned r = rule->active[i];
-		uint64_t v = cfa + (uint64_t)(int64_t)rule->act_off[i];
-		if ((rule->at_mask >> i & 1) && mt_unwind_memory_read(mem, v, &v) != 0) {
-			if (r == MT_UNWIND_REG_RA)
-				return MT_UNWIND_STEP_NO_MEMORY;
-			continue;
-		}
-		out->r[r] = v;
-		valid |= 1u << r;
-	}
-	out->valid = valid;
-	return apply_end(rule, cfa, out);
-}
-
 int mt_unwind_rule_apply(const struct mt_unwind_rule *rule, const struct mt_unwind_regs *in,
 			 const struct mt_unwind_memory *mem, struct mt_unwind_regs *out)
 {
-	if (rule->cfa_only)
-		return apply_cfa_only(rule, in, mem, out);
+	if (rule->cfa_only) {
+		*out = *in;
+		return mt_unwind_rule_apply_common(rule, out, mem);
+	}
 	uint64_t cfa;
 	if (!rule->cfa_is_expr) {
 		if (!(in->valid & (1u << rule->cfa_reg)))
@@ -511,5 +474,5 @@ int mt_unwind_rule_apply(const struct mt_unwind_rule *rule, const struct mt_unwi
 		out->r[r] = v;
 		out->valid |= 1u << r;
 	}
-	return apply_end(rule, cfa, out);
+	return mt_unwind_apply_end(rule, cfa, out);
 }

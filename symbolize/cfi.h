@@ -119,6 +119,50 @@ enum mt_unwind_step {
 int mt_unwind_rule_apply(const struct mt_unwind_rule *rule, const struct mt_unwind_regs *in,
 			 const struct mt_unwind_memory *mem, struct mt_unwind_regs *out);
 
+/* The end of every apply: the outcome, and the caller's stack pointer. */
+static inline int mt_unwind_apply_end(const struct mt_unwind_rule *rule, uint64_t cfa,
+				      struct mt_unwind_regs *out)
+{
+	if (rule->ra_undef)
+		return MT_UNWIND_STEP_OUTERMOST;
+	if (!(out->valid & (1u << MT_UNWIND_REG_RA)))
+		return MT_UNWIND_STEP_BAD;
+	/* The caller's stack pointer is the CFA unless a rule said otherwise. */
+	if (rule->sp_is_cfa) {
+		out->r[MT_UNWIND_REG_SP] = cfa;
+		out->valid |= 1u << MT_UNWIND_REG_SP;
+	}
+	return MT_UNWIND_STEP_OK;
+}
+
+/* Apply a common row (rule->cfa_only) in place: the callee's registers in
+ * regs become the caller's (changed even when the step fails).  Each value
+ * it sets comes from the CFA and the dump, so no register is read after
+ * another is written.  Inline and without a copy of the register set: the
+ * unwinder applies one per frame. */
+static inline int mt_unwind_rule_apply_common(const struct mt_unwind_rule *rule,
+					      struct mt_unwind_regs *regs,
+					      const struct mt_unwind_memory *mem)
+{
+	if (!(regs->valid & (1u << rule->cfa_reg)))
+		return MT_UNWIND_STEP_BAD;
+	uint64_t cfa = regs->r[rule->cfa_reg] + (uint64_t)rule->cfa_off;
+	uint32_t valid = regs->valid & rule->same_mask;
+	for (unsigned i = 0; i < rule->nr_active; i++) {
+		unsigned r = rule->active[i];
+		uint64_t v = cfa + (uint64_t)(int64_t)rule->act_off[i];
+		if ((rule->at_mask >> i & 1) && mt_unwind_memory_read(mem, v, &v) != 0) {
+			if (r == MT_UNWIND_REG_RA)
+				return MT_UNWIND_STEP_NO_MEMORY;
+			continue;
+		}
+		regs->r[r] = v;
+		valid |= 1u << r;
+	}
+	regs->valid = valid;
+	return mt_unwind_apply_end(rule, cfa, regs);
+}
+
 /* Evaluate a DWARF expression (cfa pushed first when push_cfa).
  * @return : 0 with *result, or -1 (unsupported op, bad register, memory). */
 int mt_unwind_expr_eval(const struct mt_unwind_expr *e, const struct mt_unwind_regs *regs,

@@ -56,10 +56,10 @@ int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 		   struct mt_unwind_frame *frames, unsigned max, unsigned *nr,
 		   struct mt_unwind_stats *stats)
 {
-	/* Two register sets used in turn: the caller's frame is computed into
-	 * the other one, no copy back. */
+	/* Common rows change the register set in place; the others compute
+	 * the caller's frame into the other set, no copy back. */
 	struct mt_unwind_regs set[2];
-	struct mt_unwind_regs *cur = &set[0], *next = &set[1];
+	struct mt_unwind_regs *cur = &set[0], *next;
 	*cur = *regs;
 	int activation = 1;	/* the pc is exact: first frame, or after a signal */
 	if (sp)
@@ -97,8 +97,15 @@ int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 								 .map = f->map, .rule = rule };
 		}
 		int step;
+		uint64_t sp_was = cur->r[MT_UNWIND_REG_SP];
+		next = cur == &set[0] ? &set[1] : &set[0];
 		if (rule && rule->status == MT_UNWIND_RULE_OK) {
-			step = mt_unwind_rule_apply(rule, cur, mem, next);
+			if (rule->cfa_only) {
+				step = mt_unwind_rule_apply_common(rule, cur, mem);
+				next = cur;
+			} else {
+				step = mt_unwind_rule_apply(rule, cur, mem, next);
+			}
 			stats->steps_cfi++;
 		} else {
 			if (rule && rule->status == MT_UNWIND_RULE_FAIL)
@@ -140,16 +147,14 @@ int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 		 * there: a row that kept finding the return address in the
 		 * same register would repeat one frame to the depth limit. */
 		if (!signal && (!(next->valid & (1u << MT_UNWIND_REG_SP)) ||
-				next->r[MT_UNWIND_REG_SP] < cur->r[MT_UNWIND_REG_SP] ||
-				(next->r[MT_UNWIND_REG_SP] == cur->r[MT_UNWIND_REG_SP] &&
+				next->r[MT_UNWIND_REG_SP] < sp_was ||
+				(next->r[MT_UNWIND_REG_SP] == sp_was &&
 				 !(activation && popped_return_address(rule))))) {
 			end = MT_UNWIND_END_BAD_FRAME;
 			break;
 		}
 		activation = signal;
-		struct mt_unwind_regs *t = cur;
 		cur = next;
-		next = t;
 	}
 	*nr = n;
 	return end;

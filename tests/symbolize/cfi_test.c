@@ -139,8 +139,8 @@ Test(cfi, libc_rules_and_signal_frame)
 	cr_assert_eq(r->cfa_is_expr, 1);
 }
 
-/* The common rows take a path of their own (cfa_only); it must give what
- * the general one gives.  Every 32nd pc of libc's .text (every 5th cached
+/* The common rows take a path of their own (cfa_only: in place, inline in
+ * the walk); it must give what the general one gives.  Every 32nd pc of libc's .text (every 5th cached
  * 160 MB of rules), on the same registers and stack. */
 Test(cfi, common_rows_apply_as_the_general_path)
 {
