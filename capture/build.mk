@@ -46,9 +46,9 @@ CAPTURE_OBJS := \
 $(CAPTURE_OBJS): CPPFLAGS += $(LIBPERF_CFLAGS)
 $(CAPTURE_OBJS): | $(LIBPERF_DEP)
 
-$(B)/bin/mt-capture: $(CAPTURE_OBJS) $(B)/libmtcodec.a $(LIBPERF_DEP)
+$(B)/bin/mt-capture: $(CAPTURE_OBJS) $(B)/libmtcodec.a $(B)/libmtcommon.a $(LIBPERF_DEP)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $(CAPTURE_OBJS) $(B)/libmtcodec.a $(LIBPERF_LIBS) -ldw -lelf $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CAPTURE_OBJS) $(B)/libmtcodec.a $(B)/libmtcommon.a $(LIBPERF_LIBS) -ldw -lelf $(LDLIBS)
 
 BINS += $(B)/bin/mt-capture
 
@@ -93,9 +93,9 @@ CAPTURE_TEST_OBJS := \
 	$(B)/obj/capture/capture_elf.o
 
 # The markers test reads the built sampler.
-$(B)/tests/capture-tests: $(CAPTURE_TEST_OBJS) $(B)/libmtcodec.a | $(B)/libmt-sampler.so
+$(B)/tests/capture-tests: $(CAPTURE_TEST_OBJS) $(B)/libmtcodec.a $(B)/libmtcommon.a | $(B)/libmt-sampler.so
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $(CAPTURE_TEST_OBJS) $(B)/libmtcodec.a -lcriterion -lelf -lm \
+	$(CC) $(LDFLAGS) -o $@ $(CAPTURE_TEST_OBJS) $(B)/libmtcodec.a $(B)/libmtcommon.a -lcriterion -lelf -lm \
 		-pthread $(LDLIBS)
 UNIT_TESTS += $(B)/tests/capture-tests
 BENCHES += bench/capture.sh

@@ -1,7 +1,7 @@
 /* A copy of the sampler by build-id (see capture_keep.h).  A copy, not a
  * hard link: a later `cp` over the installed file would change both. */
 #include "capture/capture_keep.h"
-#include "codec/cache_dir.h"
+#include "common/cache_dir.h"
 
 #include <elfutils/libdwelf.h>
 #include <errno.h>

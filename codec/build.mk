@@ -7,8 +7,6 @@ CODEC_OBJS += $(B)/obj/codec/perf_sample.o
 CODEC_OBJS += $(B)/obj/codec/perf_writer.o
 CODEC_OBJS += $(B)/obj/codec/perf_unpack.o
 CODEC_OBJS += $(B)/obj/codec/perf_events.o
-CODEC_OBJS += $(B)/obj/codec/cache_dir.o
-CODEC_OBJS += $(B)/obj/codec/prealloc.o
 
 FIXTURE_NAMES += perf_small
 
@@ -21,9 +19,9 @@ CODEC_PERF_TEST_OBJS := \
 	$(B)/obj/tests/codec/perf_unpack_test.o
 
 # The tests run perf on build/fixtures/perf_small.
-$(B)/tests/codec-perf-tests: $(CODEC_PERF_TEST_OBJS) $(B)/libmtcodec.a | build/fixtures/perf_small
+$(B)/tests/codec-perf-tests: $(CODEC_PERF_TEST_OBJS) $(B)/libmtcodec.a $(B)/libmtcommon.a | build/fixtures/perf_small
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $(CODEC_PERF_TEST_OBJS) $(B)/libmtcodec.a -lcriterion $(CODEC_LDLIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CODEC_PERF_TEST_OBJS) $(B)/libmtcodec.a $(B)/libmtcommon.a -lcriterion $(CODEC_LDLIBS) $(LDLIBS)
 UNIT_TESTS += $(B)/tests/codec-perf-tests
 # ---- end of perf stream library ------------------------------------------
 
@@ -34,7 +32,6 @@ CODEC_OBJS += $(B)/obj/codec/mtz_frame.o
 CODEC_OBJS += $(B)/obj/codec/mtz_headcols.o
 CODEC_OBJS += $(B)/obj/codec/mtz_reader.o
 CODEC_OBJS += $(B)/obj/codec/mtz_writer.o
-CODEC_OBJS += $(B)/obj/codec/progress.o
 
 FIXTURE_NAMES += codec_malloc_loop
 FIXTURE_NAMES += codec_threads
@@ -42,9 +39,9 @@ FIXTURE_NAMES += codec_threads
 # Programs that use the .mtz reader or writer add this after libmtcodec.a.
 CODEC_LDLIBS := -lzstd
 
-$(B)/bin/mt-encode: $(B)/obj/codec/mt_encode.o $(B)/libmtcodec.a
+$(B)/bin/mt-encode: $(B)/obj/codec/mt_encode.o $(B)/libmtcodec.a $(B)/libmtcommon.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(B)/libmtcodec.a $(CODEC_LDLIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(B)/libmtcodec.a $(B)/libmtcommon.a $(CODEC_LDLIBS) $(LDLIBS)
 
 # mt-decode is mt-encode -d under another name.
 $(B)/bin/mt-decode: $(B)/bin/mt-encode
@@ -58,9 +55,9 @@ CODEC_MTZ_TEST_OBJS := \
 	$(B)/obj/tests/codec/mtz_container_test.o \
 	$(B)/obj/tests/codec/mtz_headcols_test.o
 
-$(B)/tests/codec-mtz-tests: $(CODEC_MTZ_TEST_OBJS) $(B)/libmtcodec.a
+$(B)/tests/codec-mtz-tests: $(CODEC_MTZ_TEST_OBJS) $(B)/libmtcodec.a $(B)/libmtcommon.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $(CODEC_MTZ_TEST_OBJS) $(B)/libmtcodec.a -lcriterion $(CODEC_LDLIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CODEC_MTZ_TEST_OBJS) $(B)/libmtcodec.a $(B)/libmtcommon.a -lcriterion $(CODEC_LDLIBS) $(LDLIBS)
 UNIT_TESTS += $(B)/tests/codec-mtz-tests
 
 BENCHES += bench/codec.sh

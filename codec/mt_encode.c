@@ -10,8 +10,8 @@
 
 #include "codec/mtz.h"
 #include "codec/perf_stream.h"
-#include "codec/prealloc.h"
-#include "codec/progress.h"
+#include "common/prealloc.h"
+#include "common/progress.h"
 
 enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2, EXIT_ENV = 3 };
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "codec/mtz.h"
-#include "codec/mtz_hash.h"
+#include "common/fnv.h"
 
 /* ---- per-thread references: open addressing on tid -------------------- */
 
@@ -199,12 +199,12 @@ static uint64_t load_part(const uint8_t *p, size_t n)
 /* Appends the code of cur against ref (n bytes each; ref NULL: zeros) to
  * code: the words that differ, each sent as cur ^ ref, cur, or cur - ref
  * (op MTZ_OP_XOR, _COPY, _ADD; a last partial word always as cur ^ ref). */
-static int xor_code(struct mtz_buf *code, const uint8_t *cur, const uint8_t *ref, size_t n,
+static int xor_code(struct mt_buf *code, const uint8_t *cur, const uint8_t *ref, size_t n,
 		    unsigned op)
 {
 	size_t ngroups = (n + MTZ_GROUP_SIZE - 1) / MTZ_GROUP_SIZE;
 	size_t pbytes = (ngroups + 7) / 8;
-	if (mtz_buf_reserve(code, pbytes + ngroups * 8 + n + 8))
+	if (mt_buf_reserve(code, pbytes + ngroups * 8 + n + 8))
 		return MTZ_ENOMEM;
 	uint8_t *p = code->data + code->len;
 	uint8_t *present = p;
@@ -223,16 +223,16 @@ static int xor_code(struct mtz_buf *code, const uint8_t *cur, const uint8_t *ref
 		/* branch-free: always store, advance only past nonzero words */
 		if (ref) {
 			for (; i + 8 <= end; i += 8) {
-				uint64_t c = mtz_ld64(cur + i), r = mtz_ld64(ref + i);
+				uint64_t c = mt_ld64(cur + i), r = mt_ld64(ref + i);
 				uint64_t x = c ^ r;
-				mtz_st64(w, op == MTZ_OP_XOR ? x : op == MTZ_OP_COPY ? c : c - r);
+				mt_st64(w, op == MTZ_OP_XOR ? x : op == MTZ_OP_COPY ? c : c - r);
 				w += (x != 0) * 8;
 				mask |= (uint64_t)(x != 0) << ((i - base) / 8);
 			}
 		} else {
 			for (; i + 8 <= end; i += 8) {
-				uint64_t x = mtz_ld64(cur + i);
-				mtz_st64(w, x);
+				uint64_t x = mt_ld64(cur + i);
+				mt_st64(w, x);
 				w += (x != 0) * 8;
 				mask |= (uint64_t)(x != 0) << ((i - base) / 8);
 			}
@@ -240,12 +240,12 @@ static int xor_code(struct mtz_buf *code, const uint8_t *cur, const uint8_t *ref
 		if (i < end) {	/* a last partial word, zero-extended */
 			uint64_t c = load_part(cur + i, end - i);
 			uint64_t x = c ^ (ref ? load_part(ref + i, end - i) : 0);
-			mtz_st64(w, op == MTZ_OP_COPY ? c : x);
+			mt_st64(w, op == MTZ_OP_COPY ? c : x);
 			w += (x != 0) * 8;
 			mask |= (uint64_t)(x != 0) << ((i - base) / 8);
 		}
 		if (mask) {
-			mtz_st64(maskp, mask);
+			mt_st64(maskp, mask);
 			present[g / 8] |= (uint8_t)(1u << (g % 8));
 			p = w;
 		}
@@ -277,7 +277,7 @@ static int xor_apply(const uint8_t *sec, size_t len, size_t *pos, uint8_t *a, si
 			continue;
 		if (len - at < 8)
 			return MTZ_ETRUNC;
-		uint64_t mask = mtz_ld64(sec + at);
+		uint64_t mask = mt_ld64(sec + at);
 		at += 8;
 		size_t base = g * MTZ_GROUP_SIZE;
 		size_t words = (n - base + 7) / 8;
@@ -289,11 +289,11 @@ static int xor_apply(const uint8_t *sec, size_t len, size_t *pos, uint8_t *a, si
 			return MTZ_ETRUNC;
 		for (; mask; mask &= mask - 1) {
 			size_t w = base + 8 * (size_t)__builtin_ctzll(mask);
-			uint64_t x = mtz_ld64(sec + at);
+			uint64_t x = mt_ld64(sec + at);
 			at += 8;
 			if (w + 8 <= n) {
-				uint64_t o = mtz_ld64(a + w);
-				mtz_st64(a + w, op == MTZ_OP_XOR ? o ^ x : op == MTZ_OP_COPY ? x : o + x);
+				uint64_t o = mt_ld64(a + w);
+				mt_st64(a + w, op == MTZ_OP_XOR ? o ^ x : op == MTZ_OP_COPY ? x : o + x);
 			} else {	/* partial word: the bytes past n must be zero */
 				size_t k = n - w;
 				if (x >> (8 * k))
@@ -322,15 +322,15 @@ static int pad_source(const uint8_t *sec, size_t len, size_t *pos, const uint8_t
 	size_t at = *pos;
 	if (len - at < 2)
 		return MTZ_ETRUNC;
-	unsigned nseg = mtz_ld16(sec + at);
+	unsigned nseg = mt_ld16(sec + at);
 	at += 2;
 	if ((len - at) / 6 < nseg)
 		return MTZ_ETRUNC;
 	uint32_t dist = 0;
 	size_t off = 0;
 	for (unsigned i = 0; i < nseg; i++, at += 6) {
-		size_t slen = mtz_ld16(sec + at);
-		dist ^= mtz_ld32(sec + at + 2);
+		size_t slen = mt_ld16(sec + at);
+		dist ^= mt_ld32(sec + at + 2);
 		if (!slen || slen > n - off)
 			return MTZ_EFORMAT;
 		size_t where = hist_len + pad_off + off;	/* output position */
@@ -359,7 +359,7 @@ static int pad_source(const uint8_t *sec, size_t len, size_t *pos, const uint8_t
 
 /* ---- stack hashes on the wire ----------------------------------------- */
 
-/* A stack's hash as the file carries it: mtz_hash, or its low 32 bits.  A
+/* A stack's hash as the file carries it: mt_fnv, or its low 32 bits.  A
  * SAMPLE entry's hash section part is ref_hash then hash, 8 or 4 bytes each. */
 struct wire_hash {
 	uint64_t mask;
@@ -375,15 +375,15 @@ static struct wire_hash wire_hash_of(unsigned bits)
 
 static uint64_t wire_load(const struct wire_hash *w, const uint8_t *p)
 {
-	return w->size == 4 ? mtz_ld32(p) : mtz_ld64(p);
+	return w->size == 4 ? mt_ld32(p) : mt_ld64(p);
 }
 
 static void wire_store(const struct wire_hash *w, uint8_t *p, uint64_t h)
 {
 	if (w->size == 4)
-		mtz_st32(p, (uint32_t)h);
+		mt_st32(p, (uint32_t)h);
 	else
-		mtz_st64(p, h);
+		mt_st64(p, h);
 }
 
 /* ---- decoder ---------------------------------------------------------- */
@@ -453,14 +453,14 @@ int mtz_delta_dec_verify(struct mtz_delta_dec *d, const uint8_t *out)
 			p[i] = out + d->pend[i].at;
 			len[i] = d->pend[i].n;
 		}
-		mtz_hash4(p, len, h);
+		mt_fnv4(p, len, h);
 		for (unsigned i = 0; i < PENDING; i++)
 			if (MTZ_STACK_HASH_DIFFERS(h[i] & d->wire.mask, d->pend[i].hash))
 				return MTZ_EHASH;
 		return 0;
 	}
 	for (unsigned i = 0; i < n; i++)
-		if (MTZ_STACK_HASH_DIFFERS(mtz_hash(out + d->pend[i].at, d->pend[i].n) &
+		if (MTZ_STACK_HASH_DIFFERS(mt_fnv(out + d->pend[i].at, d->pend[i].n) &
 					   d->wire.mask, d->pend[i].hash))
 			return MTZ_EHASH;
 	return 0;
@@ -480,32 +480,32 @@ struct entry {
 
 static void entry_put(uint8_t *p, const struct entry *e)
 {
-	mtz_st16(p + 0, e->rec_size);
-	mtz_st16(p + 2, e->regs_offset);
+	mt_st16(p + 0, e->rec_size);
+	mt_st16(p + 2, e->regs_offset);
 	p[4] = e->nr_regs;
 	p[5] = e->sp_index;
 	p[6] = e->flags;
 	p[7] = e->ref;
-	mtz_st16(p + 8, e->stack_offset);
-	mtz_st16(p + 10, e->dyn_size);
-	mtz_st16(p + 12, e->pad_size);
-	mtz_st16(p + 14, 0);
-	mtz_st32(p + 16, e->tid);
+	mt_st16(p + 8, e->stack_offset);
+	mt_st16(p + 10, e->dyn_size);
+	mt_st16(p + 12, e->pad_size);
+	mt_st16(p + 14, 0);
+	mt_st32(p + 16, e->tid);
 }
 
 static int entry_get(const uint8_t *p, struct entry *e)
 {
-	e->rec_size = mtz_ld16(p + 0);
-	e->regs_offset = mtz_ld16(p + 2);
+	e->rec_size = mt_ld16(p + 0);
+	e->regs_offset = mt_ld16(p + 2);
 	e->nr_regs = p[4];
 	e->sp_index = p[5];
 	e->flags = p[6];
 	e->ref = p[7];
-	e->stack_offset = mtz_ld16(p + 8);
-	e->dyn_size = mtz_ld16(p + 10);
-	e->pad_size = mtz_ld16(p + 12);
-	e->tid = mtz_ld32(p + 16);
-	if (mtz_ld16(p + 14) || (e->flags & ~MTZ_SAMPLE_FLAGS) ||
+	e->stack_offset = mt_ld16(p + 8);
+	e->dyn_size = mt_ld16(p + 10);
+	e->pad_size = mt_ld16(p + 12);
+	e->tid = mt_ld32(p + 16);
+	if (mt_ld16(p + 14) || (e->flags & ~MTZ_SAMPLE_FLAGS) ||
 	    e->nr_regs > MTZ_MAX_REGS || e->ref >= MTZ_REFS)
 		return MTZ_EFORMAT;
 	if (e->sp_index != 0xff && e->sp_index >= e->nr_regs)
@@ -594,7 +594,7 @@ static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, const ui
 		return MTZ_ETRUNC;
 	const uint8_t *tailp = c.p[MTZ_SEC_HEAD] + c.pos[MTZ_SEC_HEAD];
 	c.pos[MTZ_SEC_HEAD] += tail;
-	uint64_t sp = e.sp_index == 0xff ? 0 : mtz_ld64(rec + e.regs_offset + 8 * e.sp_index);
+	uint64_t sp = e.sp_index == 0xff ? 0 : mt_ld64(rec + e.regs_offset + 8 * e.sp_index);
 
 	uint8_t *a = rec + so;
 	const uint8_t *code = c.p[MTZ_SEC_CODE];
@@ -614,7 +614,7 @@ static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, const ui
 		if (hash != expect_hash || memcmp(a, expect + so, dyn))
 			return MTZ_EHASH;
 	} else if (!d->deferred) {
-		h = mtz_hash(a, dyn) & d->wire.mask;
+		h = mt_fnv(a, dyn) & d->wire.mask;
 		if (MTZ_STACK_HASH_DIFFERS(h, hash))
 			return MTZ_EHASH;
 	}
@@ -654,12 +654,12 @@ static int dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, const ui
 	return 0;
 }
 
-int mtz_delta_dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, struct mtz_buf *out)
+int mtz_delta_dec_sample(struct mtz_delta_dec *d, struct mtz_cursors *cur, struct mt_buf *out)
 {
 	if (cur->len[MTZ_SEC_OPS] - cur->pos[MTZ_SEC_OPS] < 2)
 		return MTZ_ETRUNC;
-	size_t size = mtz_ld16(cur->p[MTZ_SEC_OPS] + cur->pos[MTZ_SEC_OPS]);
-	if (mtz_buf_reserve(out, size ? size : 1))
+	size_t size = mt_ld16(cur->p[MTZ_SEC_OPS] + cur->pos[MTZ_SEC_OPS]);
+	if (mt_buf_reserve(out, size ? size : 1))
 		return MTZ_ENOMEM;
 	int rc = dec_sample(d, cur, out->data, out->len, out->data + out->len,
 			    out->cap - out->len, NULL, 0);
@@ -841,7 +841,7 @@ static size_t run_at(const struct before *b, const uint8_t *pad, size_t n, size_
 	/* runs are long (whole stale records): compare 64 bytes at a time */
 	while (k + 64 <= most && !memcmp(pad + p + k, src + k, 64))
 		k += 64;
-	while (k + 8 <= most && mtz_ld64(pad + p + k) == mtz_ld64(src + k))
+	while (k + 8 <= most && mt_ld64(pad + p + k) == mt_ld64(src + k))
 		k += 8;
 	return k;
 }
@@ -869,7 +869,7 @@ static size_t pad_plan(struct mtz_delta_enc *e, const struct before *b, const ui
 		return 0;
 	for (size_t p = (e->indexed + INDEX_STEP - 1) / INDEX_STEP * INDEX_STEP;
 	     p + 8 <= b->hist_len; p += INDEX_STEP) {
-		uint64_t w = mtz_ld64(b->hist + p);
+		uint64_t w = mt_ld64(b->hist + p);
 		if (w)
 			e->index[index_slot(w)] = (uint32_t)p + 1;
 	}
@@ -910,13 +910,13 @@ static size_t pad_plan(struct mtz_delta_enc *e, const struct before *b, const ui
 				if (!more || run + 8 > n - p)
 					break;
 				for (size_t j = 0; j + 8 <= n - p && j < INDEX_STEP; j++) {
-					uint64_t w = mtz_ld64(pad + p + j);
+					uint64_t w = mt_ld64(pad + p + j);
 					uint32_t hit = w ? e->index[index_slot(w)] : 0;
 					if (hit && pad_at + p + j > hit - 1)
 						cand[nc++] = (uint32_t)(pad_at + p + j - (hit - 1));
 				}
 				/* the record's own stack, once per pad: memmem is slow */
-				uint64_t w = p ? 0 : mtz_ld64(pad);
+				uint64_t w = p ? 0 : mt_ld64(pad);
 				const uint8_t *q = w ? memmem(b->rec, b->rec_len, pad, 8) : NULL;
 				if (q)
 					cand[nc++] = (uint32_t)(b->rec_len + p - (size_t)(q - b->rec));
@@ -963,9 +963,9 @@ static int emit(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 	int hlast = ref && ref_k;
 	const struct mtz_delta_ref *href = hlast ? last : ref;
 	int head_xor = ref && href->head_size == so;
-	struct mtz_buf *ops = &sec->s[MTZ_SEC_OPS], *hs = &sec->s[MTZ_SEC_HASH];
-	struct mtz_buf *head = &sec->s[MTZ_SEC_HEAD], *code = &sec->s[MTZ_SEC_CODE];
-	if (mtz_buf_reserve(ops, 1 + MTZ_SAMPLE_OPS) || mtz_buf_reserve(hs, 16) ||
+	struct mt_buf *ops = &sec->s[MTZ_SEC_OPS], *hs = &sec->s[MTZ_SEC_HASH];
+	struct mt_buf *head = &sec->s[MTZ_SEC_HEAD], *code = &sec->s[MTZ_SEC_CODE];
+	if (mt_buf_reserve(ops, 1 + MTZ_SAMPLE_OPS) || mt_buf_reserve(hs, 16) ||
 	    scratch_fit(&e->aligned, dyn))
 		return MTZ_ENOMEM;
 
@@ -1006,11 +1006,11 @@ static int emit(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 			rc = xor_code(head, s->rec, NULL, so, MTZ_OP_XOR);
 		}
 	}
-	if (rc || mtz_buf_reserve(head, so + tail))
+	if (rc || mt_buf_reserve(head, so + tail))
 		return MTZ_ENOMEM;
 	if (!ref)
-		mtz_buf_put(head, s->rec, so);
-	mtz_buf_put(head, s->rec + so + s->stack_size, tail);
+		mt_buf_put(head, s->rec, so);
+	mt_buf_put(head, s->rec + so + s->stack_size, tail);
 
 	const uint8_t *stk = s->rec + so;
 	size_t before = code->len;
@@ -1025,19 +1025,19 @@ static int emit(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 		if ((rc = xor_code(code, stk, a, dyn, stack_op)))
 			return rc;
 	} else {
-		if (mtz_buf_reserve(code, dyn))
+		if (mt_buf_reserve(code, dyn))
 			return MTZ_ENOMEM;
-		mtz_buf_put(code, stk, dyn);
+		mt_buf_put(code, stk, dyn);
 	}
 	*stack_code = code->len - before;
 	/* the pad's source, as segments, then its XOR against that, in a
 	 * section of their own (their statistics are not the stack's) */
-	struct mtz_buf *padc = &sec->s[MTZ_SEC_PAD];
+	struct mt_buf *padc = &sec->s[MTZ_SEC_PAD];
 	plan = plan && e->nsegs;
 	unsigned nsegs = plan ? e->nsegs : (pad ? 1 : 0);
-	if (mtz_buf_reserve(padc, 2 + 6 * (size_t)nsegs) || scratch_fit(&e->padsrc, pad))
+	if (mt_buf_reserve(padc, 2 + 6 * (size_t)nsegs) || scratch_fit(&e->padsrc, pad))
 		return MTZ_ENOMEM;
-	mtz_st16(padc->data + padc->len, (uint16_t)nsegs);
+	mt_st16(padc->data + padc->len, (uint16_t)nsegs);
 	padc->len += 2;
 	uint32_t prev = 0;
 	int any = 0;
@@ -1045,8 +1045,8 @@ static int emit(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 	for (unsigned i = 0; i < nsegs; i++) {
 		uint32_t dist = plan ? e->segs[i].dist : 0;
 		size_t len = plan ? e->segs[i].len : pad;
-		mtz_st16(padc->data + padc->len, (uint16_t)len);
-		mtz_st32(padc->data + padc->len + 2, dist ^ prev);
+		mt_st16(padc->data + padc->len, (uint16_t)len);
+		mt_st32(padc->data + padc->len + 2, dist ^ prev);
 		padc->len += 6;
 		prev = dist;
 		if (dist) {
@@ -1063,7 +1063,7 @@ static int emit(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
 /* Runs the mirror decoder on the entry that starts at lens in sec, and
  * compares what it rebuilds with the record. */
 static int verify(struct mtz_delta_enc *e, const struct mtz_sample_view *s, uint64_t hash,
-		  const struct mtz_sections *sec, const size_t *lens, const struct mtz_buf *hist)
+		  const struct mtz_sections *sec, const size_t *lens, const struct mt_buf *hist)
 {
 	struct mtz_cursors c;
 	static const uint8_t none[1];
@@ -1111,8 +1111,8 @@ static size_t ref_score(const uint8_t *stk, size_t dyn, uint64_t sp,
 	for (size_t i = 0; i + 8 <= dyn && miss <= limit; i += MTZ_SCORE_STEP) {
 		uint64_t o = i + d, v = 0;	/* wraps when below the reference */
 		if (r->dyn_size >= 8 && o <= r->dyn_size - 8)
-			v = mtz_ld64(rstk + o);
-		miss += mtz_ld64(stk + i) != v;
+			v = mt_ld64(rstk + o);
+		miss += mt_ld64(stk + i) != v;
 	}
 	return miss;
 }
@@ -1167,12 +1167,12 @@ void mtz_delta_stack_hashes(const struct mtz_sample_view *const v[], unsigned n,
 		len[k] = v[k]->dyn_size;
 	}
 	if (ok) {
-		mtz_hash4(p, len, hash);
+		mt_fnv4(p, len, hash);
 		return;
 	}
 	for (unsigned k = 0; k < n; k++)
 		hash[k] = view_check(v[k]) ? 0 :
-			  mtz_hash(v[k]->rec + v[k]->stack_offset, v[k]->dyn_size);
+			  mt_fnv(v[k]->rec + v[k]->stack_offset, v[k]->dyn_size);
 }
 
 int mtz_delta_enc_sample(struct mtz_delta_enc *e, const struct mtz_sample_view *s,
@@ -1191,8 +1191,8 @@ int mtz_delta_enc_sample_hashed(struct mtz_delta_enc *e, const struct mtz_sample
 	 * never a reference: ref_hash 0 means keyframe. */
 	hash &= e->wire.mask;
 	/* the history as a read-only buffer for the mirror */
-	const struct mtz_buf hb = { (uint8_t *)hist, hist_len, hist_len };
-	const struct mtz_buf *out = &hb;
+	const struct mt_buf hb = { (uint8_t *)hist, hist_len, hist_len };
+	const struct mt_buf *out = &hb;
 	int rc = view_check(s);
 	if (rc)
 		return rc;
@@ -1200,7 +1200,7 @@ int mtz_delta_enc_sample_hashed(struct mtz_delta_enc *e, const struct mtz_sample
 	for (int i = 0; i < MTZ_NSEC; i++)
 		lens[i] = sec->s[i].len;
 
-	uint64_t sp = s->sp_index < 0 ? 0 : mtz_ld64(s->rec + s->regs_offset + 8 * (size_t)s->sp_index);
+	uint64_t sp = s->sp_index < 0 ? 0 : mt_ld64(s->rec + s->regs_offset + 8 * (size_t)s->sp_index);
 	const uint8_t *stk = s->rec + s->stack_offset;
 	size_t pad = s->stack_size - s->dyn_size;
 

@@ -37,7 +37,7 @@ struct mtz_frame_header {
 	uint32_t out_size;	/* original bytes the entries rebuild */
 	uint64_t out_offset;	/* frame: offset of those in the original;
 				 * end: total original bytes */
-	uint64_t payload_hash;	/* mtz_hash of the payload */
+	uint64_t payload_hash;	/* mt_fnv of the payload */
 };
 
 void mtz_file_header_pack(uint8_t out[MTZ_FILE_HEADER_SIZE], unsigned flags);

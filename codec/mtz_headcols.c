@@ -68,7 +68,7 @@ static int head_code(struct perm *p, size_t n, int cols)
 			continue;
 		if ((rc = take(p, 8, &m)))
 			break;
-		uint64_t mask = mtz_ld64(m);
+		uint64_t mask = mt_ld64(m);
 		if (!cols) {		/* the words stay, in one piece */
 			rc = take(p, 8 * (size_t)__builtin_popcountll(mask), &m);
 			continue;
@@ -117,7 +117,7 @@ static int walk(struct perm *p, const struct mtz_headcols_guide *gd)
 }
 
 static int permute(const struct mtz_headcols_guide *gd, const uint8_t *head, size_t len,
-		   struct mtz_buf *out, int to_columns)
+		   struct mt_buf *out, int to_columns)
 {
 	struct perm *p = calloc(1, sizeof(*p));
 	int rc = MTZ_ENOMEM;
@@ -140,7 +140,7 @@ static int permute(const struct mtz_headcols_guide *gd, const uint8_t *head, siz
 		at += 8 * (size_t)p->count[c];
 	}
 	out->len = 0;
-	if (mtz_buf_reserve(out, len ? len : 1)) {
+	if (mt_buf_reserve(out, len ? len : 1)) {
 		rc = MTZ_ENOMEM;
 		goto out;
 	}
@@ -155,13 +155,13 @@ out:
 }
 
 int mtz_headcols_to_columns(const struct mtz_headcols_guide *g, const uint8_t *head, size_t len,
-			    struct mtz_buf *out)
+			    struct mt_buf *out)
 {
 	return permute(g, head, len, out, 1);
 }
 
 int mtz_headcols_to_rows(const struct mtz_headcols_guide *g, const uint8_t *head, size_t len,
-			 struct mtz_buf *out)
+			 struct mt_buf *out)
 {
 	return permute(g, head, len, out, 0);
 }

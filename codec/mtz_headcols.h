@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "codec/mtz_buf.h"
+#include "common/buf.h"
 
 /* The sections that say how the head section is laid out. */
 struct mtz_headcols_guide {
@@ -31,8 +31,8 @@ struct mtz_headcols_guide {
  * @return : 0, MTZ_ENOMEM, or MTZ_ETRUNC / MTZ_EFORMAT when the guide does
  *           not describe exactly len bytes (out is then undefined). */
 int mtz_headcols_to_columns(const struct mtz_headcols_guide *g, const uint8_t *head, size_t len,
-			    struct mtz_buf *out);
+			    struct mt_buf *out);
 int mtz_headcols_to_rows(const struct mtz_headcols_guide *g, const uint8_t *head, size_t len,
-			 struct mtz_buf *out);
+			 struct mt_buf *out);
 
 #endif

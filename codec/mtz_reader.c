@@ -13,10 +13,10 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "codec/mtz_buf.h"
+#include "common/buf.h"
 #include "codec/mtz_delta.h"
 #include "codec/mtz_frame.h"
-#include "codec/mtz_hash.h"
+#include "common/fnv.h"
 #include "codec/mtz_headcols.h"
 
 #define MAX_JOBS 9
@@ -56,15 +56,15 @@ struct fjob {
 	char pre[512];			/* damage met reading up to it ("" none) */
 	struct mtz_frame_header h;
 	uint64_t off;			/* file offset of its header */
-	struct mtz_buf payload;
+	struct mt_buf payload;
 	/* decoding, in a worker */
-	struct mtz_buf raw, out;
+	struct mt_buf raw, out;
 	ZSTD_DCtx *dctx;
 	struct mtz_delta_dec *dec;
 	int nsec;			/* sections per frame: 5 in version 1 */
 	int head_cols;			/* version 3: head words in column order */
 	size_t hash_size;		/* bytes of a stack hash: 8, or 4 (HASH32) */
-	struct mtz_buf rows;		/* the head section back in entry order */
+	struct mt_buf rows;		/* the head section back in entry order */
 	const char *cause;		/* NULL: decoded */
 	char why[160];
 	int fatal;			/* MTZ_ENOMEM, MTZ_EIO */
@@ -315,10 +315,10 @@ void mtz_reader_free(struct mtz_reader *r)
 			pthread_mutex_unlock(&j->mu);
 			pthread_join(j->thread, NULL);
 		}
-		mtz_buf_release(&j->payload);
-		mtz_buf_release(&j->raw);
-		mtz_buf_release(&j->rows);
-		mtz_buf_release(&j->out);
+		mt_buf_release(&j->payload);
+		mt_buf_release(&j->raw);
+		mt_buf_release(&j->rows);
+		mt_buf_release(&j->out);
 		ZSTD_freeDCtx(j->dctx);
 		mtz_delta_dec_free(j->dec);
 		pthread_mutex_destroy(&j->mu);
@@ -435,7 +435,7 @@ static void populate(const uint8_t *buf, size_t from, size_t to)
 
 /* Makes sure the first `to` bytes of b (at most its capacity) are
  * populated, p remembering how far that was done. */
-static void populate_to(struct populated *p, const struct mtz_buf *b, size_t to)
+static void populate_to(struct populated *p, const struct mt_buf *b, size_t to)
 {
 	if (p->buf != b->data) {	/* a new buffer */
 		p->buf = b->data;
@@ -544,13 +544,13 @@ static int decode_entries(struct fjob *r, const struct mtz_frame_header *h,
 		if (tag == MTZ_TAG_PASS || tag == MTZ_TAG_BLOB) {
 			if (c.len[MTZ_SEC_OPS] - *op < 4)
 				return MTZ_ETRUNC;
-			uint32_t len = mtz_ld32(c.p[MTZ_SEC_OPS] + *op);
+			uint32_t len = mt_ld32(c.p[MTZ_SEC_OPS] + *op);
 			*op += 4;
 			if (c.len[MTZ_SEC_PASS] - c.pos[MTZ_SEC_PASS] < len)
 				return MTZ_ETRUNC;
 			if (len > h->out_size - r->out.len)
 				return MTZ_EFORMAT;
-			mtz_buf_put(&r->out, c.p[MTZ_SEC_PASS] + c.pos[MTZ_SEC_PASS], len);
+			mt_buf_put(&r->out, c.p[MTZ_SEC_PASS] + c.pos[MTZ_SEC_PASS], len);
 			c.pos[MTZ_SEC_PASS] += len;
 			records += tag == MTZ_TAG_PASS;
 		} else if (tag == MTZ_TAG_SAMPLE) {
@@ -589,8 +589,8 @@ static const char *unpack(struct fjob *r, const struct mtz_frame_header *h,
 	for (int i = r->nsec; i < MTZ_NSEC; i++)
 		lens[i] = 0;
 	for (int i = 0; i < r->nsec; i++) {
-		lens[i] = mtz_ld32(payload + 8 * i);
-		uint32_t z = mtz_ld32(payload + 8 * i + 4);
+		lens[i] = mt_ld32(payload + 8 * i);
+		uint32_t z = mt_ld32(payload + 8 * i + 4);
 		if (!lens[i] != !z)
 			return "section table inconsistent";
 		raw += lens[i];
@@ -600,7 +600,7 @@ static const char *unpack(struct fjob *r, const struct mtz_frame_header *h,
 		return "section sizes differ from the frame header";
 	size_t in = table, outp = 0;
 	for (int i = 0; i < r->nsec; i++) {
-		uint32_t z = mtz_ld32(payload + 8 * i + 4);
+		uint32_t z = mt_ld32(payload + 8 * i + 4);
 		if (!z)
 			continue;
 		size_t k = ZSTD_decompressDCtx(r->dctx, r->raw.data + outp, lens[i],
@@ -676,15 +676,15 @@ static void job_decode(struct fjob *j)
 	j->cause = NULL;
 	j->fatal = 0;
 	j->out.len = 0;
-	if (mtz_hash(payload, h->comp_size) != h->payload_hash) {
+	if (mt_fnv(payload, h->comp_size) != h->payload_hash) {
 		j->cause = "checksum mismatch";
 		return;
 	}
 	/* Room for out_size bytes and one more record (at most 64 KiB), the
 	 * most decode_entries appends before it stops: out.data never moves
 	 * while the consumer reads handed-out bytes. */
-	if (mtz_buf_reserve(&j->raw, h->raw_size ? h->raw_size : 1) ||
-	    mtz_buf_reserve(&j->out, (size_t)h->out_size + 65536)) {
+	if (mt_buf_reserve(&j->raw, h->raw_size ? h->raw_size : 1) ||
+	    mt_buf_reserve(&j->out, (size_t)h->out_size + 65536)) {
 		j->fatal = MTZ_ENOMEM;
 		return;
 	}
@@ -804,9 +804,9 @@ static int read_job(struct mtz_reader *r, struct fjob *j)
 			return 0;
 		}
 		j->payload.len = 0;
-		if (mtz_buf_reserve(&j->payload, h.comp_size))
+		if (mt_buf_reserve(&j->payload, h.comp_size))
 			return MTZ_ENOMEM;
-		mtz_buf_put(&j->payload, r->buf + r->pos + MTZ_FRAME_HEADER_SIZE, h.comp_size);
+		mt_buf_put(&j->payload, r->buf + r->pos + MTZ_FRAME_HEADER_SIZE, h.comp_size);
 		skip(r, total);
 		j->kind = JOB_FRAME;
 		j->h = h;

@@ -17,10 +17,10 @@
 #include <zstd.h>
 
 #include "codec/mtz_arch.h"
-#include "codec/mtz_buf.h"
+#include "common/buf.h"
 #include "codec/mtz_delta.h"
 #include "codec/mtz_frame.h"
-#include "codec/mtz_hash.h"
+#include "common/fnv.h"
 #include "codec/mtz_headcols.h"
 
 #define MAX_SLOTS 9
@@ -43,7 +43,7 @@ struct item {
 /* A frame: its input, then its encoded form.  The coder state lives with
  * the slot and serves every frame the slot encodes. */
 struct job {
-	struct mtz_buf in;		/* the input, copied ... */
+	struct mt_buf in;		/* the input, copied ... */
 	const uint8_t *view;		/* ... or, when not NULL, in the reader's
 					 * mapping of the file: in.len bytes there */
 	struct item *items;
@@ -58,17 +58,17 @@ struct job {
 	/* the section compressed beside the others (compress_frame) */
 	struct {
 		ZSTD_CCtx *cctx;	/* made on first use */
-		const struct mtz_buf *in;
+		const struct mt_buf *in;
 		int sec;
-		struct mtz_buf out;
+		struct mt_buf out;
 		size_t z;
 	} beside;
 	int *busy;			/* the writer's count of jobs encoding */
 	int cpus;			/* CPUs it may run on */
 	int beside_used;		/* this frame's was compressed beside */
-	struct mtz_buf cols, back;	/* the head section in column order,
+	struct mt_buf cols, back;	/* the head section in column order,
 					 * and back again (checked) */
-	struct mtz_buf result;		/* frame header and payload */
+	struct mt_buf result;		/* frame header and payload */
 	int rc;
 	char err[256];
 	pthread_t thread;
@@ -100,17 +100,17 @@ static int fail(struct mtz_writer *w, int code, const char *fmt, ...)
 
 static void job_release(struct job *j)
 {
-	mtz_buf_release(&j->in);
+	mt_buf_release(&j->in);
 	free(j->items);
 	mtz_delta_enc_free(j->enc);
 	ZSTD_freeCCtx(j->cctx);
 	ZSTD_freeCCtx(j->beside.cctx);
-	mtz_buf_release(&j->beside.out);
+	mt_buf_release(&j->beside.out);
 	for (int i = 0; i < MTZ_NSEC; i++)
-		mtz_buf_release(&j->sec.s[i]);
-	mtz_buf_release(&j->cols);
-	mtz_buf_release(&j->back);
-	mtz_buf_release(&j->result);
+		mt_buf_release(&j->sec.s[i]);
+	mt_buf_release(&j->cols);
+	mt_buf_release(&j->back);
+	mt_buf_release(&j->result);
 }
 
 int mtz_writer_new(struct mtz_writer **out, int fd, const char *name,
@@ -227,20 +227,20 @@ static int job_fail(struct job *j, int code, const char *fmt, ...)
 
 static int put_pass(struct job *j, int tag, const void *data, size_t size)
 {
-	struct mtz_buf *ops = &j->sec.s[MTZ_SEC_OPS], *pass = &j->sec.s[MTZ_SEC_PASS];
-	if (mtz_buf_reserve(ops, 5) || mtz_buf_reserve(pass, size))
+	struct mt_buf *ops = &j->sec.s[MTZ_SEC_OPS], *pass = &j->sec.s[MTZ_SEC_PASS];
+	if (mt_buf_reserve(ops, 5) || mt_buf_reserve(pass, size))
 		return MTZ_ENOMEM;
 	ops->data[ops->len++] = (uint8_t)tag;
-	mtz_st32(ops->data + ops->len, (uint32_t)size);
+	mt_st32(ops->data + ops->len, (uint32_t)size);
 	ops->len += 4;
-	mtz_buf_put(pass, data, size);
+	mt_buf_put(pass, data, size);
 	return 0;
 }
 
 /* Compresses section i (in) into dst, cap bytes.
  * @return : the compressed size, or a zstd error code. */
 static size_t compress_section(ZSTD_CCtx *cctx, const struct mtz_options *opt, int i,
-			       void *dst, size_t cap, const struct mtz_buf *in)
+			       void *dst, size_t cap, const struct mt_buf *in)
 {
 	/* Hashes are random bytes: not worth a slow level.  But an entry's
 	 * ref_hash repeats an earlier entry's hash, a match of 4 bytes with
@@ -264,7 +264,7 @@ static void *beside_run(void *arg)
  * when that is worth it (BESIDE_MIN).  Its output is the same as in the
  * job's thread: same parameters, a context of its own.
  * @return : the section's index, or -1 (none: all are compressed here). */
-static int beside_start(struct job *j, const struct mtz_buf *const *secs, pthread_t *t)
+static int beside_start(struct job *j, const struct mt_buf *const *secs, pthread_t *t)
 {
 	int busy = __atomic_load_n(j->busy, __ATOMIC_RELAXED);	/* this job too */
 	if (!j->opt->threads || busy >= j->cpus)
@@ -278,7 +278,7 @@ static int beside_start(struct job *j, const struct mtz_buf *const *secs, pthrea
 	if (!j->beside.cctx && !(j->beside.cctx = ZSTD_createCCtx()))
 		return -1;
 	j->beside.out.len = 0;
-	if (mtz_buf_reserve(&j->beside.out, ZSTD_compressBound(secs[big]->len)))
+	if (mt_buf_reserve(&j->beside.out, ZSTD_compressBound(secs[big]->len)))
 		return -1;
 	j->beside.in = secs[big];
 	j->beside.sec = big;
@@ -295,11 +295,11 @@ static int compress_frame(struct job *j)
 		bound += ZSTD_compressBound(j->sec.s[i].len);
 	}
 	j->result.len = 0;
-	if (mtz_buf_reserve(&j->result, bound))
+	if (mt_buf_reserve(&j->result, bound))
 		return job_fail(j, MTZ_ENOMEM, "out of memory");
 	/* The head section in column order (version 3), checked to come back
 	 * as the decoder will bring it back. */
-	const struct mtz_buf *head = &j->sec.s[MTZ_SEC_HEAD];
+	const struct mt_buf *head = &j->sec.s[MTZ_SEC_HEAD];
 	const struct mtz_headcols_guide guide = {
 		.ops = j->sec.s[MTZ_SEC_OPS].data, .ops_len = j->sec.s[MTZ_SEC_OPS].len,
 		.hash = j->sec.s[MTZ_SEC_HASH].data, .hash_len = j->sec.s[MTZ_SEC_HASH].len,
@@ -313,7 +313,7 @@ static int compress_frame(struct job *j)
 	if (rc || (head->len && memcmp(j->back.data, head->data, head->len)))
 		return job_fail(j, MTZ_EFORMAT, "frame %u: the head section does not come back "
 				"from column order (encoder bug)", j->frame_no);
-	const struct mtz_buf *secs[MTZ_NSEC];
+	const struct mt_buf *secs[MTZ_NSEC];
 	for (int i = 0; i < MTZ_NSEC; i++)
 		secs[i] = i == MTZ_SEC_HEAD ? &j->cols : &j->sec.s[i];
 	pthread_t helper;
@@ -337,8 +337,8 @@ static int compress_frame(struct job *j)
 			return job_fail(j, MTZ_EZSTD, "frame %u: zstd: %s", j->frame_no,
 					ZSTD_getErrorName(z));
 		}
-		mtz_st32(payload + 8 * i, (uint32_t)secs[i]->len);
-		mtz_st32(payload + 8 * i + 4, (uint32_t)z);
+		mt_st32(payload + 8 * i, (uint32_t)secs[i]->len);
+		mt_st32(payload + 8 * i + 4, (uint32_t)z);
 		n += z;
 	}
 	struct mtz_frame_header fh = {
@@ -347,7 +347,7 @@ static int compress_frame(struct job *j)
 		.raw_size = (uint32_t)raw,
 		.out_size = (uint32_t)j->in.len,	/* also in view mode */
 		.out_offset = j->offset,
-		.payload_hash = mtz_hash(payload, n),
+		.payload_hash = mt_fnv(payload, n),
 	};
 	mtz_frame_header_pack(j->result.data, &fh);
 	j->result.len = MTZ_FRAME_HEADER_SIZE + n;
@@ -531,12 +531,12 @@ int mtz_writer_item(struct mtz_writer *w, const struct mt_perf_reader *r,
 		/* not contiguous: copy what the job has and go on copying */
 		size_t len = j->in.len;
 		j->in.len = 0;
-		if (mtz_buf_reserve(&j->in, len + item->size))
+		if (mt_buf_reserve(&j->in, len + item->size))
 			return fail(w, MTZ_ENOMEM, "out of memory");
-		mtz_buf_put(&j->in, j->view, len);
+		mt_buf_put(&j->in, j->view, len);
 		j->view = NULL;
 	}
-	if (!j->view && mtz_buf_reserve(&j->in, item->size))
+	if (!j->view && mt_buf_reserve(&j->in, item->size))
 		return fail(w, MTZ_ENOMEM, "out of memory");
 	struct item *it = &j->items[j->nitems++];
 	it->off = j->in.len;
@@ -545,7 +545,7 @@ int mtz_writer_item(struct mtz_writer *w, const struct mt_perf_reader *r,
 	if (j->view)
 		j->in.len += item->size;
 	else
-		mtz_buf_put(&j->in, item->data, item->size);
+		mt_buf_put(&j->in, item->data, item->size);
 	w->st.bytes_in += item->size;
 	if (item->kind == MT_PERF_ITEM_RECORD) {
 		w->st.records++;

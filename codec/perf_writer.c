@@ -1,6 +1,6 @@
 /* Writing perf pipe-mode streams through a buffer. */
 #include "codec/perf_internal.h"
-#include "codec/prealloc.h"
+#include "common/prealloc.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@ FOLD_OBJS := \
 
 $(B)/libmtfold.a: $(FOLD_OBJS)
 
-$(B)/bin/mt-fold: $(B)/obj/fold/main.o $(B)/libmtfold.a
+$(B)/bin/mt-fold: $(B)/obj/fold/main.o $(B)/libmtfold.a $(B)/libmtcommon.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -lm
 
@@ -27,7 +27,7 @@ FOLD_TEST_SRCS := \
 	tests/fold/sim.c \
 	tests/fold/json_min.c
 
-$(B)/tests/fold-tests: $(patsubst %.c,$(B)/obj/%.o,$(FOLD_TEST_SRCS)) $(B)/libmtfold.a
+$(B)/tests/fold-tests: $(patsubst %.c,$(B)/obj/%.o,$(FOLD_TEST_SRCS)) $(B)/libmtfold.a $(B)/libmtcommon.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion -lm
 

@@ -27,10 +27,10 @@ LIBS += $(B)/libmtunwind.a
 # mt-unwind reads .mtz through the codec's reader (zstd).  debuginfod_gate.o
 # defines dlopen for libdw to bind to: an object of its own, not in the library.
 UNWIND_MAIN_OBJS := $(B)/obj/symbolize/mt_unwind.o $(B)/obj/symbolize/debuginfod_gate.o
-$(B)/bin/mt-unwind: $(UNWIND_MAIN_OBJS) $(B)/libmtunwind.a $(B)/libmtcodec.a
+$(B)/bin/mt-unwind: $(UNWIND_MAIN_OBJS) $(B)/libmtunwind.a $(B)/libmtcodec.a $(B)/libmtcommon.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $(UNWIND_MAIN_OBJS) $(B)/libmtunwind.a \
-		$(B)/libmtcodec.a $(CODEC_LDLIBS) $(UNWIND_LDLIBS) $(LDLIBS)
+		$(B)/libmtcodec.a $(B)/libmtcommon.a $(CODEC_LDLIBS) $(UNWIND_LDLIBS) $(LDLIBS)
 BINS += $(B)/bin/mt-unwind
 
 # Fixtures with known call paths (tests/e2e/unwind-*.sh check them).
@@ -95,9 +95,9 @@ UNWIND_TEST_FIXTURES := \
 	build/fixtures/unwind_cxx \
 	build/fixtures/unwind_cxx-fp
 
-$(B)/tests/symbolize-tests: $(UNWIND_TEST_OBJS) $(B)/libmtunwind.a $(B)/libmtcodec.a | $(UNWIND_TEST_FIXTURES)
+$(B)/tests/symbolize-tests: $(UNWIND_TEST_OBJS) $(B)/libmtunwind.a $(B)/libmtcodec.a $(B)/libmtcommon.a | $(UNWIND_TEST_FIXTURES)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $(UNWIND_TEST_OBJS) $(B)/libmtunwind.a $(B)/libmtcodec.a -lcriterion \
+	$(CC) $(LDFLAGS) -o $@ $(UNWIND_TEST_OBJS) $(B)/libmtunwind.a $(B)/libmtcodec.a $(B)/libmtcommon.a -lcriterion \
 		$(UNWIND_LDLIBS) $(LDLIBS)
 UNIT_TESTS += $(B)/tests/symbolize-tests
 

@@ -1,6 +1,6 @@
 /* Uncompressed copies of separate debug files; see debug_cache.h. */
 #include "symbolize/debug_cache.h"
-#include "codec/cache_dir.h"
+#include "common/cache_dir.h"
 
 #include <errno.h>
 #include <fcntl.h>

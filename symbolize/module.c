@@ -4,7 +4,7 @@
 #include "symbolize/arch.h"
 #include "symbolize/cu.h"
 #include "symbolize/debug_cache.h"
-#include "codec/cache_dir.h"
+#include "common/cache_dir.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -14,10 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "codec/cache_dir.h"
+#include "common/cache_dir.h"
 #include "codec/mtz.h"
 #include "codec/perf_stream.h"
-#include "codec/progress.h"
+#include "common/progress.h"
 #include "symbolize/arch.h"
 #include "symbolize/batch.h"
 #include "symbolize/maps.h"

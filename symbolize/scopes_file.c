@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "codec/cache_dir.h"
-#include "codec/mtz_buf.h"
-#include "codec/mtz_hash.h"
+#include "common/cache_dir.h"
+#include "common/buf.h"
+#include "common/fnv.h"
 #include "symbolize/debug_cache.h"
 
 #define MAGIC "MTSCOPES"
@@ -26,7 +26,7 @@ _Static_assert(sizeof(struct mt_unwind_scope_range) == RANGE, "range layout");
 
 uint64_t mt_unwind_scopes_identity(Dwarf *dw)
 {
-	uint64_t h = MTZ_FNV_BASIS;
+	uint64_t h = MT_FNV_BASIS;
 	Dwarf_Off off = 0, next, abbrev;
 	size_t hsize;
 	Dwarf_Half version;
@@ -34,7 +34,7 @@ uint64_t mt_unwind_scopes_identity(Dwarf *dw)
 	while (dwarf_next_unit(dw, off, &next, &hsize, &version, &abbrev, NULL, NULL, NULL,
 			       NULL) == 0) {
 		uint64_t w[4] = { off, next - off, (uint64_t)version << 32 | hsize, abbrev };
-		h = mtz_hash_from(h, (const unsigned char *)w, 0, sizeof(w));
+		h = mt_fnv_from(h, (const unsigned char *)w, 0, sizeof(w));
 		off = next;
 		units++;
 	}
@@ -90,21 +90,21 @@ static int parse(struct mt_unwind_scopes_file *f, size_t len, const uint8_t *id,
 		 uint64_t identity)
 {
 	const uint8_t *b = f->buf;
-	if (len < HEADER || memcmp(b, MAGIC, 8) != 0 || mtz_ld32(b + 8) != VERSION)
+	if (len < HEADER || memcmp(b, MAGIC, 8) != 0 || mt_ld32(b + 8) != VERSION)
 		return -1;
-	uint64_t entries = mtz_ld32(b + 12), ranges = mtz_ld64(b + 24), keys = mtz_ld64(b + 32);
-	if (mtz_ld64(b + 16) != identity || mtz_ld32(b + 48) != id_len ||
+	uint64_t entries = mt_ld32(b + 12), ranges = mt_ld64(b + 24), keys = mt_ld64(b + 32);
+	if (mt_ld64(b + 16) != identity || mt_ld32(b + 48) != id_len ||
 	    memcmp(b + 56, id, id_len) != 0)
 		return -1;
 	for (size_t i = 56 + id_len; i < HEADER; i++)	/* padding, as written */
 		if (b[i])
 			return -1;
-	if (mtz_ld32(b + 52))
+	if (mt_ld32(b + 52))
 		return -1;
 	if (ranges > len / RANGE || keys > len / 8 ||
 	    HEADER + ENTRY * entries + RANGE * ranges + 8 * keys != len)
 		return -1;
-	if (mtz_hash(b + HEADER, len - HEADER) != mtz_ld64(b + 40))
+	if (mt_fnv(b + HEADER, len - HEADER) != mt_ld64(b + 40))
 		return -1;
 	if (!(f->e = calloc(entries ? entries : 1, sizeof(*f->e))))
 		return -1;
@@ -115,10 +115,10 @@ static int parse(struct mt_unwind_scopes_file *f, size_t len, const uint8_t *id,
 	uint64_t used_r = 0, used_k = 0;
 	for (size_t i = 0; i < entries; i++, ent += ENTRY) {
 		struct mt_unwind_scopes_entry *e = &f->e[i];
-		e->root = mtz_ld64(ent);
-		e->n = mtz_ld32(ent + 8);
-		e->nkeys = mtz_ld32(ent + 12);
-		if (mtz_ld64(ent + 16) || e->n > ranges - used_r || e->nkeys > keys - used_k)
+		e->root = mt_ld64(ent);
+		e->n = mt_ld32(ent + 8);
+		e->nkeys = mt_ld32(ent + 12);
+		if (mt_ld64(ent + 16) || e->n > ranges - used_r || e->nkeys > keys - used_k)
 			return -1;
 		e->r = r + used_r;
 		e->keys = k + used_k;
@@ -170,10 +170,10 @@ static uint8_t *body(const struct mt_unwind_scopes_entry *e, size_t n, size_t *l
 	if (!b)
 		return NULL;
 	for (size_t i = 0; i < n; i++, p += ENTRY) {
-		mtz_st64(p, e[i].root);
-		mtz_st32(p + 8, (uint32_t)e[i].n);
-		mtz_st32(p + 12, (uint32_t)e[i].nkeys);
-		mtz_st64(p + 16, 0);
+		mt_st64(p, e[i].root);
+		mt_st32(p + 8, (uint32_t)e[i].n);
+		mt_st32(p + 12, (uint32_t)e[i].nkeys);
+		mt_st64(p + 16, 0);
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (e[i].n)	/* an empty index has no array: memcpy(, NULL, 0) */
@@ -203,13 +203,13 @@ int mt_unwind_scopes_file_write(const char *dir, const uint8_t *id, size_t id_le
 	uint8_t h[HEADER] = MAGIC, *b = body(e, n, &len, &ranges, &keys);
 	if (!b)
 		goto fail;
-	mtz_st32(h + 8, VERSION);
-	mtz_st32(h + 12, (uint32_t)n);
-	mtz_st64(h + 16, identity);
-	mtz_st64(h + 24, ranges);
-	mtz_st64(h + 32, keys);
-	mtz_st64(h + 40, mtz_hash(b, len));
-	mtz_st32(h + 48, (uint32_t)id_len);
+	mt_st32(h + 8, VERSION);
+	mt_st32(h + 12, (uint32_t)n);
+	mt_st64(h + 16, identity);
+	mt_st64(h + 24, ranges);
+	mt_st64(h + 32, keys);
+	mt_st64(h + 40, mt_fnv(b, len));
+	mt_st32(h + 48, (uint32_t)id_len);
 	memcpy(h + 56, id, id_len);
 	int fd = -1, ok = mt_unwind_cache_mkdirs(dir) == 0 &&
 			  asprintf(&tmp, "%s.XXXXXX", path) >= 0;

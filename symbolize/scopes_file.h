@@ -9,7 +9,7 @@
  * The file (little-endian; docs/formats/scopes-cache.md):
  *   header, 128 bytes: "MTSCOPES", u32 version (1), u32 entries,
  *     u64 identity (mt_unwind_scopes_identity of the DWARF), u64 ranges,
- *     u64 keys, u64 FNV-1a 64 (codec/mtz_hash.h) of all that follows the
+ *     u64 keys, u64 FNV-1a 64 (common/fnv.h) of all that follows the
  *     header, u32 build-id length, u32 0, the build-id (64 bytes, zero-padded)
  *   entries x 24 bytes: u64 root DIE offset, u32 ranges, u32 keys, u64 0
  *   ranges x 24 bytes: u64 lo, u64 hi, u32 key, s32 parent (both indexes

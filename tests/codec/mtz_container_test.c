@@ -10,10 +10,10 @@
 #include <unistd.h>
 
 #include "codec/mtz.h"
-#include "codec/mtz_buf.h"
+#include "common/buf.h"
 #include "codec/mtz_delta.h"
 #include "codec/mtz_frame.h"
-#include "codec/mtz_hash.h"
+#include "common/fnv.h"
 
 #include <zstd.h>
 
@@ -162,9 +162,9 @@ static struct decoded decode_at(const struct mem *mtz, uint64_t seek, uint64_t *
 		cr_assert_eq(mtz_reader_seek(r, seek, start), 0);
 		cr_assert_eq(mtz_reader_seek(r, seek, start), 0, "again before reading");
 	}
-	struct mtz_buf b = { 0 };
+	struct mt_buf b = { 0 };
 	for (;;) {
-		cr_assert_eq(mtz_buf_reserve(&b, 4096), 0);
+		cr_assert_eq(mt_buf_reserve(&b, 4096), 0);
 		ssize_t n = mtz_reader_read(r, b.data + b.len, 4096);
 		cr_assert_geq(n, 0);
 		if (!n)
@@ -280,7 +280,7 @@ Test(mtz_container, raw_mode_round_trip)
 	struct mtz_stats st;
 	struct mem z = encode(&in, 1, 65536, &st);
 	cr_assert_eq(st.coded, 0);
-	cr_assert_eq(mtz_ld16(z.p + 10), MTZ_FLAG_RAW);
+	cr_assert_eq(mt_ld16(z.p + 10), MTZ_FLAG_RAW);
 	struct decoded d = decode(&z);
 	cr_assert_eq(d.damage, 0);
 	cr_assert_eq(d.out.n, in.n);
@@ -423,17 +423,17 @@ Test(mtz_container, hostile_sections_are_refused)
 		for (size_t k = 0; k + 21 <= len[MTZ_SEC_OPS]; k += 21) {
 			uint8_t *o = raw[MTZ_SEC_OPS] + k;
 			o[0] = (uint8_t)(rand() % 4);
-			mtz_st16(o + 1, (uint16_t)(rand() % 700));	/* rec_size */
-			mtz_st16(o + 3, (uint16_t)(rand() % 64));	/* regs_offset */
+			mt_st16(o + 1, (uint16_t)(rand() % 700));	/* rec_size */
+			mt_st16(o + 3, (uint16_t)(rand() % 64));	/* regs_offset */
 			o[5] = (uint8_t)(rand() % 4);			/* nr_regs */
 			o[6] = (uint8_t)(rand() % 2 ? 0xff : 0);	/* sp_index */
 			o[7] = (uint8_t)(rand() % 64);			/* flags */
 			o[8] = (uint8_t)(rand() % 4 ? 0 : rand() % 20);	/* ref */
-			mtz_st16(o + 9, (uint16_t)(rand() % 100));	/* stack_offset */
-			mtz_st16(o + 11, (uint16_t)(rand() % 300));	/* dyn_size */
-			mtz_st16(o + 13, (uint16_t)(rand() % 300));	/* pad_size */
-			mtz_st16(o + 15, 0);
-			mtz_st32(o + 17, (uint32_t)(rand() % 3));	/* tid */
+			mt_st16(o + 9, (uint16_t)(rand() % 100));	/* stack_offset */
+			mt_st16(o + 11, (uint16_t)(rand() % 300));	/* dyn_size */
+			mt_st16(o + 13, (uint16_t)(rand() % 300));	/* pad_size */
+			mt_st16(o + 15, 0);
+			mt_st32(o + 17, (uint32_t)(rand() % 3));	/* tid */
 		}
 		uint8_t file[8192];
 		size_t n = MTZ_FILE_HEADER_SIZE + MTZ_FRAME_HEADER_SIZE;
@@ -446,8 +446,8 @@ Test(mtz_container, hostile_sections_are_refused)
 				z = ZSTD_compress(payload + pn, sizeof(file) - n - pn - 64, raw[i], len[i], 1);
 				cr_assert(!ZSTD_isError(z));
 			}
-			mtz_st32(payload + 8 * i, (uint32_t)len[i]);
-			mtz_st32(payload + 8 * i + 4, (uint32_t)z);
+			mt_st32(payload + 8 * i, (uint32_t)len[i]);
+			mt_st32(payload + 8 * i + 4, (uint32_t)z);
 			pn += z;
 			total += len[i];
 		}
@@ -455,7 +455,7 @@ Test(mtz_container, hostile_sections_are_refused)
 			continue;
 		struct mtz_frame_header fh = {
 			.comp_size = (uint32_t)pn, .raw_size = (uint32_t)total,
-			.out_size = (uint32_t)(rand() % 4000), .payload_hash = mtz_hash(payload, pn),
+			.out_size = (uint32_t)(rand() % 4000), .payload_hash = mt_fnv(payload, pn),
 		};
 		mtz_frame_header_pack(file + MTZ_FILE_HEADER_SIZE, &fh);
 		n += pn;
@@ -534,8 +534,8 @@ static struct mem with_bad_entry(const struct mem *z, double where, int bad_tag,
 	uint8_t *sec[MTZ_NSEC];
 	size_t len[MTZ_NSEC], in = 8 * MTZ_NSEC;
 	for (int i = 0; i < MTZ_NSEC; i++) {
-		len[i] = mtz_ld32(pl + 8 * i);
-		size_t zl = mtz_ld32(pl + 8 * i + 4);
+		len[i] = mt_ld32(pl + 8 * i);
+		size_t zl = mt_ld32(pl + 8 * i + 4);
 		sec[i] = malloc(len[i] + 1);
 		if (len[i])
 			cr_assert_eq(ZSTD_decompress(sec[i], len[i], pl + in, zl), len[i]);
@@ -568,14 +568,14 @@ static struct mem with_bad_entry(const struct mem *z, double where, int bad_tag,
 			zl = ZSTD_compress(np + out, z->n + 4096 - out - 200, sec[i], len[i], 1);
 			cr_assert(!ZSTD_isError(zl));
 		}
-		mtz_st32(np + 8 * i, (uint32_t)len[i]);
-		mtz_st32(np + 8 * i + 4, (uint32_t)zl);
+		mt_st32(np + 8 * i, (uint32_t)len[i]);
+		mt_st32(np + 8 * i + 4, (uint32_t)zl);
 		out += zl;
 		free(sec[i]);
 	}
 	struct mtz_frame_header h = hs[0];
 	h.comp_size = (uint32_t)out;
-	h.payload_hash = mtz_hash(np, out);
+	h.payload_hash = mt_fnv(np, out);
 	mtz_frame_header_pack(m.p + MTZ_FILE_HEADER_SIZE, &h);
 	m.n = MTZ_FILE_HEADER_SIZE + MTZ_FRAME_HEADER_SIZE + out;
 	/* the original end marker */
@@ -660,7 +660,7 @@ Test(mtz_container, freed_while_workers_wait_ahead, .timeout = 60)
 	free(in.p); free(z.p);
 }
 
-/* mtz_hash4 is four mtz_hash calls: every length 0..80 in each position,
+/* mt_fnv4 is four mt_fnv calls: every length 0..80 in each position,
  * so that each chain stops at its own length and finishes its tail bytes;
  * and the hash itself, by its definition, on a known input. */
 Test(mtz_container, hash4_equals_four_hashes)
@@ -674,14 +674,14 @@ Test(mtz_container, hash4_equals_four_hashes)
 		const unsigned char *p[4] = { buf[0], buf[1] + 1, buf[2] + 3, buf[3] + 7 };
 		size_t len[4] = { n, (n * 7) % 81, 80 - n, n / 3 };
 		uint64_t h[4];
-		mtz_hash4(p, len, h);
+		mt_fnv4(p, len, h);
 		for (int k = 0; k < 4; k++)
-			cr_assert_eq(h[k], mtz_hash(p[k], len[k]), "chain %d, %zu bytes", k, len[k]);
+			cr_assert_eq(h[k], mt_fnv(p[k], len[k]), "chain %d, %zu bytes", k, len[k]);
 	}
 	/* one word then one byte, by hand: ((B ^ w) * P ^ b) * P */
 	unsigned char nine[9] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
 	uint64_t w = 0x0807060504030201ull;
-	uint64_t want = (((MTZ_FNV_BASIS ^ w) * MTZ_FNV_PRIME) ^ 9) * MTZ_FNV_PRIME;
-	cr_assert_eq(mtz_hash(nine, 9), want);
-	cr_assert_eq(mtz_hash(nine, 0), MTZ_FNV_BASIS);
+	uint64_t want = (((MT_FNV_BASIS ^ w) * MT_FNV_PRIME) ^ 9) * MT_FNV_PRIME;
+	cr_assert_eq(mt_fnv(nine, 9), want);
+	cr_assert_eq(mt_fnv(nine, 0), MT_FNV_BASIS);
 }

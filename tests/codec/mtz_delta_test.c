@@ -7,7 +7,7 @@
 
 #include "codec/mtz.h"
 #include "codec/mtz_delta.h"
-#include "codec/mtz_hash.h"
+#include "common/fnv.h"
 
 #define NR_REGS 17
 #define SP_INDEX 7
@@ -89,8 +89,8 @@ struct rig {
 	struct mtz_delta_enc *enc;
 	struct mtz_delta_dec *dec;
 	struct mtz_sections sec;
-	struct mtz_buf out;		/* the encoder's frame output */
-	struct mtz_buf expect;		/* the records, concatenated */
+	struct mt_buf out;		/* the encoder's frame output */
+	struct mt_buf expect;		/* the records, concatenated */
 	size_t last_entry;		/* bytes the last entry added to the sections */
 	size_t last_start[MTZ_NSEC];
 };
@@ -107,9 +107,9 @@ static void rig_fini(struct rig *r)
 	mtz_delta_enc_free(r->enc);
 	mtz_delta_dec_free(r->dec);
 	for (int i = 0; i < MTZ_NSEC; i++)
-		mtz_buf_release(&r->sec.s[i]);
-	mtz_buf_release(&r->out);
-	mtz_buf_release(&r->expect);
+		mt_buf_release(&r->sec.s[i]);
+	mt_buf_release(&r->out);
+	mt_buf_release(&r->expect);
 }
 
 static size_t sec_total(const struct rig *r)
@@ -129,21 +129,21 @@ static void rig_encode(struct rig *r, const struct sample *s)
 	cr_assert_eq(r->sec.s[MTZ_SEC_OPS].data[r->last_start[MTZ_SEC_OPS]], MTZ_TAG_SAMPLE);
 	r->last_entry = sec_total(r) - before;
 	/* the frame's output grows by the record */
-	cr_assert_eq(mtz_buf_reserve(&r->out, s->v.rec_size), 0);
-	mtz_buf_put(&r->out, s->v.rec, s->v.rec_size);
-	cr_assert_eq(mtz_buf_reserve(&r->expect, s->v.rec_size), 0);
-	mtz_buf_put(&r->expect, s->v.rec, s->v.rec_size);
+	cr_assert_eq(mt_buf_reserve(&r->out, s->v.rec_size), 0);
+	mt_buf_put(&r->out, s->v.rec, s->v.rec_size);
+	cr_assert_eq(mt_buf_reserve(&r->expect, s->v.rec_size), 0);
+	mt_buf_put(&r->expect, s->v.rec, s->v.rec_size);
 }
 
 /* The last entry's hashes: ref_hash and hash. */
 static uint64_t last_ref_hash(const struct rig *r)
 {
-	return mtz_ld64(r->sec.s[MTZ_SEC_HASH].data + r->last_start[MTZ_SEC_HASH]);
+	return mt_ld64(r->sec.s[MTZ_SEC_HASH].data + r->last_start[MTZ_SEC_HASH]);
 }
 
 static uint64_t last_hash(const struct rig *r)
 {
-	return mtz_ld64(r->sec.s[MTZ_SEC_HASH].data + r->last_start[MTZ_SEC_HASH] + 8);
+	return mt_ld64(r->sec.s[MTZ_SEC_HASH].data + r->last_start[MTZ_SEC_HASH] + 8);
 }
 
 static void cursors_of(const struct rig *r, struct mtz_cursors *c)
@@ -158,7 +158,7 @@ static void cursors_of(const struct rig *r, struct mtz_cursors *c)
 /* Decodes every entry with the rig's decoder and compares. */
 static void rig_check(struct rig *r)
 {
-	struct mtz_buf out = { 0 };
+	struct mt_buf out = { 0 };
 	struct mtz_cursors c;
 	cursors_of(r, &c);
 	while (c.pos[MTZ_SEC_OPS] < c.len[MTZ_SEC_OPS]) {
@@ -173,7 +173,7 @@ static void rig_check(struct rig *r)
 	cr_assert(memcmp(out.data, r->expect.data, out.len) == 0, "decoded bytes differ");
 	cr_assert_eq(r->out.len, r->expect.len);
 	cr_assert(memcmp(r->out.data, r->expect.data, out.len) == 0, "encoder output differs");
-	mtz_buf_release(&out);
+	mt_buf_release(&out);
 }
 
 static struct stack_mem mem, mem2;
@@ -193,7 +193,7 @@ Test(mtz_delta, keyframe_round_trip)
 	cr_assert_eq(st->stack_bytes, 8192);
 	/* a keyframe XORs against zeros: ref_hash 0 and the hash of the bytes */
 	cr_assert_eq(last_ref_hash(&r), 0);
-	cr_assert_eq(last_hash(&r), mtz_hash(mem.b + 40000, 8192));
+	cr_assert_eq(last_hash(&r), mt_fnv(mem.b + 40000, 8192));
 	/* a keyframe holds the record as it is, plus tag, ops, hashes and the
 	 * pad's segment count (0: dyn_size is the whole dump) */
 	cr_assert_eq(r.last_entry, s.v.rec_size + 1 + MTZ_SAMPLE_OPS + 16 + 2);
@@ -380,7 +380,7 @@ Test(mtz_delta, reference_hash_mismatch_falls_back_to_keyframe)
 }
 
 /* Decodes the first entry of r with r's decoder, leaving c at the second. */
-static void decode_first(struct rig *r, struct mtz_cursors *c, struct mtz_buf *out)
+static void decode_first(struct rig *r, struct mtz_cursors *c, struct mt_buf *out)
 {
 	cursors_of(r, c);
 	c->pos[MTZ_SEC_OPS]++;
@@ -399,7 +399,7 @@ Test(mtz_delta, decoder_refuses_bad_hashes)
 	mem.b[8192 + 16] ^= 3;
 	sample_make(&s, &mem, 5, MEM_BASE + 8192, 4096, 4096, 0, 2);
 	rig_encode(&r, &s);
-	struct mtz_buf out = { 0 };
+	struct mt_buf out = { 0 };
 	struct mtz_cursors c;
 	decode_first(&r, &c, &out);
 	struct mtz_cursors c0 = c;
@@ -424,7 +424,7 @@ Test(mtz_delta, decoder_refuses_bad_hashes)
 	cr_assert(memcmp(out.data + len, s.v.rec, s.v.rec_size) == 0);
 	for (int i = 0; i < MTZ_NSEC; i++)
 		cr_assert_eq(c.pos[i], c.len[i]);
-	mtz_buf_release(&out);
+	mt_buf_release(&out);
 	rig_fini(&r);
 }
 
@@ -441,23 +441,23 @@ Test(mtz_delta, hashes_of_32_bits)
 	mem_fill(&mem, 12);
 	sample_make(&s, &mem, 5, MEM_BASE + 8192, 4096, 4096, 0, 1);
 	rig_encode(&r, &s);
-	uint64_t key_hash = mtz_hash(mem.b + 8192, 4096);
+	uint64_t key_hash = mt_fnv(mem.b + 8192, 4096);
 	cr_assert_eq(r.sec.s[MTZ_SEC_HASH].len, 8);
-	cr_assert_eq(mtz_ld32(r.sec.s[MTZ_SEC_HASH].data), 0);
-	cr_assert_eq(mtz_ld32(r.sec.s[MTZ_SEC_HASH].data + 4), (uint32_t)key_hash);
+	cr_assert_eq(mt_ld32(r.sec.s[MTZ_SEC_HASH].data), 0);
+	cr_assert_eq(mt_ld32(r.sec.s[MTZ_SEC_HASH].data + 4), (uint32_t)key_hash);
 	mem.b[8192 + 16] ^= 3;
 	sample_make(&s, &mem, 5, MEM_BASE + 8192, 4096, 4096, 0, 2);
 	rig_encode(&r, &s);
 	cr_assert_eq(mtz_delta_enc_stats(r.enc)->keyframes, 1);
 	cr_assert_eq(r.sec.s[MTZ_SEC_HASH].len, 16);
 	const uint8_t *hs = r.sec.s[MTZ_SEC_HASH].data + 8;
-	cr_assert_eq(mtz_ld32(hs), (uint32_t)key_hash);
-	cr_assert_eq(mtz_ld32(hs + 4), (uint32_t)mtz_hash(mem.b + 8192, 4096));
+	cr_assert_eq(mt_ld32(hs), (uint32_t)key_hash);
+	cr_assert_eq(mt_ld32(hs + 4), (uint32_t)mt_fnv(mem.b + 8192, 4096));
 	rig_check(&r);
 
 	/* again: the first entry, then the second damaged */
 	mtz_delta_dec_reset(r.dec);
-	struct mtz_buf out = { 0 };
+	struct mt_buf out = { 0 };
 	struct mtz_cursors c;
 	decode_first(&r, &c, &out);
 	uint8_t *h = r.sec.s[MTZ_SEC_HASH].data + 8;
@@ -470,7 +470,7 @@ Test(mtz_delta, hashes_of_32_bits)
 	cr_assert_eq(mtz_delta_dec_sample(r.dec, &c, &out), 0);
 	cr_assert_eq(out.len, r.expect.len);
 	cr_assert(memcmp(out.data, r.expect.data, out.len) == 0);
-	mtz_buf_release(&out);
+	mt_buf_release(&out);
 	rig_fini(&r);
 }
 
@@ -494,11 +494,11 @@ Test(mtz_delta, registers_are_coded_against_the_previous_sample)
 	const uint8_t *code = r.sec.s[MTZ_SEC_HEAD].data + r.last_start[MTZ_SEC_HEAD];
 	cr_assert_lt(s.v.stack_offset, MTZ_GROUP_SIZE);
 	cr_assert_eq(code[0], 1);
-	uint64_t mask = mtz_ld64(code + 1), x[64] = { 0 };
+	uint64_t mask = mt_ld64(code + 1), x[64] = { 0 };
 	const uint8_t *w = code + 9;
 	for (unsigned i = 0; i < 64; i++)
 		if (mask >> i & 1) {
-			x[i] = mtz_ld64(w);
+			x[i] = mt_ld64(w);
 			w += 8;
 		}
 	for (unsigned i = 0; i < NR_REGS; i++)
@@ -582,7 +582,7 @@ Test(mtz_delta, truncated_entries_are_refused)
 	mem_fill(&mem, 13);
 	sample_make(&s, &mem, 5, MEM_BASE + 8192, 2048, 2000, 0, 1);
 	rig_encode(&r, &s);
-	struct mtz_buf out = { 0 };
+	struct mt_buf out = { 0 };
 	for (int i = 0; i < MTZ_NSEC; i++) {
 		for (size_t k = 0; k < r.sec.s[i].len; k++) {
 			struct mtz_cursors c;
@@ -605,7 +605,7 @@ Test(mtz_delta, truncated_entries_are_refused)
 	}
 	cr_assert_eq(out.len, 0);
 	rig_fini(&r);
-	mtz_buf_release(&out);
+	mt_buf_release(&out);
 }
 
 Test(mtz_delta, inconsistent_views_are_refused)
@@ -652,13 +652,13 @@ Test(mtz_delta, stack_hashes_in_a_batch)
 		memset(h, 0xff, sizeof(h));
 		mtz_delta_stack_hashes(v, n, h);
 		for (unsigned k = 0; k < n; k++)
-			cr_assert_eq(h[k], mtz_hash(v[k]->rec + v[k]->stack_offset, dyn[k]),
+			cr_assert_eq(h[k], mt_fnv(v[k]->rec + v[k]->stack_offset, dyn[k]),
 				     "batch of %u, dump %u", n, k);
 	}
 	batch[1].v.dyn_size = batch[1].v.stack_size + 1;	/* refused */
 	mtz_delta_stack_hashes(v, MTZ_HASH_BATCH, h);
 	cr_assert_eq(h[1], 0);
-	cr_assert_eq(h[3], mtz_hash(v[3]->rec + v[3]->stack_offset, dyn[3]));
+	cr_assert_eq(h[3], mt_fnv(v[3]->rec + v[3]->stack_offset, dyn[3]));
 
 	struct rig r;
 	rig_init(&r);
@@ -746,7 +746,7 @@ Test(mtz_delta, hostile_reference_index_is_damage)
 	struct rig r;
 	rig_init(&r);
 	alternate(&r, MTZ_REFS, 4);	/* key A, key B, A (ref 1), B (ref 1) */
-	struct mtz_buf out = { 0 };
+	struct mt_buf out = { 0 };
 	struct mtz_cursors c;
 	cursors_of(&r, &c);
 	for (int i = 0; i < 3; i++) {
@@ -785,7 +785,7 @@ Test(mtz_delta, hostile_reference_index_is_damage)
 	/* a keyframe that names a reference */
 	struct mtz_delta_dec *fresh;
 	cr_assert_eq(mtz_delta_dec_new(&fresh), 0);
-	struct mtz_buf out2 = { 0 };
+	struct mt_buf out2 = { 0 };
 	cursors_of(&r, &c);
 	c.pos[MTZ_SEC_OPS] = 1;
 	r.sec.s[MTZ_SEC_OPS].data[1 + 7] = 1;
@@ -793,8 +793,8 @@ Test(mtz_delta, hostile_reference_index_is_damage)
 	r.sec.s[MTZ_SEC_OPS].data[1 + 7] = 0;
 	cr_assert_eq(mtz_delta_dec_sample(fresh, &c, &out2), 0);
 	mtz_delta_dec_free(fresh);
-	mtz_buf_release(&out2);
-	mtz_buf_release(&out);
+	mt_buf_release(&out2);
+	mt_buf_release(&out);
 	rig_fini(&r);
 }
 
@@ -820,8 +820,8 @@ Test(mtz_delta, changed_words_go_as_differences_or_as_they_are)
 	const uint8_t *code = r.sec.s[MTZ_SEC_CODE].data + r.last_start[MTZ_SEC_CODE];
 	cr_assert_eq(r.sec.s[MTZ_SEC_CODE].len - r.last_start[MTZ_SEC_CODE], 1 + 8 + 8);
 	cr_assert_eq(code[0], 1);
-	cr_assert_eq(mtz_ld64(code + 1), 1ull << (256 / 8));
-	cr_assert_eq(mtz_ld64(code + 9), 1);
+	cr_assert_eq(mt_ld64(code + 1), 1ull << (256 / 8));
+	cr_assert_eq(mt_ld64(code + 9), 1);
 	/* thread 6: 40 of 512 words take new values every sample (deltas of
 	 * about 380 bytes: the average passes 256 after nine) */
 	srand(33);
@@ -860,17 +860,17 @@ Test(mtz_delta, pad_source_moving_by_a_word_is_followed)
 	rig_encode(&r, &s);
 	const struct mtz_delta_stats *st = mtz_delta_enc_stats(r.enc);
 	const uint8_t *code = r.sec.s[MTZ_SEC_PAD].data + r.last_start[MTZ_SEC_PAD];
-	cr_assert_eq(st->pad_matched, 6192, "matched %llu, %u segments: %u:%u %u:%u", (unsigned long long)st->pad_matched, mtz_ld16(code), mtz_ld16(code + 2), mtz_ld32(code + 4), mtz_ld16(code + 8), mtz_ld32(code + 10));
+	cr_assert_eq(st->pad_matched, 6192, "matched %llu, %u segments: %u:%u %u:%u", (unsigned long long)st->pad_matched, mt_ld16(code), mt_ld16(code + 2), mt_ld32(code + 4), mt_ld16(code + 8), mt_ld32(code + 10));
 	size_t len = r.sec.s[MTZ_SEC_PAD].len - r.last_start[MTZ_SEC_PAD];
 	uint32_t d0 = (uint32_t)(r.out.len - s.v.rec_size + s.v.stack_offset + 2000 - 200);
-	cr_assert_eq(mtz_ld16(code), 2);
-	cr_assert_eq(mtz_ld16(code + 2), 3000);
-	cr_assert_eq(mtz_ld32(code + 4), d0);
-	cr_assert_eq(mtz_ld16(code + 8), 3192);
-	cr_assert_eq(mtz_ld32(code + 10) ^ d0, d0 - 8);
+	cr_assert_eq(mt_ld16(code), 2);
+	cr_assert_eq(mt_ld16(code + 2), 3000);
+	cr_assert_eq(mt_ld32(code + 4), d0);
+	cr_assert_eq(mt_ld16(code + 8), 3192);
+	cr_assert_eq(mt_ld32(code + 10) ^ d0, d0 - 8);
 	/* then the XOR code: a presence bitmap of 13 groups, all absent */
 	cr_assert_eq(len, 14 + 2);
-	cr_assert_eq(mtz_ld16(code + 14), 0);
+	cr_assert_eq(mt_ld16(code + 14), 0);
 	rig_check(&r);
 	rig_fini(&r);
 }
@@ -878,10 +878,10 @@ Test(mtz_delta, pad_source_moving_by_a_word_is_followed)
 /* A version 1 XOR code of cur against ref (NULL: zeros), n bytes, as that
  * version's writer sent it: presence bits, then per group a word mask and
  * the nonzero words of cur ^ ref. */
-static void v1_xor(struct mtz_buf *out, const uint8_t *cur, const uint8_t *ref, size_t n)
+static void v1_xor(struct mt_buf *out, const uint8_t *cur, const uint8_t *ref, size_t n)
 {
 	size_t ngroups = (n + 511) / 512, pbytes = (ngroups + 7) / 8;
-	cr_assert_eq(mtz_buf_reserve(out, pbytes + ngroups * 8 + n + 8), 0);
+	cr_assert_eq(mt_buf_reserve(out, pbytes + ngroups * 8 + n + 8), 0);
 	uint8_t *present = out->data + out->len;
 	memset(present, 0, pbytes);
 	out->len += pbytes;
@@ -901,8 +901,8 @@ static void v1_xor(struct mtz_buf *out, const uint8_t *cur, const uint8_t *ref, 
 		if (!mask)
 			continue;
 		present[g / 8] |= (uint8_t)(1u << (g % 8));
-		mtz_buf_put(out, &mask, 8);
-		mtz_buf_put(out, words, 8 * nw);
+		mt_buf_put(out, &mask, 8);
+		mt_buf_put(out, words, 8 * nw);
 	}
 }
 
@@ -912,7 +912,7 @@ static void v1_xor(struct mtz_buf *out, const uint8_t *cur, const uint8_t *ref, 
 Test(mtz_delta, version_1_entries_decode)
 {
 	struct mtz_sections sec = { 0 };
-	struct mtz_buf expect = { 0 };
+	struct mt_buf expect = { 0 };
 	static struct sample s1, s2;
 	mem_fill(&mem, 51);
 	sample_make(&s1, &mem, 5, MEM_BASE + 8192, 2048, 2048, 0, 1);
@@ -922,49 +922,49 @@ Test(mtz_delta, version_1_entries_decode)
 	for (int k = 0; k < 2; k++) {
 		const struct mtz_sample_view *sv = &v[k]->v;
 		size_t so = sv->stack_offset, dyn = sv->dyn_size;
-		uint64_t hash = mtz_hash(sv->rec + so, dyn);
-		uint64_t ref_hash = k ? mtz_hash(s1.v.rec + so, s1.v.dyn_size) : 0;
+		uint64_t hash = mt_fnv(sv->rec + so, dyn);
+		uint64_t ref_hash = k ? mt_fnv(s1.v.rec + so, s1.v.dyn_size) : 0;
 		uint8_t ops[1 + MTZ_SAMPLE_OPS] = { MTZ_TAG_SAMPLE };
-		mtz_st16(ops + 1, (uint16_t)sv->rec_size);
-		mtz_st16(ops + 3, (uint16_t)sv->regs_offset);
+		mt_st16(ops + 1, (uint16_t)sv->rec_size);
+		mt_st16(ops + 3, (uint16_t)sv->regs_offset);
 		ops[5] = (uint8_t)sv->nr_regs;
 		ops[6] = (uint8_t)sv->sp_index;
 		ops[7] = k ? MTZ_SAMPLE_HEAD_XOR : 0;
-		mtz_st16(ops + 9, (uint16_t)so);
-		mtz_st16(ops + 11, (uint16_t)dyn);
-		mtz_st32(ops + 17, sv->tid);
-		cr_assert_eq(mtz_buf_reserve(&sec.s[MTZ_SEC_OPS], sizeof(ops)), 0);
-		mtz_buf_put(&sec.s[MTZ_SEC_OPS], ops, sizeof(ops));
-		cr_assert_eq(mtz_buf_reserve(&sec.s[MTZ_SEC_HASH], 16), 0);
-		mtz_buf_put(&sec.s[MTZ_SEC_HASH], &ref_hash, 8);
-		mtz_buf_put(&sec.s[MTZ_SEC_HASH], &hash, 8);
-		struct mtz_buf *head = &sec.s[MTZ_SEC_HEAD], *code = &sec.s[MTZ_SEC_CODE];
+		mt_st16(ops + 9, (uint16_t)so);
+		mt_st16(ops + 11, (uint16_t)dyn);
+		mt_st32(ops + 17, sv->tid);
+		cr_assert_eq(mt_buf_reserve(&sec.s[MTZ_SEC_OPS], sizeof(ops)), 0);
+		mt_buf_put(&sec.s[MTZ_SEC_OPS], ops, sizeof(ops));
+		cr_assert_eq(mt_buf_reserve(&sec.s[MTZ_SEC_HASH], 16), 0);
+		mt_buf_put(&sec.s[MTZ_SEC_HASH], &ref_hash, 8);
+		mt_buf_put(&sec.s[MTZ_SEC_HASH], &hash, 8);
+		struct mt_buf *head = &sec.s[MTZ_SEC_HEAD], *code = &sec.s[MTZ_SEC_CODE];
 		size_t tail = sv->rec_size - so - dyn;
 		if (!k) {
-			cr_assert_eq(mtz_buf_reserve(head, so + tail), 0);
-			mtz_buf_put(head, sv->rec, so);
-			cr_assert_eq(mtz_buf_reserve(code, dyn), 0);
-			mtz_buf_put(code, sv->rec + so, dyn);
+			cr_assert_eq(mt_buf_reserve(head, so + tail), 0);
+			mt_buf_put(head, sv->rec, so);
+			cr_assert_eq(mt_buf_reserve(code, dyn), 0);
+			mt_buf_put(code, sv->rec + so, dyn);
 		} else {
 			v1_xor(head, sv->rec, s1.v.rec, so);
-			cr_assert_eq(mtz_buf_reserve(head, tail), 0);
+			cr_assert_eq(mt_buf_reserve(head, tail), 0);
 			/* the reference at sp - 24: its stack 24 bytes on */
 			uint8_t aligned[2048] = { 0 };
 			memcpy(aligned + 24, s1.v.rec + so, 2048 - 24);
 			v1_xor(code, sv->rec + so, aligned, dyn);
 		}
-		mtz_buf_put(head, sv->rec + so + dyn, tail);
+		mt_buf_put(head, sv->rec + so + dyn, tail);
 		uint16_t nseg = 0;	/* no pad */
-		cr_assert_eq(mtz_buf_reserve(code, 2), 0);
-		mtz_buf_put(code, &nseg, 2);
-		cr_assert_eq(mtz_buf_reserve(&expect, sv->rec_size), 0);
-		mtz_buf_put(&expect, sv->rec, sv->rec_size);
+		cr_assert_eq(mt_buf_reserve(code, 2), 0);
+		mt_buf_put(code, &nseg, 2);
+		cr_assert_eq(mt_buf_reserve(&expect, sv->rec_size), 0);
+		mt_buf_put(&expect, sv->rec, sv->rec_size);
 	}
 	for (unsigned version = 1; version <= 2; version++) {
 		struct mtz_delta_dec *d;
 		cr_assert_eq(mtz_delta_dec_new(&d), 0);
 		mtz_delta_dec_set_version(d, version);
-		struct mtz_buf out = { 0 };
+		struct mt_buf out = { 0 };
 		struct mtz_cursors c;
 		for (int i = 0; i < MTZ_NSEC; i++) {
 			c.p[i] = sec.s[i].data;
@@ -985,12 +985,12 @@ Test(mtz_delta, version_1_entries_decode)
 		} else {
 			cr_assert_eq(rc, MTZ_ETRUNC);
 		}
-		mtz_buf_release(&out);
+		mt_buf_release(&out);
 		mtz_delta_dec_free(d);
 	}
 	for (int i = 0; i < MTZ_NSEC; i++)
-		mtz_buf_release(&sec.s[i]);
-	mtz_buf_release(&expect);
+		mt_buf_release(&sec.s[i]);
+	mt_buf_release(&expect);
 }
 
 /* Only empty stacks (dyn_size 0): the code section stays empty, and
@@ -1006,7 +1006,7 @@ Test(mtz_delta, empty_stacks_leave_the_code_section_empty)
 	}
 	cr_assert_eq(r.sec.s[MTZ_SEC_CODE].len, 0);
 	/* as a reader has it: a section of no bytes at NULL */
-	mtz_buf_release(&r.sec.s[MTZ_SEC_CODE]);
+	mt_buf_release(&r.sec.s[MTZ_SEC_CODE]);
 	rig_check(&r);
 	rig_fini(&r);
 }
@@ -1014,7 +1014,7 @@ Test(mtz_delta, empty_stacks_leave_the_code_section_empty)
 /* Decodes every entry of r in deferred mode (then the final check).
  * @return : the first failure (0: none); *at: the entry it came at (the
  *           number of entries, for the final check). */
-static int decode_deferred(struct rig *r, struct mtz_buf *out, int *at)
+static int decode_deferred(struct rig *r, struct mt_buf *out, int *at)
 {
 	struct mtz_cursors c;
 	cursors_of(r, &c);
@@ -1051,7 +1051,7 @@ Test(mtz_delta, deferred_checks_catch_damage)
 			r.sec.s[MTZ_SEC_CODE].data[code_at[0] + 100] ^= 0x10;
 		else if (bad > 0)	/* the hash the entry's stack must have */
 			r.sec.s[MTZ_SEC_HASH].data[16 * (size_t)bad + 8] ^= 1;
-		struct mtz_buf out = { 0 };
+		struct mt_buf out = { 0 };
 		int at, rc = decode_deferred(&r, &out, &at);
 		if (bad < 0) {
 			cr_assert_eq(rc, 0);
@@ -1067,7 +1067,7 @@ Test(mtz_delta, deferred_checks_catch_damage)
 		}
 		if (bad == 0)
 			cr_assert_eq(at, 1 + 3, "the keyframe's damage: at its group's check");
-		mtz_buf_release(&out);
+		mt_buf_release(&out);
 		rig_fini(&r);
 	}
 }

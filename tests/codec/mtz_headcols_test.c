@@ -7,22 +7,22 @@
 #include <string.h>
 
 #include "codec/mtz.h"
-#include "codec/mtz_buf.h"
+#include "common/buf.h"
 #include "codec/mtz_delta.h"
 #include "codec/mtz_headcols.h"
 
 struct frame {
-	struct mtz_buf ops, hash, rows, cols;	/* rows, cols: the expected orders */
-	struct mtz_buf words[3];		/* the HEAD_REF words, per column */
+	struct mt_buf ops, hash, rows, cols;	/* rows, cols: the expected orders */
+	struct mt_buf words[3];		/* the HEAD_REF words, per column */
 };
 
-static void put(struct mtz_buf *b, const void *p, size_t n)
+static void put(struct mt_buf *b, const void *p, size_t n)
 {
-	cr_assert_eq(mtz_buf_reserve(b, n), 0);
-	mtz_buf_put(b, p, n);
+	cr_assert_eq(mt_buf_reserve(b, n), 0);
+	mt_buf_put(b, p, n);
 }
 
-static void fill(struct mtz_buf *b, uint8_t v, size_t n)
+static void fill(struct mt_buf *b, uint8_t v, size_t n)
 {
 	uint8_t x[64];
 	memset(x, v, n);
@@ -34,15 +34,15 @@ static void fill(struct mtz_buf *b, uint8_t v, size_t n)
 static void sample(struct frame *f, uint8_t flags, uint64_t ref_hash, size_t rec_size, size_t pad)
 {
 	uint8_t e[1 + MTZ_SAMPLE_OPS] = { MTZ_TAG_SAMPLE };
-	mtz_st16(e + 1, (uint16_t)rec_size);
+	mt_st16(e + 1, (uint16_t)rec_size);
 	e[1 + 6] = flags;
-	mtz_st16(e + 1 + 8, 24);
-	mtz_st16(e + 1 + 10, 16);
-	mtz_st16(e + 1 + 12, (uint16_t)pad);
+	mt_st16(e + 1 + 8, 24);
+	mt_st16(e + 1 + 10, 16);
+	mt_st16(e + 1 + 12, (uint16_t)pad);
 	put(&f->ops, e, sizeof(e));
 	uint8_t h[16];
-	mtz_st64(h, ref_hash);
-	mtz_st64(h + 8, 0x1234);
+	mt_st64(h, ref_hash);
+	mt_st64(h + 8, 0x1234);
 	put(&f->hash, h, 16);
 }
 
@@ -51,7 +51,7 @@ static void sample(struct frame *f, uint8_t flags, uint64_t ref_hash, size_t rec
 static void delta_head(struct frame *f, uint8_t entry, uint64_t mask, int cols)
 {
 	uint8_t present = 1, m[8];
-	mtz_st64(m, mask);
+	mt_st64(m, mask);
 	put(&f->rows, &present, 1);
 	put(&f->rows, m, 8);
 	put(&f->cols, &present, 1);
@@ -94,12 +94,12 @@ static void frame_build(struct frame *f)
 
 static void frame_free(struct frame *f)
 {
-	mtz_buf_release(&f->ops);
-	mtz_buf_release(&f->hash);
-	mtz_buf_release(&f->rows);
-	mtz_buf_release(&f->cols);
+	mt_buf_release(&f->ops);
+	mt_buf_release(&f->hash);
+	mt_buf_release(&f->rows);
+	mt_buf_release(&f->cols);
 	for (int k = 0; k < 3; k++)
-		mtz_buf_release(&f->words[k]);
+		mt_buf_release(&f->words[k]);
 }
 
 static struct mtz_headcols_guide guide_of(const struct frame *f)
@@ -114,7 +114,7 @@ Test(mtz_headcols, words_of_reference_coded_heads_go_to_columns_and_back)
 	struct frame f;
 	frame_build(&f);
 	const struct mtz_headcols_guide g = guide_of(&f);
-	struct mtz_buf out = { 0 }, back = { 0 };
+	struct mt_buf out = { 0 }, back = { 0 };
 	cr_assert_eq(f.rows.len, f.cols.len);
 	cr_assert_eq(mtz_headcols_to_columns(&g, f.rows.data, f.rows.len, &out), 0);
 	cr_assert_eq(out.len, f.cols.len);
@@ -122,8 +122,8 @@ Test(mtz_headcols, words_of_reference_coded_heads_go_to_columns_and_back)
 	cr_assert_eq(mtz_headcols_to_rows(&g, out.data, out.len, &back), 0);
 	cr_assert_eq(back.len, f.rows.len);
 	cr_assert(memcmp(back.data, f.rows.data, back.len) == 0, "entry order differs");
-	mtz_buf_release(&out);
-	mtz_buf_release(&back);
+	mt_buf_release(&out);
+	mt_buf_release(&back);
 	frame_free(&f);
 }
 
@@ -132,11 +132,11 @@ Test(mtz_headcols, short_hashes)
 {
 	struct frame f;
 	frame_build(&f);
-	struct mtz_buf h32 = { 0 }, out = { 0 };
+	struct mt_buf h32 = { 0 }, out = { 0 };
 	for (size_t i = 0; i < f.hash.len; i += 16) {
 		uint8_t h[8];
-		mtz_st32(h, (uint32_t)mtz_ld64(f.hash.data + i));
-		mtz_st32(h + 4, (uint32_t)mtz_ld64(f.hash.data + i + 8));
+		mt_st32(h, (uint32_t)mt_ld64(f.hash.data + i));
+		mt_st32(h + 4, (uint32_t)mt_ld64(f.hash.data + i + 8));
 		put(&h32, h, 8);
 	}
 	struct mtz_headcols_guide g = guide_of(&f);
@@ -145,8 +145,8 @@ Test(mtz_headcols, short_hashes)
 	g.hash_size = 4;
 	cr_assert_eq(mtz_headcols_to_columns(&g, f.rows.data, f.rows.len, &out), 0);
 	cr_assert(memcmp(out.data, f.cols.data, out.len) == 0);
-	mtz_buf_release(&out);
-	mtz_buf_release(&h32);
+	mt_buf_release(&out);
+	mt_buf_release(&h32);
 	frame_free(&f);
 }
 
@@ -157,7 +157,7 @@ Test(mtz_headcols, inconsistent_sections_are_refused)
 	struct frame f;
 	frame_build(&f);
 	struct mtz_headcols_guide g = guide_of(&f);
-	struct mtz_buf out = { 0 };
+	struct mt_buf out = { 0 };
 	/* a byte short, a byte more (the buffer has room for it) */
 	cr_assert_neq(mtz_headcols_to_rows(&g, f.cols.data, f.cols.len - 1, &out), 0);
 	cr_assert_neq(mtz_headcols_to_columns(&g, f.rows.data, f.rows.len - 1, &out), 0);
@@ -176,8 +176,8 @@ Test(mtz_headcols, inconsistent_sections_are_refused)
 	cr_assert_eq(mtz_headcols_to_rows(&g, f.cols.data, f.cols.len, &out), MTZ_ETRUNC);
 	g.ops_len = f.ops.len;
 	/* stack and pad larger than the record */
-	mtz_st16(f.ops.data + 5 + 1 + 12, 60);
+	mt_st16(f.ops.data + 5 + 1 + 12, 60);
 	cr_assert_eq(mtz_headcols_to_rows(&g, f.cols.data, f.cols.len, &out), MTZ_EFORMAT);
-	mtz_buf_release(&out);
+	mt_buf_release(&out);
 	frame_free(&f);
 }

@@ -6,12 +6,12 @@
 # each for N seconds (default 60) from a copy of its corpus, and saves what
 # breaks a target in build/fuzz/TARGET-crashes.
 FUZZ_TARGETS := mtz_frame perf_encode fold_text unwind_stream sample_ring elf_module
-FUZZ_LINK_mtz_frame := $(B)/libmtcodec.a -lzstd
-FUZZ_LINK_perf_encode := $(B)/libmtcodec.a -lzstd
-FUZZ_LINK_fold_text := $(B)/libmtfold.a -lm
+FUZZ_LINK_mtz_frame := $(B)/libmtcodec.a $(B)/libmtcommon.a -lzstd
+FUZZ_LINK_perf_encode := $(B)/libmtcodec.a $(B)/libmtcommon.a -lzstd
+FUZZ_LINK_fold_text := $(B)/libmtfold.a $(B)/libmtcommon.a -lm
 FUZZ_LINK_sample_ring := $(B)/obj/capture/sample_ring.o
 FUZZ_LINK_unwind_stream := $(B)/obj/tests/fuzz/unwind_run.o $(B)/obj/tests/fuzz/mt_unwind_main.o \
-	$(B)/obj/symbolize/debuginfod_gate.o $(B)/libmtunwind.a $(B)/libmtcodec.a \
+	$(B)/obj/symbolize/debuginfod_gate.o $(B)/libmtunwind.a $(B)/libmtcodec.a $(B)/libmtcommon.a \
 	$(CODEC_LDLIBS) $(UNWIND_LDLIBS)
 FUZZ_LINK_elf_module := $(FUZZ_LINK_unwind_stream)
 
@@ -22,7 +22,7 @@ $(B)/obj/tests/fuzz/mt_unwind_main.o: symbolize/mt_unwind.c | deps-ok
 
 # The replay programs, one per target.
 $(B)/tests/fuzz-%: $(B)/obj/tests/fuzz/%.o $(B)/obj/tests/fuzz/replay.o \
-		$(B)/obj/tests/fuzz/input.o $(B)/libmtcodec.a $(B)/libmtfold.a \
+		$(B)/obj/tests/fuzz/input.o $(B)/libmtcodec.a $(B)/libmtfold.a $(B)/libmtcommon.a \
 		$(B)/libmtunwind.a $(B)/obj/tests/fuzz/mt_unwind_main.o $(B)/obj/tests/fuzz/unwind_run.o \
 		$(B)/obj/symbolize/debuginfod_gate.o $(B)/obj/capture/sample_ring.o
 	@mkdir -p $(@D)
@@ -33,14 +33,14 @@ E2E_TESTS += tests/e2e/fuzz-replay.sh
 
 # The libFuzzer builds: every library source again, with clang, coverage
 # and the sanitizers, and with the stack hash checks of .mtz entries off
-# (codec/mtz_hash.h), so that the fuzzer gets past them.
+# (codec/mtz_delta.h), so that the fuzzer gets past them.
 FUZZ_DIR := build/fuzz
 FUZZ_CC := clang
 FUZZ_FLAGS := -std=gnu11 -O1 -g $(WARN) -D_GNU_SOURCE -I. \
 	-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -fno-omit-frame-pointer \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 FUZZ_LIB_OBJS := $(patsubst $(B)/obj/%,$(FUZZ_DIR)/obj/%,$(CODEC_OBJS) $(FOLD_OBJS) \
-	$(UNWIND_OBJS) $(B)/obj/symbolize/debuginfod_gate.o $(B)/obj/capture/sample_ring.o) \
+	$(COMMON_OBJS) $(UNWIND_OBJS) $(B)/obj/symbolize/debuginfod_gate.o $(B)/obj/capture/sample_ring.o) \
 	$(FUZZ_DIR)/obj/mt_unwind_main.o $(FUZZ_DIR)/obj/tests/fuzz/unwind_run.o
 FUZZ_BINS := $(foreach t,$(FUZZ_TARGETS),$(FUZZ_DIR)/$(t))
 FUZZ_SECONDS ?= 60

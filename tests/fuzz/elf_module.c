@@ -21,7 +21,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "codec/mtz_buf.h"
+#include "common/buf.h"
 #include "codec/perf_stream.h"
 
 #define PID 100u
@@ -111,14 +111,14 @@ static int write_stream(int fd, const char *elf_path, size_t elf_len, const uint
 		dyn = DUMP;
 	const uint8_t *regs = mat + 8 * NSAMPLES, *stack = regs + 8 * NREGS;
 	for (unsigned k = 0; k < NSAMPLES; k++) {
-		uint64_t ip = BASE + mtz_ld32(mat + 8 * k) % len;
-		uint64_t sp = STACK_TOP - DUMP + mtz_ld32(mat + 8 * k + 4) % (DUMP + 64);
+		uint64_t ip = BASE + mt_ld32(mat + 8 * k) % len;
+		uint64_t sp = STACK_TOP - DUMP + mt_ld32(mat + 8 * k + 4) % (DUMP + 64);
 		p = put_u64(put_pid_tid(put_u64(body, ip)), 10 + k);	/* ip, pid, tid, time */
 		p = put_u64(p, PERF_SAMPLE_REGS_ABI_64);
 		for (unsigned r = 0, i = 0; r < 24; r++) {	/* mask bit order */
 			if (!(REGS_MASK & (1ull << r)))
 				continue;
-			uint64_t v = mtz_ld64(regs + 8 * i++);
+			uint64_t v = mt_ld64(regs + 8 * i++);
 			p = put_u64(p, r == PERF_REG_X86_IP ? ip : r == PERF_REG_X86_SP ? sp : v);
 		}
 		p = put_u64(put(put_u64(p, DUMP), stack, DUMP), dyn);	/* size, data, dyn_size */
@@ -131,7 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 3)
 		return 0;
-	size_t n = mtz_ld16(data);
+	size_t n = mt_ld16(data);
 	if (n > size - 2)
 		n = size - 2;
 	const uint8_t *m = data + 2 + n;

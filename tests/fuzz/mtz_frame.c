@@ -24,10 +24,10 @@
 #include <zstd.h>
 
 #include "codec/mtz.h"
-#include "codec/mtz_buf.h"
+#include "common/buf.h"
 #include "codec/mtz_delta.h"
 #include "codec/mtz_frame.h"
-#include "codec/mtz_hash.h"
+#include "common/fnv.h"
 
 /* The payload of a frame whose sections are sec[i] (len[i] bytes each). */
 static uint8_t *payload_of(const uint8_t *const *sec, const size_t *len, unsigned nsec,
@@ -50,8 +50,8 @@ static uint8_t *payload_of(const uint8_t *const *sec, const size_t *len, unsigne
 				return NULL;
 			}
 		}
-		mtz_st32(out + 8 * i, (uint32_t)len[i]);
-		mtz_st32(out + 8 * i + 4, (uint32_t)z);
+		mt_st32(out + 8 * i, (uint32_t)len[i]);
+		mt_st32(out + 8 * i + 4, (uint32_t)z);
 		at += z;
 		*raw += len[i];
 	}
@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned version = opt & 1 ? 1 : opt & 32 ? 3 : 2;
 	unsigned nsec = version == 1 ? MTZ_NSEC_V1 : MTZ_NSEC;
 	unsigned nframes = opt & 4 ? 2 : 1;
-	uint32_t out_size = mtz_ld32(data) >> 8;	/* bytes 1-3 */
+	uint32_t out_size = mt_ld32(data) >> 8;	/* bytes 1-3 */
 	const uint8_t *sec[MTZ_NSEC];
 	size_t len[MTZ_NSEC], at = 4;
 	for (unsigned i = 0; i < nsec; i++) {
@@ -75,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (i + 1 < nsec) {
 			n = 0;
 			if (size - at >= 2) {
-				n = mtz_ld16(data + at);
+				n = mt_ld16(data + at);
 				at += 2;
 			}
 			if (n > size - at)
@@ -98,13 +98,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	mtz_file_header_pack(file, 0);
 	/* the version field (u16) and flags (u16) */
-	mtz_st32(file + 8, version | (opt & 16 ? MTZ_FLAG_HASH32 : 0) << 16);
+	mt_st32(file + 8, version | (opt & 16 ? MTZ_FLAG_HASH32 : 0) << 16);
 	size_t w = MTZ_FILE_HEADER_SIZE;
 	for (unsigned k = 0; k < nframes; k++) {
 		struct mtz_frame_header h = {
 			.frame_no = k, .comp_size = (uint32_t)comp, .raw_size = (uint32_t)raw,
 			.out_size = out_size, .out_offset = (uint64_t)k * out_size,
-			.payload_hash = mtz_hash(payload, comp),
+			.payload_hash = mt_fnv(payload, comp),
 		};
 		mtz_frame_header_pack(file + w, &h);
 		memcpy(file + w + MTZ_FRAME_HEADER_SIZE, payload, comp);

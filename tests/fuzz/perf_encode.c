@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "codec/mtz.h"
-#include "codec/mtz_buf.h"
+#include "common/buf.h"
 
 /* A record returned without an error must parse again. */
 static void reparse(const struct mt_perf_reader *r, const struct mt_perf_item *it)
@@ -63,7 +63,7 @@ static void reparse(const struct mt_perf_reader *r, const struct mt_perf_item *i
 }
 
 /* Decodes the .mtz in fd into out; 0 when intact. */
-static int decode(int fd, struct mtz_buf *out)
+static int decode(int fd, struct mt_buf *out)
 {
 	struct mtz_reader *z;
 	if (lseek(fd, 0, SEEK_SET) != 0 || mtz_reader_fdopen(&z, fd, "fuzz.mtz") != 0)
@@ -77,8 +77,8 @@ static int decode(int fd, struct mtz_buf *out)
 			rc = -1;
 		if (k <= 0)
 			break;
-		MT_FUZZ_CHECK(mtz_buf_reserve(out, (size_t)k) == 0);
-		mtz_buf_put(out, p, (size_t)k);
+		MT_FUZZ_CHECK(mt_buf_reserve(out, (size_t)k) == 0);
+		mt_buf_put(out, p, (size_t)k);
 	}
 	if (mtz_reader_damage(z))
 		rc = -1;
@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int in_fd = -1, out_fd = -1;
 	struct mt_perf_reader *r = NULL;
 	struct mtz_writer *w = NULL;
-	struct mtz_buf items = { 0 }, back = { 0 };
+	struct mt_buf items = { 0 }, back = { 0 };
 	int rc;
 
 	if (opt & 1) {
@@ -135,8 +135,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			reparse(r, &it);
 		if (mtz_writer_item(w, r, &it))
 			goto out;	/* out of memory only: the output is a memfd */
-		MT_FUZZ_CHECK(mtz_buf_reserve(&items, it.size) == 0);
-		mtz_buf_put(&items, it.data, it.size);
+		MT_FUZZ_CHECK(mt_buf_reserve(&items, it.size) == 0);
+		mt_buf_put(&items, it.data, it.size);
 	}
 	MT_FUZZ_CHECK(mtz_writer_finish(w) == 0);
 	if (!unpack) {
@@ -154,7 +154,7 @@ out:
 		close(in_fd);
 	if (out_fd >= 0)
 		close(out_fd);
-	mtz_buf_release(&items);
-	mtz_buf_release(&back);
+	mt_buf_release(&items);
+	mt_buf_release(&back);
 	return 0;
 }

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "capture/sample_ring.h"
-#include "codec/mtz_buf.h"
+#include "common/buf.h"
 
 #define DATA_SIZE 65536u
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -23,8 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (size < 6)
 		return 0;
-	uint64_t tail = 16 * (uint64_t)mtz_ld32(data);
-	uint64_t head = tail + 16 * (uint64_t)mtz_ld16(data + 4);
+	uint64_t tail = 16 * (uint64_t)mt_ld32(data);
+	uint64_t head = tail + 16 * (uint64_t)mt_ld16(data + 4);
 	memset(map, 0, MT_SAMPLE_RING_HEADER + DATA_SIZE);
 	struct mt_sample_ring_header *h = (void *)map;
 	h->magic = MT_SAMPLE_RING_MAGIC;

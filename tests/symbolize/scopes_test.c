@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "codec/mtz_hash.h"
+#include "common/fnv.h"
 #include "symbolize/scopes.h"
 #include "symbolize/scopes_file.h"
 #include "tests/symbolize/unwind_util.h"
@@ -278,7 +278,7 @@ static void other_build_id(uint8_t *b, size_t *len)
 /* The checksum made right again: only the checks of the content remain. */
 static void rehash(uint8_t *b, size_t len)
 {
-	uint64_t h = mtz_hash(b + 128, len - 128);
+	uint64_t h = mt_fnv(b + 128, len - 128);
 	memcpy(b + 40, &h, 8);
 }
 

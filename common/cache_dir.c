@@ -1,5 +1,5 @@
 /* mt's per-user cache directory (see cache_dir.h). */
-#include "codec/cache_dir.h"
+#include "common/cache_dir.h"
 
 #include <stdio.h>
 #include <stdlib.h>

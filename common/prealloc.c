@@ -1,5 +1,5 @@
 /* Blocks of a regular output file allocated ahead of its writes. */
-#include "codec/prealloc.h"
+#include "common/prealloc.h"
 
 #include <fcntl.h>
 #include <linux/magic.h>

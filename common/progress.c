@@ -1,4 +1,4 @@
-#include "codec/progress.h"
+#include "common/progress.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>

@@ -4,7 +4,7 @@
  * and the work has already taken MT_PROGRESS_DELAY_MS: short runs stay
  * silent.  The environment variable of the same name (milliseconds) overrides
  * the delay, e.g. 0 in tests.  Redrawn at most every MT_PROGRESS_PERIOD_MS, erased at the end.
- * Like everything in codec/ it never exits; it prints only to the terminal
+ * Like everything in common/ it never exits; it prints only to the terminal
  * it was asked to draw on.
  */
 #ifndef MT_PROGRESS_H

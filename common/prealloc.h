@@ -3,10 +3,8 @@
  * fallocate (size kept) some MiB at a time: ext4 then does no delayed
  * allocation in each write(2), which took a third of its time, and closing
  * a file that a shell had just truncated (a '>' over an earlier output) no
- * longer flushes every dirty page.  mt-encode -d writing 200 MB: 76-87 ms
- * -> 30-33 ms; mt-capture writing 140 MB of samples: 9-11 ms less system
- * time.  Pipes, terminals, tmpfs files (memfds too) and files opened for
- * appending are left alone. */
+ * longer flushes every dirty page (docs/BENCHMARKS.md).  Pipes, terminals,
+ * tmpfs files (memfds too) and files opened for appending are left alone. */
 #ifndef MT_PREALLOC_H
 #define MT_PREALLOC_H
 
