@@ -11,11 +11,9 @@
 #include "codec/mtz.h"
 #include "codec/perf_stream.h"
 #include "common/prealloc.h"
+#include "common/cli.h"
 #include "common/progress.h"
 
-enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2, EXIT_ENV = 3 };
-
-static const char *prog = "mt-encode";
 
 static void usage(FILE *f)
 {
@@ -70,17 +68,17 @@ static int open_output(const char *path)
 		return STDOUT_FILENO;
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
-		fprintf(stderr, "%s: cannot create '%s': %s\n", prog, path, strerror(errno));
+		mt_error("cannot create '%s': %s", path, strerror(errno));
 	return fd;
 }
 
-/* Close an output open_output opened.  @return : status, or EXIT_ENV when
+/* Close an output open_output opened.  @return : status, or MT_EXIT_ENV when
  * the close reports an error no write did. */
 static int close_output(const char *path, int fd, int status)
 {
-	if (fd != STDOUT_FILENO && close(fd) != 0 && status == EXIT_OK) {
-		fprintf(stderr, "%s: cannot write '%s': %s\n", prog, path, strerror(errno));
-		return EXIT_ENV;
+	if (fd != STDOUT_FILENO && close(fd) != 0 && status == MT_EXIT_OK) {
+		mt_error("cannot write '%s': %s", path, strerror(errno));
+		return MT_EXIT_ENV;
 	}
 	return status;
 }
@@ -100,31 +98,31 @@ static int encode(const struct opts *o)
 	struct mt_perf_reader *pr = NULL;
 	struct mtz_writer *w = NULL;
 	const char *oname = o->out ? o->out : "-";
-	int status = EXIT_OK, rc;
+	int status = MT_EXIT_OK, rc;
 	double t0 = now();
 
 	if ((rc = mt_perf_reader_open(&pr, o->in))) {
 		const char *msg = mt_perf_reader_error(NULL);
 		if (rc == MT_PERF_EIO) {	/* the message names the file */
 			if (*msg)
-				fprintf(stderr, "%s: %s\n", prog, msg);
+				mt_error("%s", msg);
 			else
-				fprintf(stderr, "%s: cannot open '%s': %s\n", prog, o->in,
+				mt_error("cannot open '%s': %s", o->in,
 					strerror(errno));
-			return EXIT_ENV;
+			return MT_EXIT_ENV;
 		}
-		fprintf(stderr, "%s: '%s': %s\n", prog, o->in, *msg ? msg : mt_perf_strerror(rc));
-		return EXIT_DATA;
+		mt_error("'%s': %s", o->in, *msg ? msg : mt_perf_strerror(rc));
+		return MT_EXIT_DATA;
 	}
 	int ofd = open_output(o->out);
 	if (ofd < 0) {
 		mt_perf_reader_free(pr);
-		return EXIT_ENV;
+		return MT_EXIT_ENV;
 	}
 	if ((rc = mtz_writer_new(&w, ofd, oname, &o->mtz))) {
-		fprintf(stderr, "%s: %s\n", prog, mtz_strerror(rc));
+		mt_error("%s", mtz_strerror(rc));
 		mt_perf_reader_free(pr);
-		return close_output(o->out, ofd, rc == MTZ_ENOMEM ? EXIT_ENV : EXIT_USAGE);
+		return close_output(o->out, ofd, rc == MTZ_ENOMEM ? MT_EXIT_ENV : MT_EXIT_USAGE);
 	}
 	struct mt_progress prog_line;
 	uint64_t total = 0;
@@ -137,7 +135,7 @@ static int encode(const struct opts *o)
 	} else {
 		total = mt_progress_input_size(STDIN_FILENO);
 	}
-	mt_progress_init(&prog_line, prog, total, o->quiet);
+	mt_progress_init(&prog_line, mt_prog(), total, o->quiet);
 
 	struct mt_perf_item item;
 	uint64_t kept = 0, n = 0, item_end = 0, salvaged = 0;
@@ -148,9 +146,9 @@ static int encode(const struct opts *o)
 			break;
 		if (rc < 0) {
 			mt_progress_release(&prog_line);
-			status = EXIT_DATA;
+			status = MT_EXIT_DATA;
 			if (mt_perf_reader_fatal(pr)) {	/* the framing is lost */
-				fprintf(stderr, "%s: '%s': %s\n", prog, o->in, mt_perf_reader_error(pr));
+				mt_error("'%s': %s", o->in, mt_perf_reader_error(pr));
 				/* The rest as it is: decoding still gives the
 				 * input back. */
 				if (!salvaged && mt_perf_reader_salvage(pr) == 0) {
@@ -163,14 +161,13 @@ static int encode(const struct opts *o)
 			/* Its size holds, its content does not: kept as it is,
 			 * not delta-coded, so that decoding still gives the
 			 * input back. */
-			fprintf(stderr, "%s: '%s': %s: kept as it is\n", prog, o->in,
-				mt_perf_reader_error(pr));
+			mt_error("'%s': %s: kept as it is", o->in, mt_perf_reader_error(pr));
 			kept++;
 		}
 		if ((rc = mtz_writer_item(w, pr, &item))) {
 			mt_progress_release(&prog_line);
-			fprintf(stderr, "%s: %s\n", prog, mtz_writer_error(w));
-			status = rc == MTZ_EIO ? EXIT_ENV : EXIT_DATA;
+			mt_error("%s", mtz_writer_error(w));
+			status = rc == MTZ_EIO ? MT_EXIT_ENV : MT_EXIT_DATA;
 			goto out;
 		}
 		if (!item.unpacked)
@@ -181,51 +178,49 @@ static int encode(const struct opts *o)
 	}
 	mt_progress_release(&prog_line);
 	if ((rc = mtz_writer_finish(w))) {
-		fprintf(stderr, "%s: %s\n", prog, mtz_writer_error(w));
-		status = rc == MTZ_EIO ? EXIT_ENV : EXIT_DATA;
+		mt_error("%s", mtz_writer_error(w));
+		status = rc == MTZ_EIO ? MT_EXIT_ENV : MT_EXIT_DATA;
 		goto out;
 	}
 	mt_progress_release(&prog_line);
 	if (stopped)
-		fprintf(stderr, "%s: '%s': the input could not be read past the error above: "
-			"the output holds what came before it\n", prog, o->in);
+		mt_error("'%s': the input could not be read past the error above: "
+			 "the output holds what came before it", o->in);
 	else if (salvaged)
-		fprintf(stderr, "%s: '%s': the input from offset %llu on, after the error above, "
-			"is kept as it is (not parsed nor delta-coded): decoding gives it back\n",
-			prog, o->in, (unsigned long long)salvaged);
+		mt_error("'%s': the input from offset %llu on, after the error above, "
+			 "is kept as it is (not parsed nor delta-coded): decoding gives it back",
+			 o->in, (unsigned long long)salvaged);
 	if (kept)
-		fprintf(stderr, "%s: '%s': %llu record%s could not be parsed and %s kept as "
-			"%s (not delta-coded)\n", prog, o->in, (unsigned long long)kept,
+		mt_error("'%s': %llu record%s could not be parsed and %s kept as "
+			 "%s (not delta-coded)", o->in, (unsigned long long)kept,
 			kept == 1 ? "" : "s", kept == 1 ? "is" : "are", kept == 1 ? "it is" : "they are");
 
 	struct mtz_stats st;
 	mtz_writer_stats(w, &st);
 	double secs = now() - t0;
 	if (o->stats) {
-		fprintf(stderr,
-			"%s: input        %llu bytes (%s), %llu records, %llu samples\n"
-			"%s: coded        %llu samples, %llu stack bytes, %llu keyframes, "
-			"%llu fallbacks\n"
-			"%s: pad          %llu stack bytes past dyn_size (stale ring bytes), "
-			"%.1f%% of them found in earlier output\n"
-			"%s: output       %llu bytes in %llu frames (%s)\n"
-			"%s: per sample   %.1f bytes in, %.1f bytes out\n",
-			prog, (unsigned long long)st.bytes_in,
+		mt_info("input        %llu bytes (%s), %llu records, %llu samples",
+			(unsigned long long)st.bytes_in,
 			mt_perf_reader_format(pr) == MT_PERF_PIPE ? "pipe" : "file",
-			(unsigned long long)st.records, (unsigned long long)st.samples,
-			prog, (unsigned long long)st.coded, (unsigned long long)st.stack_bytes,
-			(unsigned long long)st.keyframes, (unsigned long long)st.fallbacks,
-			prog, (unsigned long long)st.pad_bytes,
-			st.pad_bytes ? 100.0 * (double)st.pad_matched / (double)st.pad_bytes : 0.0,
-			prog, (unsigned long long)st.bytes_out, (unsigned long long)st.frames,
-			o->mtz.raw ? "raw, zstd only" : "delta + zstd",
-			prog, st.samples ? (double)st.bytes_in / (double)st.samples : 0.0,
+			(unsigned long long)st.records, (unsigned long long)st.samples);
+		mt_info("coded        %llu samples, %llu stack bytes, %llu keyframes, "
+			"%llu fallbacks", (unsigned long long)st.coded,
+			(unsigned long long)st.stack_bytes, (unsigned long long)st.keyframes,
+			(unsigned long long)st.fallbacks);
+		mt_info("pad          %llu stack bytes past dyn_size (stale ring bytes), "
+			"%.1f%% of them found in earlier output", (unsigned long long)st.pad_bytes,
+			st.pad_bytes ? 100.0 * (double)st.pad_matched / (double)st.pad_bytes : 0.0);
+		mt_info("output       %llu bytes in %llu frames (%s)",
+			(unsigned long long)st.bytes_out, (unsigned long long)st.frames,
+			o->mtz.raw ? "raw, zstd only" : "delta + zstd");
+		mt_info("per sample   %.1f bytes in, %.1f bytes out",
+			st.samples ? (double)st.bytes_in / (double)st.samples : 0.0,
 			st.samples ? (double)st.bytes_out / (double)st.samples : 0.0);
 	}
 	if (!o->quiet)
-		fprintf(stderr, "%s: %llu records, %.1f MB stack in, %.1f MB in, %.2f MB out, "
-			"ratio %.1fx, %llu keyframes, %llu fallbacks, %.0f MB/s\n",
-			prog, (unsigned long long)st.records, mb(st.stack_bytes), mb(st.bytes_in),
+		mt_info("%llu records, %.1f MB stack in, %.1f MB in, %.2f MB out, "
+			"ratio %.1fx, %llu keyframes, %llu fallbacks, %.0f MB/s",
+			(unsigned long long)st.records, mb(st.stack_bytes), mb(st.bytes_in),
 			mb(st.bytes_out),
 			st.bytes_out ? (double)st.bytes_in / (double)st.bytes_out : 0.0,
 			(unsigned long long)st.keyframes, (unsigned long long)st.fallbacks,
@@ -241,7 +236,7 @@ out:
 static void warn(void *ctx, const char *msg)
 {
 	mt_progress_release(ctx);
-	fprintf(stderr, "%s: %s\n", prog, msg);
+	mt_error("%s", msg);
 }
 
 /* The .mtz input, read through a counter: the progress line shows the
@@ -288,34 +283,34 @@ static int decode(const struct opts *o)
 	double t0 = now();
 	struct counted_input in = { .fd = STDIN_FILENO };
 	if (strcmp(o->in, "-") != 0 && (in.fd = open(o->in, O_RDONLY | O_CLOEXEC)) < 0) {
-		fprintf(stderr, "%s: cannot open '%s': %s\n", prog, o->in, strerror(errno));
-		return EXIT_ENV;
+		mt_error("cannot open '%s': %s", o->in, strerror(errno));
+		return MT_EXIT_ENV;
 	}
 	int rc = mtz_reader_new(&r, counted_read, &in, o->in);
 	if (rc) {
 		if (rc == MTZ_EIO)
-			fprintf(stderr, "%s: cannot read '%s': %s\n", prog, o->in, strerror(errno));
+			mt_error("cannot read '%s': %s", o->in, strerror(errno));
 		else
-			fprintf(stderr, "%s: '%s': %s\n", prog, o->in, mtz_strerror(rc));
+			mt_error("'%s': %s", o->in, mtz_strerror(rc));
 		if (in.fd != STDIN_FILENO)
 			close(in.fd);
-		return rc == MTZ_ENOMEM || rc == MTZ_EIO ? EXIT_ENV : EXIT_DATA;
+		return rc == MTZ_ENOMEM || rc == MTZ_EIO ? MT_EXIT_ENV : MT_EXIT_DATA;
 	}
 	int ofd = open_output(o->out);
 	if (ofd < 0) {
 		mtz_reader_free(r);
 		if (in.fd != STDIN_FILENO)
 			close(in.fd);
-		return EXIT_ENV;
+		return MT_EXIT_ENV;
 	}
 	struct mt_progress prog_line;
-	mt_progress_init(&prog_line, prog, mt_progress_input_size(in.fd), o->quiet);
+	mt_progress_init(&prog_line, mt_prog(), mt_progress_input_size(in.fd), o->quiet);
 	mtz_reader_set_warn(r, warn, &prog_line);
 	/* One worker by default: this thread writes what it decodes, on the
 	 * other core; a second worker took 7-10% more CPU (fresh buffers) for
 	 * the same or a later finish when writing to a file. */
 	mtz_reader_set_threads(r, o->threads_set ? o->mtz.threads : 1);
-	int status = EXIT_OK;
+	int status = MT_EXIT_OK;
 	struct mt_prealloc ahead;
 	mt_prealloc_init(&ahead, ofd);
 	for (;;) {
@@ -325,8 +320,8 @@ static int decode(const struct opts *o)
 			break;
 		if (n < 0) {
 			mt_progress_release(&prog_line);
-			fprintf(stderr, "%s: %s\n", prog, mtz_reader_error(r));
-			status = errno == ENOMEM ? EXIT_ENV : EXIT_DATA;
+			mt_error("%s", mtz_reader_error(r));
+			status = errno == ENOMEM ? MT_EXIT_ENV : MT_EXIT_DATA;
 			break;
 		}
 		/* frames are megabytes: one update per chunk is cheap */
@@ -335,8 +330,8 @@ static int decode(const struct opts *o)
 		if (write_all(ofd, p, (size_t)n)) {
 			int e = errno;
 			mt_progress_release(&prog_line);
-			fprintf(stderr, "%s: cannot write '%s': %s\n", prog, oname, strerror(e));
-			status = EXIT_ENV;
+			mt_error("cannot write '%s': %s", oname, strerror(e));
+			status = MT_EXIT_ENV;
 			break;
 		}
 	}
@@ -344,21 +339,21 @@ static int decode(const struct opts *o)
 	mt_prealloc_end(&ahead);
 	struct mtz_stats st;
 	mtz_reader_stats(r, &st);
-	if (status == EXIT_OK && mtz_reader_damage(r))
-		status = EXIT_DATA;
+	if (status == MT_EXIT_OK && mtz_reader_damage(r))
+		status = MT_EXIT_DATA;
 	double secs = now() - t0;
 	if (st.frames_lost)
-		fprintf(stderr, "%s: '%s': %llu frame%s lost (%llu bytes of .mtz skipped)\n",
-			prog, o->in, (unsigned long long)st.frames_lost,
+		mt_error("'%s': %llu frame%s lost (%llu bytes of .mtz skipped)", o->in,
+			 (unsigned long long)st.frames_lost,
 			st.frames_lost == 1 ? "" : "s", (unsigned long long)st.bytes_lost);
 	if (o->stats)
-		fprintf(stderr, "%s: %llu frames intact, %llu samples decoded (%llu keyframes), "
-			"%.1f ns per record\n", prog, (unsigned long long)st.frames,
+		mt_info("%llu frames intact, %llu samples decoded (%llu keyframes), "
+			"%.1f ns per record", (unsigned long long)st.frames,
 			(unsigned long long)st.samples, (unsigned long long)st.keyframes,
 			st.records ? secs * 1e9 / (double)st.records : 0.0);
 	if (!o->quiet)
-		fprintf(stderr, "%s: %llu records, %.2f MB in, %.1f MB out, %llu frames, "
-			"%llu lost, %.0f MB/s\n", prog, (unsigned long long)st.records,
+		mt_info("%llu records, %.2f MB in, %.1f MB out, %llu frames, "
+			"%llu lost, %.0f MB/s", (unsigned long long)st.records,
 			mb(st.bytes_in), mb(st.bytes_out), (unsigned long long)st.frames,
 			(unsigned long long)st.frames_lost, secs > 0 ? mb(st.bytes_out) / secs : 0.0);
 	mtz_reader_free(r);
@@ -399,8 +394,9 @@ int main(int argc, char **argv)
 	const char *base = strrchr(argv[0], '/');
 	base = base ? base + 1 : argv[0];
 	mtz_options_init(&o.mtz);
+	mt_cli_init("mt-encode");
 	if (strcmp(base, "mt-decode") == 0) {
-		prog = "mt-decode";
+		mt_cli_init("mt-decode");
 		o.decode = 1;
 	}
 	int c;
@@ -413,39 +409,38 @@ int main(int argc, char **argv)
 		case OPT_RAW: o.mtz.raw = 1; break;
 		case 'l':
 			if (parse_num(optarg, 1, 19, &v)) {
-				fprintf(stderr, "%s: --level wants 1..19, not '%s'\n", prog, optarg);
-				return EXIT_USAGE;
+				mt_error("--level wants 1..19, not '%s'", optarg);
+				return MT_EXIT_USAGE;
 			}
 			o.mtz.level = (int)v;
 			break;
 		case OPT_FRAME:
 			if (parse_num(optarg, 4096, 64L << 20, &v)) {
-				fprintf(stderr, "%s: --frame-size wants 4096..67108864, not '%s'\n",
-					prog, optarg);
-				return EXIT_USAGE;
+				mt_error("--frame-size wants 4096..67108864, not '%s'", optarg);
+				return MT_EXIT_USAGE;
 			}
 			o.mtz.frame_size = (size_t)v;
 			break;
 		case 'T':
 			if (parse_num(optarg, 0, 8, &v)) {
-				fprintf(stderr, "%s: --threads wants 0..8, not '%s'\n", prog, optarg);
-				return EXIT_USAGE;
+				mt_error("--threads wants 0..8, not '%s'", optarg);
+				return MT_EXIT_USAGE;
 			}
 			o.mtz.threads = (int)v;
 			o.threads_set = 1;
 			break;
 		case OPT_HASH_BITS:
 			if (parse_num(optarg, 32, 64, &v) || (v != 32 && v != 64)) {
-				fprintf(stderr, "%s: --hash-bits wants 32 or 64, not '%s'\n", prog,
+				mt_error("--hash-bits wants 32 or 64, not '%s'",
 					optarg);
-				return EXIT_USAGE;
+				return MT_EXIT_USAGE;
 			}
 			o.mtz.hash_bits = (int)v;
 			break;
 		case OPT_STATS: o.stats = 1; break;
 		case 'q': o.quiet = 1; break;
 		case 'f': o.force = 1; break;
-		case 'h': usage(stdout); return EXIT_OK;
+		case 'h': usage(stdout); return MT_EXIT_OK;
 		case ':':
 		case '?': {
 			/* a value missing at the end, or a bad long option: the argument
@@ -453,26 +448,26 @@ int main(int argc, char **argv)
 			char shortopt[3] = { '-', (char)optopt, 0 };
 			const char *what = c == ':' || optopt <= 0 || optopt >= 128
 					   ? argv[optind - 1] : shortopt;
-			fprintf(stderr, c == ':' ? "%s: option '%s' wants a value\n"
-				: "%s: unknown option '%s'\n", prog, what);
+			mt_error(c == ':' ? "option '%s' wants a value" : "unknown option '%s'",
+				 what);
 			usage(stderr);
-			return EXIT_USAGE;
+			return MT_EXIT_USAGE;
 		}
-		default: usage(stderr); return EXIT_USAGE;
+		default: usage(stderr); return MT_EXIT_USAGE;
 		}
 	}
 	if (argc - optind > 1) {
-		fprintf(stderr, "%s: one input at most\n", prog);
+		mt_error("one input at most");
 		usage(stderr);
-		return EXIT_USAGE;
+		return MT_EXIT_USAGE;
 	}
 	if (optind < argc)
 		o.in = argv[optind];
 	/* Binary output to a terminal is refused before any input is read. */
 	if ((!o.out || strcmp(o.out, "-") == 0) && !o.force && isatty(STDOUT_FILENO)) {
-		fprintf(stderr, "%s: refusing to write binary data to a terminal "
-			"(use -o FILE or -f)\n", prog);
-		return EXIT_USAGE;
+		mt_error("refusing to write binary data to a terminal "
+			"(use -o FILE or -f)");
+		return MT_EXIT_USAGE;
 	}
 	return o.decode ? decode(&o) : encode(&o);
 }

@@ -34,6 +34,14 @@ int mt_error(const char *fmt, ...)
 	return -1;
 }
 
+void mt_info(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("", fmt, ap);
+	va_end(ap);
+}
+
 void mt_warn(const char *fmt, ...)
 {
 	va_list ap;

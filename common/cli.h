@@ -37,6 +37,10 @@ const char *mt_prog(void);
 __attribute__((format(printf, 1, 2)))
 int mt_error(const char *fmt, ...);
 
+/* "PROG: text\n" on stderr, for summaries and statistics. */
+__attribute__((format(printf, 1, 2)))
+void mt_info(const char *fmt, ...);
+
 /* "PROG: warning: text\n" on stderr. */
 __attribute__((format(printf, 1, 2)))
 void mt_warn(const char *fmt, ...);

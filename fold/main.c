@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cli.h"
 #include "fold/line.h"
 #include "fold/profile.h"
 #include "fold/render.h"
@@ -36,10 +37,11 @@ static const char usage[] =
 	"                    with whether it exceeds the combined error (table, or --json)\n"
 	"  -h, --help        this text\n"
 	"\n"
-	"exit status: 0 ok; 1 data problem (bad lines were skipped and listed on stderr,\n"
-	"an input could not be read); 2 usage (also: samples of several events and no\n"
-	"--event, or none of the event named); 3 environment (permission denied, out of\n"
-	"memory).  Lost events reported by the capture are a warning (exit 0).\n";
+	"exit status: 0 ok; 1 data problem (bad lines were skipped and listed on stderr);\n"
+	"2 usage (also: samples of several events and no --event, or none of the event\n"
+	"named); 3 environment (an input that cannot be opened or read, an output that\n"
+	"cannot be written, out of memory).  Lost events reported by the capture are a\n"
+	"warning (exit 0).\n";
 
 struct bad_ctx {
 	uint64_t shown, total;
@@ -54,16 +56,16 @@ static void on_bad_line(void *vctx, const char *file, uint64_t lineno, int err,
 		return;
 	ctx->shown++;
 	if (bad_key)
-		fprintf(stderr, "mt-fold: %s:%llu: %s '%s'\n", file, (unsigned long long)lineno,
+		mt_error("%s:%llu: %s '%s'", file, (unsigned long long)lineno,
 			mt_fold_strerror(err), bad_key);
 	else
-		fprintf(stderr, "mt-fold: %s:%llu: %s\n", file, (unsigned long long)lineno,
+		mt_error("%s:%llu: %s", file, (unsigned long long)lineno,
 			mt_fold_strerror(err));
 }
 
 /* Read every file into p; an input that cannot be opened is reported and
- * the others are still folded.  @return : exit status so far (0, 1 or 3),
- * or -1 when out of memory (nothing sensible can be written). */
+ * the others are still folded.  @return : exit status so far (MT_EXIT_OK or
+ * MT_EXIT_ENV), or -1 when out of memory (nothing sensible can be written). */
 static int read_inputs(struct mt_fold_profile *p, char **files, int nfiles,
 		       struct bad_ctx *bad)
 {
@@ -78,18 +80,16 @@ static int read_inputs(struct mt_fold_profile *p, char **files, int nfiles,
 		const char *name = is_stdin ? "<stdin>" : files[i];
 		FILE *f = is_stdin ? stdin : fopen(files[i], "r");
 		if (!f) {
-			fprintf(stderr, "mt-fold: cannot open '%s': %s\n", files[i], strerror(errno));
-			if (status < 3)
-				status = errno == EACCES || errno == EPERM ? 3 : 1;
+			mt_error("cannot open '%s': %s", files[i], strerror(errno));
+			status = MT_EXIT_ENV;
 			continue;
 		}
 		int r = mt_fold_profile_read(p, f, name, on_bad_line, bad);
 		if (r == MT_FOLD_EIO) {
-			fprintf(stderr, "mt-fold: cannot read '%s': %s\n", name, strerror(errno));
-			if (status < 1)
-				status = 1;
+			mt_error("cannot read '%s': %s", name, strerror(errno));
+			status = MT_EXIT_ENV;
 		} else if (r) {
-			fprintf(stderr, "mt-fold: '%s': %s\n", name, mt_fold_strerror(r));
+			mt_error("'%s': %s", name, mt_fold_strerror(r));
 			if (!is_stdin)
 				fclose(f);
 			return -1;
@@ -114,7 +114,7 @@ static void list_events(char *buf, size_t n, const struct mt_fold_counts *c)
 }
 
 /* The samples must be of one event, or of the one --event names.
- * @return : 0, or 2 (reported). */
+ * @return : 0, or MT_EXIT_USAGE (reported). */
 static int check_events(const struct mt_fold_profile *p, const struct mt_fold_profile *base,
 			const char *only)
 {
@@ -130,10 +130,10 @@ static int check_events(const struct mt_fold_profile *p, const struct mt_fold_pr
 		if (!lacking)
 			return 0;
 		const char *has = lacking == c ? names : bnames;
-		fprintf(stderr, "mt-fold: no sample of event '%s' in %s: %s%s\n", only,
-			lacking == c ? "the input" : "the --diff base",
-			*has ? "it has samples of " : "it has no sample line", has);
-		return 2;
+		mt_error("no sample of event '%s' in %s: %s%s", only,
+			 lacking == c ? "the input" : "the --diff base",
+			 *has ? "it has samples of " : "it has no sample line", has);
+		return MT_EXIT_USAGE;
 	}
 	unsigned distinct = c->nr_event_names + (c->more_events != 0);
 	if (b)	/* base names the inputs lack */
@@ -146,10 +146,10 @@ static int check_events(const struct mt_fold_profile *p, const struct mt_fold_pr
 		}
 	if (distinct <= 1)
 		return 0;
-	fprintf(stderr, "mt-fold: samples of several events (%s%s%s): their periods do not add "
-		"up; fold one at a time with --event NAME\n", names,
+	mt_error("samples of several events (%s%s%s): their periods do not add "
+		"up; fold one at a time with --event NAME", names,
 		*bnames ? "; in the --diff base " : "", bnames);
-	return 2;
+	return MT_EXIT_USAGE;
 }
 
 static int parse_uint(const char *opt, const char *s, uint64_t *out)
@@ -158,7 +158,7 @@ static int parse_uint(const char *opt, const char *s, uint64_t *out)
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
 	if (!*s || *end || errno || s[0] == '-') {
-		fprintf(stderr, "mt-fold: %s wants a non-negative integer, not '%s'\n", opt, s);
+		mt_error("%s wants a non-negative integer, not '%s'", opt, s);
 		return -1;
 	}
 	*out = v;
@@ -167,6 +167,7 @@ static int parse_uint(const char *opt, const char *s, uint64_t *out)
 
 int main(int argc, char **argv)
 {
+	mt_cli_init("mt-fold");
 	enum { O_METRIC = 256, O_COMM, O_PID, O_TID, O_REPORT, O_JSON, O_TOP, O_MIN,
 	       O_FEW, O_CONF, O_DIFF, O_EVENT };
 	static const struct option longopts[] = {
@@ -195,8 +196,9 @@ int main(int argc, char **argv)
 		switch (c) {
 		case O_METRIC:
 			if (mt_fold_metric_parse(optarg, &opt.metric)) {
-				fprintf(stderr, "mt-fold: unknown metric '%s'\n%s", optarg, usage);
-				return 2;
+				mt_error("unknown metric '%s'", optarg);
+				fputs(usage, stderr);
+				return MT_EXIT_USAGE;
 			}
 			have_metric = 1;
 			break;
@@ -207,24 +209,24 @@ int main(int argc, char **argv)
 		case O_JSON: json = 1; break;
 		case O_TOP:
 			if (parse_uint("--top", optarg, &u) || u > UINT32_MAX)
-				return 2;
+				return MT_EXIT_USAGE;
 			opt.top = (uint32_t)u;
 			break;
 		case O_MIN:
 			if (parse_uint("--min-samples", optarg, &opt.min_samples))
-				return 2;
+				return MT_EXIT_USAGE;
 			break;
 		case O_FEW:
 			if (parse_uint("--few", optarg, &opt.few))
-				return 2;
+				return MT_EXIT_USAGE;
 			break;
 		case O_CONF: {
 			char *end;
 			opt.conf = strtod(optarg, &end);
 			if (*end || !(opt.conf > 0 && opt.conf < 1)) {
-				fprintf(stderr, "mt-fold: --confidence wants a level between 0 and 1, "
-					"not '%s'\n", optarg);
-				return 2;
+				mt_error("--confidence wants a level between 0 and 1, "
+					"not '%s'", optarg);
+				return MT_EXIT_USAGE;
 			}
 			break;
 		}
@@ -232,16 +234,16 @@ int main(int argc, char **argv)
 		case O_EVENT: only_event = optarg; break;
 		case 'h':
 			fputs(usage, stdout);
-			return 0;
+			return MT_EXIT_OK;
 		default:
-			fprintf(stderr, "%s", usage);
-			return 2;
+			fputs(usage, stderr);
+			return MT_EXIT_USAGE;
 		}
 	}
 	if (report && json) {
-		fprintf(stderr, "mt-fold: --report and --json are exclusive (both render the same "
-			"snapshot)\n");
-		return 2;
+		mt_error("--report and --json are exclusive (both render the same "
+			"snapshot)");
+		return MT_EXIT_USAGE;
 	}
 
 	static char outbuf[1 << 16];
@@ -270,7 +272,7 @@ int main(int argc, char **argv)
 	}
 	if (check_events(p, base, only_event)) {
 		if (!status)	/* an input that could not be read says more */
-			status = 2;
+			status = MT_EXIT_USAGE;
 		goto out;
 	}
 	if (mt_fold_profile_finish(p) || (base && mt_fold_profile_finish(base)))
@@ -294,41 +296,41 @@ int main(int argc, char **argv)
 	if (r == MT_FOLD_ENOMEM)
 		goto oom;
 	if (fflush(stdout) || r) {
-		fprintf(stderr, "mt-fold: cannot write output: %s\n", strerror(errno));
-		status = 1;
+		mt_error("cannot write '<stdout>': %s", strerror(errno));
+		status = MT_EXIT_ENV;
 	}
 
 	const struct mt_fold_counts *cnt = mt_fold_profile_counts(p);
-	if (!cnt->events && !cnt->bad_lines)
-		fprintf(stderr, "mt-fold: warning: the input holds no events (an empty capture, or "
-			"not mt-unwind's output): every figure is 0\n");
+	if (!cnt->events && !cnt->bad_lines && status == MT_EXIT_OK)	/* else said why */
+		mt_warn("the input holds no events (an empty capture, or "
+			"not mt-unwind's output): every figure is 0");
 	if (cnt->lost_events || cnt->lost_records)
-		fprintf(stderr, "mt-fold: warning: the capture lost %llu events (%llu lost records)\n",
+		mt_warn("the capture lost %llu events (%llu lost records)",
 			(unsigned long long)cnt->lost_events, (unsigned long long)cnt->lost_records);
 	if (cnt->silent_images)
-		fprintf(stderr, "mt-fold: warning: %llu process images sent no exact totals: the exact"
-			" totals leave them out\n", (unsigned long long)cnt->silent_images);
+		mt_warn("%llu process images sent no exact totals: the exact"
+			" totals leave them out", (unsigned long long)cnt->silent_images);
 	if (cnt->unsampled_images)
-		fprintf(stderr, "mt-fold: warning: %llu process images never ran the sampler (static"
-			" programs, or LD_PRELOAD cleared): their allocations are in no figure\n",
+		mt_warn("%llu process images never ran the sampler (static"
+			" programs, or LD_PRELOAD cleared): their allocations are in no figure",
 			(unsigned long long)cnt->unsampled_images);
 	if (mt_fold_dumps_too_small(cnt))
-		fprintf(stderr, "mt-fold: warning: %llu of %llu stacks end where their stack dump "
+		mt_warn("%llu of %llu stacks end where their stack dump "
 			"ends: their outer callers are missing; capture with a larger dump "
-			"(mt-capture --stack-size 65528, perf record --call-graph dwarf,65528)\n",
+			"(mt-capture --stack-size 65528, perf record --call-graph dwarf,65528)",
 			(unsigned long long)cnt->end_of_dump, (unsigned long long)cnt->stacks);
 	if (bad.total) {
 		uint64_t skipped = cnt->bad_lines + (base ? mt_fold_profile_counts(base)->bad_lines : 0);
-		fprintf(stderr, "mt-fold: %llu bad lines skipped, not folded%s\n",
+		mt_error("%llu bad lines skipped, not folded%s",
 			(unsigned long long)skipped,
 			bad.total > bad.shown ? " (the first ones listed above)" : "");
-		if (status < 1)
-			status = 1;
+		if (status < MT_EXIT_DATA)
+			status = MT_EXIT_DATA;
 	}
 	goto out;	/* status: the worst of the inputs' and the output's */
 oom:
-	fprintf(stderr, "mt-fold: out of memory\n");
-	status = 3;
+	mt_error("out of memory");
+	status = MT_EXIT_ENV;
 out:
 	mt_fold_diff_free(diff);
 	mt_fold_snapshot_free(snap);

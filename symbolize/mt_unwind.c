@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/cache_dir.h"
+#include "common/cli.h"
 #include "codec/mtz.h"
 #include "codec/perf_stream.h"
 #include "common/progress.h"
@@ -28,15 +29,11 @@
 #include "symbolize/sym.h"
 #include "symbolize/unwind.h"
 
-#define EXIT_DATA 1
-#define EXIT_USAGE 2
-#define EXIT_ENV 3
 
 #define RECORD_HEADER_BUILD_ID 67
 #define RECORD_FINISHED_ROUND 68
 #define MISC_BUILD_ID_SIZE (1 << 15)
 
-static const char *prog = "mt-unwind";
 
 /* At the end, the memory goes back to the system with the process: freeing
  * it first (every module's libdw sessions, the caches) took 2 ms of a 45 ms
@@ -262,8 +259,8 @@ static const char *const kind_names[] = { "alloc", "free", "totals", "sample", "
 
 static int oom(void)
 {
-	fprintf(stderr, "%s: out of memory\n", prog);
-	exit(EXIT_ENV);
+	mt_error("out of memory");
+	exit(MT_EXIT_ENV);
 }
 
 /* A perf.data file names its events in the EVENT_DESC feature, after the
@@ -1314,8 +1311,8 @@ static int reread(struct state *s, const struct queued_sample *q, struct mt_perf
 	ssize_t k = pread(s->spec_fd, s->rebuf, q->size, (off_t)q->offset);
 	if (k != (ssize_t)q->size || h->type != PERF_RECORD_SAMPLE || h->size != q->size ||
 	    mt_perf_sample_parse(s->reader, h, out) != 0) {
-		fprintf(stderr, "%s: '%s': offset %" PRIu64 ": the sample could not be read again: %s\n",
-			prog, s->o->input, q->offset, k < 0 ? strerror(errno) : "the file changed");
+		mt_error("'%s': offset %" PRIu64 ": the sample could not be read again: %s",
+			 s->o->input, q->offset, k < 0 ? strerror(errno) : "the file changed");
 		s->data_error = 1;
 		return -1;
 	}
@@ -1792,7 +1789,7 @@ static ssize_t head_chunk(void *ctx, const void **data)
 static void mtz_warn(void *ctx, const char *msg)
 {
 	(void)ctx;
-	fprintf(stderr, "%s: warning: %s\n", prog, msg);
+	mt_warn("%s", msg);
 }
 
 static double now(void)
@@ -1821,8 +1818,8 @@ static void module_summary(struct mt_unwind_module *m, void *arg)
 		mt_build_id_hex(want, m->want_id, m->want_id_len);
 		mt_build_id_hex(got, m->file_id, m->file_id_len);
 		ms->mismatches++;
-		fprintf(stderr, "%s: warning: '%s': build-id mismatch (recorded %s, file has %s): "
-			"its frames are not symbolised and are marked _[x]\n", prog, m->path,
+		mt_warn("'%s': build-id mismatch (recorded %s, file has %s): "
+			"its frames are not symbolised and are marked _[x]", m->path,
 			want, got[0] ? got : "none");
 	}
 }
@@ -1833,82 +1830,84 @@ static void summary(struct state *s, double secs)
 	mt_unwind_modules_each(s->modules, module_summary, &ms);
 	if (s->o->quiet)
 		return;
-	fprintf(stderr, "%s: %" PRIu64 " events (alloc %" PRIu64 ", free %" PRIu64
+	mt_info("%" PRIu64 " events (alloc %" PRIu64 ", free %" PRIu64
 		", totals %" PRIu64 ", sample %" PRIu64 ", lost %" PRIu64 ") from %" PRIu64
-		" records in %.3f s: %.0f events/s\n", prog, s->events, s->by_kind[K_ALLOC],
+		" records in %.3f s: %.0f events/s", s->events, s->by_kind[K_ALLOC],
 		s->by_kind[K_FREE], s->by_kind[K_TOTALS], s->by_kind[K_SAMPLE],
 		s->by_kind[K_LOST], s->records, secs, secs > 0 ? s->events / secs : 0.0);
-	fprintf(stderr, "%s: %" PRIu64 " frames (%" PRIu64 " inline); steps: %" PRIu64
-		" CFI, %" PRIu64 " frame pointer, %" PRIu64 " CFI rows not compiled\n", prog,
+	mt_info("%" PRIu64 " frames (%" PRIu64 " inline); steps: %" PRIu64
+		" CFI, %" PRIu64 " frame pointer, %" PRIu64 " CFI rows not compiled",
 		s->counts.frames, s->counts.inl, s->st.steps_cfi, s->st.steps_fp, s->st.rules_failed);
-	fprintf(stderr, "%s: stack ends:", prog);
+	char ends[512];
+	size_t k = 0;
 	uint64_t walked = 0;
 	for (int e = 0; e < MT_UNWIND_END_COUNT; e++) {
-		fprintf(stderr, " %s %" PRIu64, mt_unwind_end_str(e), s->ends[e]);
+		k += (size_t)snprintf(ends + k, sizeof(ends) - k, " %s %" PRIu64,
+				      mt_unwind_end_str(e), s->ends[e]);
 		walked += e == MT_UNWIND_END_NONE ? 0 : s->ends[e];
 	}
-	fprintf(stderr, "\n");
+	mt_info("stack ends:%s", ends);
 	/* Deep stacks (an LLVM-based compiler) need more than the 8 KiB
 	 * that perf and mt-capture copy by default (5% of the stacks, and 3
 	 * at least: as mt-fold's mt_fold_dumps_too_small). */
 	if (s->ends[MT_UNWIND_END_DUMP] >= 3 && s->ends[MT_UNWIND_END_DUMP] * 20 >= walked)
-		fprintf(stderr, "%s: %" PRIu64 " of %" PRIu64 " stacks end where their stack dump "
+		mt_info("%" PRIu64 " of %" PRIu64 " stacks end where their stack dump "
 			"ends: their outer callers are missing; record with a larger dump "
-			"(mt-capture --stack-size 65528, perf record --call-graph dwarf,65528)\n",
-			prog, s->ends[MT_UNWIND_END_DUMP], walked);
+			"(mt-capture --stack-size 65528, perf record --call-graph dwarf,65528)",
+			s->ends[MT_UNWIND_END_DUMP], walked);
 	uint64_t probes = s->st.memo_hits + s->st.memo_misses;
 	uint64_t look = ms.hits + ms.misses;
-	fprintf(stderr, "%s: %u modules, %u build-id mismatches; cache hit rate: pc memo %.2f%% of %"
-		PRIu64 " frame lookups, rule and symbol caches behind it %.2f%% of %" PRIu64 "\n",
-		prog, ms.modules, ms.mismatches,
+	mt_info("%u modules, %u build-id mismatches; cache hit rate: pc memo %.2f%% of %"
+		PRIu64 " frame lookups, rule and symbol caches behind it %.2f%% of %" PRIu64,
+		ms.modules, ms.mismatches,
 		probes ? 100.0 * s->st.memo_hits / probes : 0.0, probes,
 		look ? 100.0 * ms.hits / look : 0.0, look);
 	struct mt_unwind_debug_cache_stats dc = mt_unwind_modules_debug_cache_stats(s->modules);
 	if (dc.hits || dc.written || dc.failed || dc.bad)
-		fprintf(stderr, "%s: debug cache: %u inflated copies used, %u written, %u unsound"
-			" ones ignored, %u could not be written\n", prog, dc.hits, dc.written,
+		mt_info("debug cache: %u inflated copies used, %u written, %u unsound"
+			" ones ignored, %u could not be written", dc.hits, dc.written,
 			dc.bad, dc.failed);
 	const struct mt_unwind_scopes_stats *sc = &s->scopes;
 	if (sc->loaded || sc->saved || sc->unsound || sc->failed)
-		fprintf(stderr, "%s: scope index cache: %u indexes read, %u built, %u saved, %u"
-			" unsound files ignored, %u files could not be written\n", prog,
+		mt_info("scope index cache: %u indexes read, %u built, %u saved, %u"
+			" unsound files ignored, %u files could not be written",
 			sc->loaded, sc->built, sc->saved, sc->unsound, sc->failed);
 	if (s->callchains)
-		fprintf(stderr, "%s: %" PRIu64 " samples had no stack dump: their frames are the"
-			" kernel's frame-pointer callchains\n", prog, s->callchains);
+		mt_info("%" PRIu64 " samples had no stack dump: their frames are the"
+			" kernel's frame-pointer callchains", s->callchains);
 	if (s->spec_rewalks)
-		fprintf(stderr, "%s: %" PRIu64 " samples unwound again: their mappings changed"
-			" while they waited for earlier records\n", prog, s->spec_rewalks);
+		mt_info("%" PRIu64 " samples unwound again: their mappings changed"
+			" while they waited for earlier records", s->spec_rewalks);
 	if (s->lost_records)
-		fprintf(stderr, "%s: the recording lost %" PRIu64 " events (%" PRIu64
-			" LOST records)\n", prog, s->lost_count, s->lost_records);
+		mt_info("the recording lost %" PRIu64 " events (%" PRIu64
+			" LOST records)", s->lost_count, s->lost_records);
 	if (s->marks_dropped)
-		fprintf(stderr, "%s: %" PRIu64 " marker events are missing without a LOST"
-			" record\n", prog, s->marks_dropped);
+		mt_info("%" PRIu64 " marker events are missing without a LOST"
+			" record", s->marks_dropped);
 	if (s->marks_unseen)
-		fprintf(stderr, "%s: %" PRIu64 " marker events the sampler made are missing"
-			" (the LOST records may account for them)\n", prog, s->marks_unseen);
+		mt_info("%" PRIu64 " marker events the sampler made are missing"
+			" (the LOST records may account for them)", s->marks_unseen);
 	if (s->silent_images)
-		fprintf(stderr, "%s: %" PRIu64 " process images ran libmt-sampler.so and sent no"
+		mt_info("%" PRIu64 " process images ran libmt-sampler.so and sent no"
 			" process totals (killed by a signal, ended by a bare exit system call, still running at"
 			" the end, or could not reach the capture): `lost` lines reason=no-totals;"
-			" their allocations since their last report are in no totals\n", prog,
+			" their allocations since their last report are in no totals",
 			s->silent_images);
 	if (s->unsampled_images)
-		fprintf(stderr, "%s: %" PRIu64 " process images never loaded libmt-sampler.so (%s):"
+		mt_info("%" PRIu64 " process images never loaded libmt-sampler.so (%s):"
 			" static programs, or LD_PRELOAD cleared; `lost` lines reason=no-sampler:"
-			" their allocations are in no figure\n", prog, s->unsampled_images,
+			" their allocations are in no figure", s->unsampled_images,
 			s->unsampled_comms[0] ? s->unsampled_comms : "names unknown");
 	if (s->memptr_unknown)
-		fprintf(stderr, "%s: %" PRIu64 " posix_memalign calls written with ptr=0x0: the"
+		mt_info("%" PRIu64 " posix_memalign calls written with ptr=0x0: the"
 			" pointer was not in the return's stack dump (not on the stack, or a"
-			" recording made before mt-capture copied it)\n", prog, s->memptr_unknown);
+			" recording made before mt-capture copied it)", s->memptr_unknown);
 	if (s->undecodable || s->no_regs || s->filtered || s->superseded || s->internal ||
 	    s->unpaired)
-		fprintf(stderr, "%s: %" PRIu64 " undecodable records, %" PRIu64
+		mt_info("%" PRIu64 " undecodable records, %" PRIu64
 			" samples without registers, %" PRIu64 " filtered out, %" PRIu64
 			" superseded totals reports, %" PRIu64 " allocator-internal calls, %"
-			PRIu64 " unpaired returns\n", prog, s->undecodable, s->no_regs,
+			PRIu64 " unpaired returns", s->undecodable, s->no_regs,
 			s->filtered, s->superseded, s->internal, s->unpaired);
 }
 
@@ -1955,8 +1954,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			errno = 0;
 			v = strtoul(optarg, &end, 10);
 			if (errno || *end || end == optarg || v < 1 || v > 65536) {
-				fprintf(stderr, "%s: --max-depth: '%s' is not a number in 1..65536\n",
-					prog, optarg);
+				mt_error("--max-depth: '%s' is not a number in 1..65536", optarg);
 				return -1;
 			}
 			o->max_depth = (unsigned)v;
@@ -1964,8 +1962,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case O_PID:
 		case O_TID:
 			if (idset_parse(c == O_PID ? &o->pids : &o->tids, optarg) != 0) {
-				fprintf(stderr, "%s: --%s: '%s' is not a comma-separated list of ids\n",
-					prog, c == O_PID ? "pid" : "tid", optarg);
+				mt_error("--%s: '%s' is not a comma-separated list of ids",
+					 c == O_PID ? "pid" : "tid", optarg);
 				return -1;
 			}
 			break;
@@ -1974,7 +1972,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		}
 	}
 	if (optind + 1 != argc) {
-		fprintf(stderr, "%s: %s\n", prog, optind >= argc ? "no input given"
+		mt_error("%s", optind >= argc ? "no input given"
 							    : "more than one input given");
 		return -1;
 	}
@@ -1984,6 +1982,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 int main(int argc, char **argv)
 {
+	mt_cli_init("mt-unwind");
 	struct opts o = { 0 };
 	struct state s = { .o = &o, .spec_fd = -1, .sampler_input = -1 };
 	int status = 0, fd = -1, out_fd = 1;
@@ -1995,14 +1994,14 @@ int main(int argc, char **argv)
 	mallopt(M_TOP_PAD, 16 << 20);
 	if (parse_args(argc, argv, &o) != 0) {
 		fprintf(stderr, "usage: mt-unwind [options] IN   (see --help)\n");
-		status = EXIT_USAGE;
+		status = MT_EXIT_USAGE;
 		goto out;
 	}
 	const char *name = strcmp(o.input, "-") == 0 ? "<stdin>" : o.input;
 	fd = strcmp(o.input, "-") == 0 ? 0 : open(o.input, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		fprintf(stderr, "%s: cannot open '%s': %s\n", prog, o.input, strerror(errno));
-		status = EXIT_ENV;
+		mt_error("cannot open '%s': %s", o.input, strerror(errno));
+		status = MT_EXIT_ENV;
 		goto out;
 	}
 	struct sniff sn = { .fd = fd };
@@ -2012,8 +2011,8 @@ int main(int argc, char **argv)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			fprintf(stderr, "%s: cannot read '%s': %s\n", prog, name, strerror(errno));
-			status = EXIT_ENV;
+			mt_error("cannot read '%s': %s", name, strerror(errno));
+			status = MT_EXIT_ENV;
 			goto out;
 		}
 		if (r == 0)
@@ -2021,16 +2020,16 @@ int main(int argc, char **argv)
 		sn.n += (size_t)r;
 	}
 	if (sn.n == 0) {
-		fprintf(stderr, "%s: '%s' is empty\n", prog, name);
-		status = EXIT_DATA;
+		mt_error("'%s' is empty", name);
+		status = MT_EXIT_DATA;
 		goto out;
 	}
 	int rc;
 	if (mtz_is_mtz(sn.head, sn.n)) {
 		rc = mtz_reader_new(&s.mtz, sniff_read, &sn, name);
 		if (rc != 0) {
-			fprintf(stderr, "%s: '%s': %s\n", prog, name, mtz_strerror(rc));
-			status = rc == MTZ_ENOMEM ? EXIT_ENV : EXIT_DATA;
+			mt_error("'%s': %s", name, mtz_strerror(rc));
+			status = rc == MTZ_ENOMEM ? MT_EXIT_ENV : MT_EXIT_DATA;
 			goto out;
 		}
 		/* One decoding worker: a second one competes with the writer
@@ -2050,16 +2049,16 @@ int main(int argc, char **argv)
 	if (rc == 0)	/* perf record -z: the records inside COMPRESSED ones */
 		rc = mt_perf_reader_unpack(s.reader);
 	if (rc != 0) {
-		fprintf(stderr, "%s: '%s': %s\n", prog, name,
+		mt_error("'%s': %s", name,
 			s.reader ? mt_perf_reader_error(s.reader) : mt_perf_strerror(rc));
-		status = rc == MT_PERF_ENOMEM || rc == MT_PERF_EIO ? EXIT_ENV : EXIT_DATA;
+		status = rc == MT_PERF_ENOMEM || rc == MT_PERF_EIO ? MT_EXIT_ENV : MT_EXIT_DATA;
 		goto out;
 	}
 	if (o.output && !o.decode_only) {
 		out_fd = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 		if (out_fd < 0) {
-			fprintf(stderr, "%s: cannot open '%s': %s\n", prog, o.output, strerror(errno));
-			status = EXIT_ENV;
+			mt_error("cannot open '%s': %s", o.output, strerror(errno));
+			status = MT_EXIT_ENV;
 			goto out;
 		}
 	}
@@ -2099,13 +2098,13 @@ int main(int argc, char **argv)
 		   read_mtz_features(&s, fd == 0 ? "/proc/self/fd/0" : o.input, head.bytes) != 0) {
 		/* An .mtz of a perf.data file: its names and build-ids are in the
 		 * feature sections at the end of the original. */
-		fprintf(stderr, "%s: warning: '%s': the event names and build-ids of the perf.data"
+		mt_warn("'%s': the event names and build-ids of the perf.data"
 			" file inside could not be read (damaged end?): events are named by their"
-			" attrs only\n", prog, name);
+			" attrs only", name);
 	} else if (!regular && !o.decode_only && mt_perf_reader_format(s.reader) == MT_PERF_FILE) {
-		fprintf(stderr, "%s: warning: '%s': a perf.data file read from a pipe: its event"
+		mt_warn("'%s': a perf.data file read from a pipe: its event"
 			" names and build-ids come after the data and cannot be read first: events"
-			" are named by their attrs only (give the file by name)\n", prog, name);
+			" are named by their attrs only (give the file by name)", name);
 	}
 
 	size_t map_len;
@@ -2114,7 +2113,7 @@ int main(int argc, char **argv)
 									!o.decode_only);
 	double t0 = now();
 	struct mt_progress progress;
-	mt_progress_init(&progress, prog, mt_progress_input_size(fd), o.quiet);
+	mt_progress_init(&progress, mt_prog(), mt_progress_input_size(fd), o.quiet);
 	unsigned long nr_items = 0;
 	if (!o.decode_only) {
 		mt_unwind_out_str(&s.b.out, "# mt-unwind 1\n# input: ");
@@ -2129,8 +2128,7 @@ int main(int argc, char **argv)
 			 * (an id no attr has, fields past its end): counted,
 			 * named (the first few), and reading goes on after it. */
 			if (s.undecodable < 10)
-				fprintf(stderr, "%s: '%s': %s: skipped\n", prog, name,
-					mt_perf_reader_error(s.reader));
+				mt_error("'%s': %s: skipped", name, mt_perf_reader_error(s.reader));
 			on_undecodable(&s);
 			continue;
 		}
@@ -2153,8 +2151,8 @@ int main(int argc, char **argv)
 					   : __atomic_load_n(&sn.done, __ATOMIC_RELAXED));
 	}
 	if (rc < 0) {
-		fprintf(stderr, "%s: '%s': %s\n", prog, name, mt_perf_reader_error(s.reader));
-		status = rc == MT_PERF_EIO || rc == MT_PERF_ENOMEM ? EXIT_ENV : EXIT_DATA;
+		mt_error("'%s': %s", name, mt_perf_reader_error(s.reader));
+		status = rc == MT_PERF_EIO || rc == MT_PERF_ENOMEM ? MT_EXIT_ENV : MT_EXIT_DATA;
 	}
 	mt_unwind_prefault_stop(prefault);
 	if (mt_unwind_order_flush(s.order, UINT64_MAX, process_cb, &s) != 0)
@@ -2185,19 +2183,19 @@ int main(int argc, char **argv)
 	if (s.b.out.error || s.b.unk.error)
 		oom();
 	if (s.fdout.error) {
-		fprintf(stderr, "%s: cannot write '%s': %s\n", prog, o.output ? o.output : "<stdout>",
+		mt_error("cannot write '%s': %s", o.output ? o.output : "<stdout>",
 			strerror(s.fdout.error));
-		status = EXIT_ENV;
+		status = MT_EXIT_ENV;
 		goto out;
 	}
 	if (s.mtz && mtz_reader_damage(s.mtz)) {
-		fprintf(stderr, "%s: '%s': damaged: %" PRIu64 " parts could not be read\n", prog,
+		mt_error("'%s': damaged: %" PRIu64 " parts could not be read",
 			name, mtz_reader_damage(s.mtz));
 		if (!status)
-			status = EXIT_DATA;
+			status = MT_EXIT_DATA;
 	}
 	if ((s.undecodable || s.data_error) && !status)
-		status = EXIT_DATA;
+		status = MT_EXIT_DATA;
 	/* after the output: a reader of it need not wait */
 	s.scopes = mt_unwind_modules_save_scopes(s.modules);
 	summary(&s, secs);
@@ -2205,8 +2203,8 @@ int main(int argc, char **argv)
 		int e = close(out_fd);
 		out_fd = 1;
 		if (e != 0) {
-			fprintf(stderr, "%s: cannot write '%s': %s\n", prog, o.output, strerror(errno));
-			status = EXIT_ENV;
+			mt_error("cannot write '%s': %s", o.output, strerror(errno));
+			status = MT_EXIT_ENV;
 		}
 	}
 out:

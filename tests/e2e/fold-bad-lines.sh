@@ -39,10 +39,10 @@ mt-fold "$tmp/v2.txt" >"$tmp/out" 2>"$tmp/err" || rc=$?
 [ "$rc" -eq 1 ] && [ ! -s "$tmp/out" ]
 grep -q "v2.txt:1: unsupported mt-unwind format version" "$tmp/err"
 
-# Missing file: named in the message, exit 1; usage errors exit 2.
+# Missing file: named in the message, exit 3 (as every tool); usage errors exit 2.
 rc=0
 mt-fold "$tmp/nope.txt" 2>"$tmp/err" || rc=$?
-[ "$rc" -eq 1 ]
+[ "$rc" -eq 3 ]
 grep -q "mt-fold: cannot open '$tmp/nope.txt': No such file or directory" "$tmp/err"
 rc=0
 mt-fold --metric bogus "$tmp/ok.txt" 2>/dev/null || rc=$?

@@ -45,8 +45,8 @@ rc=0
 mt-fold --event cycles "$tmp/two.uw" >/dev/null 2>"$tmp/none.err" || rc=$?
 [ "$rc" -eq 2 ] && grep -q "no sample of event 'cycles'" "$tmp/none.err" ||
 	{ echo "FAIL: an event no sample has (exit $rc):"; cat "$tmp/none.err"; fail=1; }
-# An input that cannot be read keeps its own exit code (1), --event or not.
+# An input that cannot be read keeps its own exit code (3), --event or not.
 rc=0
 mt-fold --event cycles "$tmp/no-such-file" >/dev/null 2>&1 || rc=$?
-[ "$rc" -eq 1 ] || { echo "FAIL: a missing input with --event: exit $rc, want 1"; fail=1; }
+[ "$rc" -eq 3 ] || { echo "FAIL: a missing input with --event: exit $rc, want 3"; fail=1; }
 exit $fail
