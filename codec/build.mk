@@ -7,6 +7,8 @@ CODEC_OBJS += $(B)/obj/codec/perf_sample.o
 CODEC_OBJS += $(B)/obj/codec/perf_writer.o
 CODEC_OBJS += $(B)/obj/codec/perf_unpack.o
 CODEC_OBJS += $(B)/obj/codec/perf_events.o
+CODEC_OBJS += $(B)/obj/codec/perf_features.o
+CODEC_OBJS += $(B)/obj/codec/input.o
 
 FIXTURE_NAMES += perf_small
 

@@ -7,38 +7,22 @@
 
 #include <stdarg.h>
 
-/* Record types of perf's user space (tools/lib/perf/include/perf/event.h);
- * the kernel's own stop below 64. */
-enum {
-	MT_PERF_RECORD_HEADER_ATTR = 64,
-	MT_PERF_RECORD_HEADER_EVENT_TYPE = 65,
-	MT_PERF_RECORD_HEADER_TRACING_DATA = 66,
-	MT_PERF_RECORD_HEADER_BUILD_ID = 67,
-	MT_PERF_RECORD_FINISHED_ROUND = 68,
-	MT_PERF_RECORD_ID_INDEX = 69,
-	MT_PERF_RECORD_AUXTRACE_INFO = 70,
-	MT_PERF_RECORD_AUXTRACE = 71,
-	MT_PERF_RECORD_AUXTRACE_ERROR = 72,
-	MT_PERF_RECORD_THREAD_MAP = 73,
-	MT_PERF_RECORD_CPU_MAP = 74,
-	MT_PERF_RECORD_STAT_CONFIG = 75,
-	MT_PERF_RECORD_STAT = 76,
-	MT_PERF_RECORD_STAT_ROUND = 77,
-	MT_PERF_RECORD_EVENT_UPDATE = 78,
-	MT_PERF_RECORD_TIME_CONV = 79,
-	MT_PERF_RECORD_HEADER_FEATURE = 80,
-	MT_PERF_RECORD_COMPRESSED = 81,
-	MT_PERF_RECORD_FINISHED_INIT = 82,
-	MT_PERF_RECORD_COMPRESSED2 = 83,	/* u64 data_size, data, padding to 8 */
-};
-
 /* EVENT_UPDATE types and the feature number of EVENT_DESC (perf's header.h). */
 #define MT_PERF_EVENT_UPDATE_NAME 2
+#define MT_PERF_FEAT_BUILD_ID 2
 #define MT_PERF_FEAT_EVENT_DESC 12
 
+/* The EVENT_DESC feature: u32 nr, u32 attr_size, then per event the attr,
+ * u32 nr_ids, a string (u32 len, len bytes, NUL-padded), nr_ids u64 ids.
+ * fn is called for each event whose bytes lie within the section, with its
+ * index, name (len bytes, not necessarily terminated) and ids (nr_ids
+ * unaligned u64); the walk stops at the first event that does not fit.
+ * @return : 0, or the first nonzero value of fn (the walk stops there). */
+typedef int (*mt_perf_event_desc_fn)(void *ctx, uint32_t index, const char *name, size_t len,
+				     const uint8_t *ids, uint32_t nr_ids);
+int mt_perf_event_desc_each(const uint8_t *p, size_t n, mt_perf_event_desc_fn fn, void *ctx);
+
 #define MT_PERF_MAGIC 0x32454c4946524550ULL	/* "PERFILE2" little-endian */
-#define MT_PERF_PIPE_HEADER_SIZE 16
-#define MT_PERF_FILE_HEADER_SIZE 104
 
 struct mt_perf_evsel_priv {
 	struct mt_perf_evsel pub;

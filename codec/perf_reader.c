@@ -497,46 +497,20 @@ static int on_event_update(struct mt_perf_reader *r, const struct perf_event_hea
 	return evsel_set_name(r, e, (const char *)p + 16, room - 16);
 }
 
-/* The EVENT_DESC feature: u32 nr, u32 attr_size, then per event the attr,
- * u32 nr_ids, a string (u32 len, len bytes), nr_ids u64 ids.  Names only:
- * a malformed section leaves names as they are. */
+/* An EVENT_DESC entry names its event (found by its first id, or by its
+ * index when it has none).  Names only: a malformed section leaves names as
+ * they are. */
+static int on_event_desc_entry(void *ctx, uint32_t index, const char *name, size_t len,
+			       const uint8_t *ids, uint32_t nr_ids)
+{
+	struct mt_perf_reader *r = ctx;
+	struct mt_perf_evsel_priv *e = evsel_find(r, nr_ids > 0, nr_ids ? get64(ids) : 0, index);
+	return e ? evsel_set_name(r, e, name, len) : 0;
+}
+
 static int on_event_desc(struct mt_perf_reader *r, const uint8_t *p, size_t len)
 {
-	const uint8_t *end = p + len;
-	uint32_t nr, asz, i;
-
-	if (len < 8)
-		return 0;
-	nr = get32(p);
-	asz = get32(p + 4);
-	p += 8;
-	for (i = 0; i < nr; i++) {
-		struct mt_perf_evsel_priv *e;
-		uint32_t nr_ids, slen;
-		const uint8_t *name;
-		int err;
-
-		if ((size_t)(end - p) < (size_t)asz + 8)
-			return 0;
-		p += asz;
-		nr_ids = get32(p);
-		slen = get32(p + 4);
-		p += 8;
-		if ((size_t)(end - p) < slen)
-			return 0;
-		name = p;
-		p += slen;
-		if ((size_t)(end - p) / 8 < nr_ids)
-			return 0;
-		e = evsel_find(r, nr_ids > 0, nr_ids ? get64(p) : 0, i);
-		p += 8 * (size_t)nr_ids;
-		if (!e)
-			continue;
-		err = evsel_set_name(r, e, (const char *)name, slen);
-		if (err)
-			return err;
-	}
-	return 0;
+	return mt_perf_event_desc_each(p, len, on_event_desc_entry, r);
 }
 
 static int on_header_feature(struct mt_perf_reader *r, const struct perf_event_header *h)

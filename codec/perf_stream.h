@@ -38,6 +38,35 @@ enum {
 /* @return : a static message for an MT_PERF_E* code. */
 const char *mt_perf_strerror(int err);
 
+/* Record types of perf's user space (tools/lib/perf/include/perf/event.h);
+ * the kernel's own stop below 64. */
+enum {
+	MT_PERF_RECORD_HEADER_ATTR = 64,
+	MT_PERF_RECORD_HEADER_EVENT_TYPE = 65,
+	MT_PERF_RECORD_HEADER_TRACING_DATA = 66,
+	MT_PERF_RECORD_HEADER_BUILD_ID = 67,
+	MT_PERF_RECORD_FINISHED_ROUND = 68,
+	MT_PERF_RECORD_ID_INDEX = 69,
+	MT_PERF_RECORD_AUXTRACE_INFO = 70,
+	MT_PERF_RECORD_AUXTRACE = 71,
+	MT_PERF_RECORD_AUXTRACE_ERROR = 72,
+	MT_PERF_RECORD_THREAD_MAP = 73,
+	MT_PERF_RECORD_CPU_MAP = 74,
+	MT_PERF_RECORD_STAT_CONFIG = 75,
+	MT_PERF_RECORD_STAT = 76,
+	MT_PERF_RECORD_STAT_ROUND = 77,
+	MT_PERF_RECORD_EVENT_UPDATE = 78,
+	MT_PERF_RECORD_TIME_CONV = 79,
+	MT_PERF_RECORD_HEADER_FEATURE = 80,
+	MT_PERF_RECORD_COMPRESSED = 81,
+	MT_PERF_RECORD_FINISHED_INIT = 82,
+	MT_PERF_RECORD_COMPRESSED2 = 83,	/* u64 data_size, data, padding to 8 */
+};
+
+/* The sizes of a pipe stream's header and of a perf.data file's. */
+#define MT_PERF_PIPE_HEADER_SIZE 16
+#define MT_PERF_FILE_HEADER_SIZE 104
+
 #define MT_PERF_BLOB_CHUNK 65536
 #define MT_PERF_MAX_REGS 64
 
@@ -271,6 +300,65 @@ int mt_perf_lost_parse(const struct mt_perf_reader *r,
 /* @return : "SAMPLE", "MMAP2", "HEADER_ATTR", ... or "type 77". Not
  * reentrant for unknown types. */
 const char *mt_perf_record_name(uint32_t type);
+
+/* ---- perf.data feature sections --------------------------------------- */
+
+/* A HEADER_BUILD_ID record (in a pipe stream, or one of those the BUILD_ID
+ * feature section of a perf.data file holds): the build-id of filename as
+ * it was mapped by pid.  Pointers point into the record. */
+struct mt_perf_build_id {
+	uint32_t pid;
+	const uint8_t *id;
+	size_t id_len;			/* at most 20 */
+	const char *filename;		/* NUL-terminated, inside the record */
+};
+
+/* Parse size bytes at rec (8-aligned or not) as a HEADER_BUILD_ID record.
+ * @return : 0, or MT_PERF_EFORMAT when it is too short or its file name is
+ *           not terminated inside it. */
+int mt_perf_build_id_parse(const void *rec, size_t size, struct mt_perf_build_id *b);
+
+/* What a perf.data file keeps after its data: its events' names
+ * (EVENT_DESC) and the build-ids of the files it mapped (BUILD_ID).  A
+ * reader on a seekable file reads the names itself; these are for a caller
+ * that needs the build-ids, or that reads the file through a decoder (an
+ * .mtz of a perf.data file), whose reader cannot seek. */
+struct mt_perf_features;
+
+/* Reads like pread(2) from the perf.data file: exactly n bytes at off.
+ * @return : 0, or -1 when they cannot be had. */
+typedef int (*mt_perf_pread_fn)(void *ctx, void *buf, uint64_t n, uint64_t off);
+
+/* Where the feature sections of the perf.data file whose first
+ * MT_PERF_FILE_HEADER_SIZE bytes are hdr begin (the end of its data).
+ * @return : 0 with *off set, or MT_PERF_EMAGIC when hdr is not a perf.data
+ *           file's header (a pipe stream's, or none). */
+int mt_perf_features_offset(const uint8_t hdr[MT_PERF_FILE_HEADER_SIZE], uint64_t *off);
+
+/* Read the EVENT_DESC and BUILD_ID sections of the perf.data file whose
+ * header is hdr, through pread (ctx passed on; used only during the call).
+ * A section that is absent, unreadable or malformed is left out: it costs
+ * the names or build-ids, nothing else.
+ * @return : 0 with *out set (free with mt_perf_features_free), MT_PERF_EMAGIC
+ *           when hdr is not a perf.data file's header, or MT_PERF_ENOMEM. */
+int mt_perf_features_read(struct mt_perf_features **out,
+			  const uint8_t hdr[MT_PERF_FILE_HEADER_SIZE],
+			  mt_perf_pread_fn pread, void *ctx);
+
+/* Accepts NULL. */
+void mt_perf_features_free(struct mt_perf_features *f);
+
+/* The name EVENT_DESC gives the event of e (matched by sample id, or the
+ * only one when the file has one event), or "" when it gives none.  Valid
+ * while f lives. */
+const char *mt_perf_features_event_name(const struct mt_perf_features *f,
+					const struct mt_perf_evsel *e, size_t nr_evsels);
+
+/* The BUILD_ID section's records, in file order: i from 0 to the count.
+ * Each stays valid while f lives. */
+size_t mt_perf_features_nr_build_ids(const struct mt_perf_features *f);
+const struct mt_perf_build_id *mt_perf_features_build_id(const struct mt_perf_features *f,
+							 size_t i);
 
 /* ---- writing ---------------------------------------------------------- */
 
