@@ -7,11 +7,14 @@ UNWIND_SRCS := \
 	symbolize/cu.c \
 	symbolize/debug_cache.c \
 	symbolize/demangle.c \
+	symbolize/emit.c \
+	symbolize/events.c \
 	symbolize/hashmap.c \
 	symbolize/maps.c \
 	symbolize/module.c \
 	symbolize/order.c \
 	symbolize/prefault.c \
+	symbolize/replay.c \
 	symbolize/scopes.c \
 	symbolize/scopes_file.c \
 	symbolize/out.c \
@@ -79,6 +82,7 @@ E2E_TESTS += tests/e2e/unwind-agree.sh
 # Unit tests (Criterion): rule compiler, caches, maps, symbols on real ELF files.
 UNWIND_TEST_OBJS := \
 	$(B)/obj/tests/symbolize/cfi_test.o \
+	$(B)/obj/tests/symbolize/events_test.o \
 	$(B)/obj/tests/symbolize/maps_test.o \
 	$(B)/obj/tests/symbolize/scopes_test.o \
 	$(B)/obj/tests/symbolize/sym_test.o \
