@@ -256,8 +256,9 @@ static ssize_t counted_read(void *ctx, void *buf, size_t len)
 }
 
 /* Output is written in pieces of this size: one 32 MiB write of a decoded
- * frame (cold in the cache by then) took 2-3x longer in the kernel's copy to
- * the page cache than the same bytes in 256 KiB writes. */
+ * frame (cold in the cache by then) made the kernel's copy to the page
+ * cache much slower than the same bytes in 256 KiB writes (bench/codec.sh
+ * times the decoding). */
 #define WRITE_CHUNK (256u << 10)
 
 /* @return : 0, or -1 with errno set. */
@@ -307,8 +308,8 @@ static int decode(const struct opts *o)
 	mt_progress_init(&prog_line, mt_prog(), mt_progress_input_size(in.fd), o->quiet);
 	mtz_reader_set_warn(r, warn, &prog_line);
 	/* One worker by default: this thread writes what it decodes, on the
-	 * other core; a second worker took 7-10% more CPU (fresh buffers) for
-	 * the same or a later finish when writing to a file. */
+	 * other core; a second worker took more CPU (fresh buffers) for the
+	 * same or a later finish when writing to a file. */
 	mtz_reader_set_threads(r, o->threads_set ? o->mtz.threads : 1);
 	int status = MT_EXIT_OK;
 	struct mt_prealloc ahead;

@@ -136,8 +136,8 @@ int mtz_delta_enc_sample_hashed(struct mtz_delta_enc *e, const struct mtz_sample
 				const uint8_t *hist, size_t hist_len);
 
 /* The dump hashes of n views (v[k]->rec set), four side by side
- * (mt_fnv4): one hash is a chain of multiplies, and that chain was a
- * quarter of the encoder's time.  A view that mtz_delta_enc_sample would
+ * (mt_fnv4): one hash is a chain of multiplies, and that chain was a large
+ * part of the encoder's time.  A view that mtz_delta_enc_sample would
  * refuse gets 0. */
 #define MTZ_HASH_BATCH 4
 void mtz_delta_stack_hashes(const struct mtz_sample_view *const v[], unsigned n,
@@ -196,8 +196,8 @@ void mtz_delta_sample_shape(const uint8_t *ops, struct mtz_sample_shape *s);
 void mtz_delta_dec_set_hash_bits(struct mtz_delta_dec *d, unsigned bits);
 
 /* Deferred checks (off by default): mtz_delta_dec_sample then checks the
- * rebuilt stacks' hashes four at a time (about three times faster than one
- * by one: see mt_fnv4), so an entry may succeed whose stack is wrong.
+ * rebuilt stacks' hashes four at a time (faster than one by one: see
+ * mt_fnv4), so an entry may succeed whose stack is wrong.
  * Until mtz_delta_dec_verify has returned 0, the records decoded since the
  * last check must not be used; an MTZ_EHASH then, from either function,
  * means the frame is damaged from the oldest unchecked record on. */

@@ -5,10 +5,11 @@
  * order they lie a few words from each entry, and zstd finds little in
  * them; gathered by position in the head (column: word 64 g + k of group g,
  * mask bit k), the same register's changes, sample after sample, lie side by
- * side, and match one another (the bench's malloc stream: heads 140 -> 100
- * KB, threads 11.6 -> 8.5 KB).  Everything else of the section (presence
- * bitmaps, masks, keyframe heads, tails, the words of heads coded against
- * zeros) stays in entry order, first; the columns follow, column 0 first.
+ * side, and match one another: a smaller head section on allocation
+ * streams (bench/codec.sh's malloc and threads).  Everything else of the
+ * section (presence bitmaps, masks, keyframe heads, tails, the words of
+ * heads coded against zeros) stays in entry order, first; the columns
+ * follow, column 0 first.
  * The section keeps its size: these functions permute its bytes, guided
  * by the frame's ops and hash sections (docs/formats/mtz.md). */
 #ifndef MTZ_HEADCOLS_H

@@ -31,13 +31,12 @@
 /* A worker (the one on the next frame, mostly) waits while this much of its
  * frame is decoded and not yet taken: the consumer then copies bytes still
  * in the shared cache rather than a whole frame decoded long before (the
- * writer's copy is the longest part of writing to a file: 7% less time on a
- * 208 MB stream of 7 frames). */
+ * writer's copy is the longest part of writing to a file). */
 #define AHEAD_MAX (8u << 20)
 
 /* Fresh frame buffers are populated this far ahead of the decoder, in one
- * system call per step instead of a page fault per page (about 40% cheaper
- * here); a buffer reused for a later frame is populated already. */
+ * system call per step, which costs less than a page fault per page; a
+ * buffer reused for a later frame is populated already. */
 #define POPULATE_STEP (1u << 20)
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23		/* Linux 5.14 */
@@ -915,7 +914,7 @@ static int end_frame(struct mtz_reader *r)
  * the worker is done; before, the ready bytes up to a multiple of
  * HANDOUT_ALIGN in the original stream, so that a writer's pieces end on
  * page boundaries of the output (a write(2) with a partial page at each end
- * costs about 17% more here).  Called with j->mu held. */
+ * costs more).  Called with j->mu held. */
 static size_t job_takeable(const struct fjob *j)
 {
 	if (j->finished)

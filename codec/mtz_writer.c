@@ -28,8 +28,8 @@
 /* A frame's largest section is compressed on a helper thread, beside the
  * others, when it is at least this large and a CPU would otherwise idle
  * (fewer frames being encoded than CPUs): a CPU profile is a frame or two
- * whose code section alone takes ~40% of the time (python stream of
- * bench/codec.sh: 68 -> 57 ms).  Not without worker threads (-T 0). */
+ * whose code section alone is a large part of the time (the python stream
+ * of bench/codec.sh).  Not without worker threads (-T 0). */
 #define BESIDE_MIN (256u << 10)
 
 /* One item of a frame's input. */
@@ -244,8 +244,8 @@ static size_t compress_section(ZSTD_CCtx *cctx, const struct mtz_options *opt, i
 {
 	/* Hashes are random bytes: not worth a slow level.  But an entry's
 	 * ref_hash repeats an earlier entry's hash, a match of 4 bytes with
-	 * 32-bit hashes, below level 1's shortest (threads stream: 44.3 ->
-	 * 34.7 KB). */
+	 * 32-bit hashes, below level 1's shortest: hence a minimum match of 4
+	 * (a smaller hash section with --hash-bits 32, bench/codec.sh). */
 	int hashes = i == MTZ_SEC_HASH;
 	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, hashes ? 1 : opt->level);
 	ZSTD_CCtx_setParameter(cctx, ZSTD_c_minMatch, hashes ? 4 : 0);

@@ -122,7 +122,7 @@ static ssize_t fd_read(void *ctx, void *buf, size_t len)
 }
 
 /* A regular file is read from a mapping of it, not copied through read(2):
- * reading was a third of mt-unwind's main thread.  Like perf's own reader
+ * reading was much of mt-unwind's main thread.  Like perf's own reader
  * this trusts the file not to be truncated while it is read (that would be
  * SIGBUS); a file that grows is read up to its size at open.  Without a
  * mapping (mmap fails, an empty file) the reader reads as for a pipe. */

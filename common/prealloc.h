@@ -1,9 +1,10 @@
 /* Blocks of a regular output file allocated ahead of its writes.
  *
  * fallocate (size kept) some MiB at a time: ext4 then does no delayed
- * allocation in each write(2), which took a third of its time, and closing
- * a file that a shell had just truncated (a '>' over an earlier output) no
- * longer flushes every dirty page (docs/BENCHMARKS.md).  Pipes, terminals,
+ * allocation in each write(2), a large part of its time, and closing a
+ * file that a shell had just truncated (a '>' over an earlier output) no
+ * longer flushes every dirty page (bench/codec.sh's decoding and
+ * bench/capture.sh's output, docs/BENCHMARKS.md).  Pipes, terminals,
  * tmpfs files (memfds too) and files opened for appending are left alone. */
 #ifndef MT_PREALLOC_H
 #define MT_PREALLOC_H

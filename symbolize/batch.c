@@ -162,7 +162,7 @@ void mt_unwind_batch_write(struct mt_unwind_out *to, struct mt_unwind_batch *b,
 /* ---- the writer thread (see batch.h) ------------------------------------ */
 
 /* Up to QUEUED batches wait for the writer: while it is slow (its first
- * batches load symbols and DWARF, 20-25 ms on python3 with debug info) the
+ * batches load symbols and DWARF, at length on python3 with debug info) the
  * main thread goes on unwinding instead of waiting, and the writer catches
  * up later.  Written batches come back as spares, their buffers reused. */
 #define QUEUED 32

@@ -45,8 +45,8 @@ struct mt_unwind_rule {
 	/* Hot: all that applying the common row reads (CFA = register +
 	 * offset, every other register it changes saved at or computed from
 	 * the CFA), in the rule's first cache line or two.  Spread over the
-	 * whole rule, these reads were cache misses a third of the apply's
-	 * time (python3.11d recording). */
+	 * whole rule, these reads were cache misses, a large part of the
+	 * apply's time (python3.11d recording). */
 	uint8_t status;		/* enum mt_unwind_rule_status */
 	uint8_t signal;		/* the FDE is a signal trampoline's ('S') */
 	uint8_t cfa_is_expr;

@@ -24,7 +24,7 @@ static int by_lo(const void *a, const void *b)
  * ranges cannot be read is left out (libdwfl could not place it either).
  * Only for DWARF without .debug_aranges: where there are some, a pc they
  * miss is in no unit (glibc's hand-written functions), and reading the
- * ranges of all 1,500 of glibc's units cost 8 ms. */
+ * ranges of all 1,500 of glibc's units is a cost every run would pay. */
 static int build(struct mt_unwind_cus *x, Dwarf *dw)
 {
 	Dwarf_Aranges *ar;

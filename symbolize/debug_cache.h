@@ -2,9 +2,10 @@
  *
  * Distributions ship debug files with compressed DWARF sections
  * (SHF_COMPRESSED, zlib), and libdw inflates every one of them each time a
- * file is opened: for glibc's debug file that is ~40 ms of CPU, more than
- * unwinding and symbolising a 30k-sample profile.  Sections compressed with
- * zstd, which libelf reads only from elfutils 0.189 on, are inflated here
+ * file is opened: for glibc's debug file that takes more CPU than
+ * unwinding and symbolising a 30k-sample profile (bench/unwind.sh runs
+ * with and without the cache).  Sections compressed with zstd, which
+ * libelf reads only from elfutils 0.189 on, are inflated here
  * with libzstd: a copy is then the only way their DWARF is read at all
  * (module.c asks for one of the program itself when it has no debug file).  The cache keeps one
  * inflated copy per build-id, DIR/<build-id>.debug, written once (to a

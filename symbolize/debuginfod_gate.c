@@ -1,7 +1,7 @@
 /* Keeps libdw from loading libdebuginfod when no server is configured.
  *
  * libdw 0.188 loads libdebuginfod, with libcurl and some twenty libraries
- * behind it (7-10 ms of relocations, on the thread the main thread then waits
+ * behind it (its relocations, on the thread the main thread then waits
  * for), the first time a module has no local debug info (every recording has
  * [vdso]), even when DEBUGINFOD_URLS names no server and the client could do
  * nothing.  This dlopen, defined in the executable, is the one libdw's call

@@ -652,7 +652,7 @@ void mt_unwind_module_load_dwarf_cfi(struct mt_unwind_module *m)
 		return;
 	/* .debug_frame lives with the DWARF: in the symbol session, which may
 	 * have loaded it already.  But while its loader is still at work (a
-	 * large symbol table: 10 ms for cc1's 29,000 dynamic symbols), the
+	 * large symbol table, such as cc1's 29,000 dynamic symbols), the
 	 * unwinder's own session finds it sooner: unwinding waited that long
 	 * for each module whose first sample was taken in _init, which has
 	 * no .eh_frame (the page fault of its first instruction). */

@@ -87,7 +87,7 @@ struct mt_unwind_module {
 	 * has been joined and sym_mod is a session of its own, apart is set
 	 * (atomic): rules from .eh_frame, in mod, are then compiled without the
 	 * lock, so the unwinder does not wait while a writer holds it to index
-	 * a large compile unit (20-25 ms in a row on python3 with its DWARF). */
+	 * a large compile unit (a long stretch on python3 with its DWARF). */
 	pthread_mutex_t lock;
 	int apart;
 	struct mt_unwind_module *next;	/* in the cache's list */

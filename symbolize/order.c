@@ -10,8 +10,8 @@
 /* Small enough to stay in the caches and to be recycled soon: a chunk is
  * refilled only once all its records are released, and 4 MiB ones meant a
  * fresh 4 MiB of queue (1000 page faults, all cache misses) every few
- * rounds: 256 KiB took a tenth off mt-unwind's CPU (bench/unwind.sh's
- * file, 91-96 -> 81-88 ms). */
+ * rounds, which 256 KiB ones avoid (mt-unwind's CPU on bench/unwind.sh's
+ * files). */
 #define CHUNK_SIZE ((size_t)256 << 10)
 #define MAX_SPARE 16
 
@@ -192,7 +192,7 @@ static size_t run_end(const struct entry *e, size_t i, size_t n)
 /* Sort e[]: it is a few sorted runs (each CPU's ring buffer drained in a
  * round, after what the last flush left), so neighbouring runs are merged
  * until one is left, O(n log runs).  qsort's O(n log n), with a call per
- * comparison, was a tenth of the main thread on a make -j2 recording.
+ * comparison, weighed on the main thread of a make -j2 recording.
  * Without memory for the merge buffer, qsort. */
 static void sort_entries(struct mt_unwind_order *q)
 {

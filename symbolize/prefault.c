@@ -12,9 +12,9 @@
 
 /* Bytes read ahead of the reader into the cache: the unwinder's reads of
  * each stack dump were cache misses one after the other, most of its time
- * after the walk itself.  python3.11d recording (260 MB), medians of 21
- * interleaved runs: 58.6 -> 54.1 ms with 4 MiB (2 MiB: about the same;
- * 16 MiB: slower, the 32 MiB shared cache holds the output too). */
+ * after the walk itself.  4 MiB did best on a python3.11d recording (2 MiB
+ * about as well; 16 MiB worse: the 32 MiB shared cache holds the output
+ * too); bench/unwind.sh measures the run as a whole. */
 #define WARM_AHEAD ((size_t)4 << 20)
 
 /* The thread's nap when it is ahead of the reader on all counts. */
@@ -45,12 +45,12 @@ static int warm_ahead(struct mt_unwind_prefault *pf)
 	return 1;
 }
 
-/* Unmapping a file's pages is per page like mapping them (8 ms of a 75 ms
- * run for 250 MB): dropping them once the reader is past them does it here,
- * beside the reader, instead of in the munmap at its end.  MADV_DONTNEED,
- * not munmap: the range stays reserved for the reader's own munmap.  A
- * refusal (locked pages) ends the dropping: the pages then go with that
- * munmap.  @return : 1 if pages were dropped. */
+/* Unmapping a file's pages is per page like mapping them (for a 250 MB
+ * file, a noticeable part of a run): dropping them once the reader is past
+ * them does it here, beside the reader, instead of in the munmap at its
+ * end.  MADV_DONTNEED, not munmap: the range stays reserved for the
+ * reader's own munmap.  A refusal (locked pages) ends the dropping: the
+ * pages then go with that munmap.  @return : 1 if pages were dropped. */
 static int drop_behind(struct mt_unwind_prefault *pf, size_t *dropped)
 {
 	size_t done = __atomic_load_n(&pf->done, __ATOMIC_RELAXED) & ~(CHUNK - 1);
@@ -68,7 +68,7 @@ static int drop_behind(struct mt_unwind_prefault *pf, size_t *dropped)
  * the mapping's own lock.  MADV_POPULATE_READ did the same under the
  * process-wide mmap_lock, held per call: the other threads' mmap and
  * mprotect (malloc growing a thread's heap a page at a time) waited for it,
- * 20-25 ms in a 85 ms run. */
+ * a large part of a run. */
 static void map_chunk(struct mt_unwind_prefault *pf, size_t off)
 {
 	size_t n = pf->len - off < CHUNK ? pf->len - off : CHUNK;

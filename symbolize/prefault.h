@@ -1,7 +1,7 @@
 /* Page-table population of the input's mapping on a second core.
  *
  * mt-unwind's main thread reads a regular file through a mapping (see
- * mt_perf_reader_mapping); mapping each page of it on first touch was a fifth
+ * mt_perf_reader_mapping); mapping each page of it on first touch was much
  * of that thread's time.  A prefault thread maps the pages ahead of it by
  * reading a byte of each (page faults, not madvise: see prefault.c).  When
  * the reader reads whole records (the unwinder walks the stack dumps), the

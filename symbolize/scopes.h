@@ -3,7 +3,7 @@
  * Finding the inlined subroutines and the function around a pc means a
  * descent through the CU's DIE tree, testing the ranges of every sibling at
  * each level: in a big CU (an interpreter's main loop, with thousands of
- * inline instances) that was ~40 us per distinct pc and half of a run's
+ * inline instances) that was slow for each distinct pc, much of a run's
  * time.  Instead, a CU gets an index on first use: the code ranges of its
  * functions (and of what holds them: namespaces, classes), sorted, each
  * linked to the range that encloses it; a function gets one of everything

@@ -2,8 +2,8 @@
  *
  * Building the index of a big function (an interpreter's main loop: 6000
  * code ranges of inline instances and blocks) walks its DIE tree, and a
- * profile of python3 with its debug info builds ~400 of them: ~14 ms of
- * the symbolising thread, a fifth of such a run.  The indexes depend only
+ * profile of python3 with its debug info builds ~400 of them, a large part
+ * of the symbolising thread's work in such a run.  The indexes depend only
  * on the DWARF, so a run saves what it built and the next one reads it.
  *
  * The file (little-endian; docs/formats/scopes-cache.md):

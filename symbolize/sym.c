@@ -150,8 +150,8 @@ static int chain_take(struct chain *c, Dwarf_Die *scope)
 }
 
 /* files: also the CU's file table (call sites, for --srcline): in libdw
- * 0.188 that reads and sorts the CU's whole line table, a fifth of a run's
- * symbolising time on python3 with its debug info. */
+ * 0.188 that reads and sorts the CU's whole line table, a large part of a
+ * run's symbolising time on python3 with its debug info. */
 static void get_chain(struct mt_unwind_module *m, uint64_t vaddr, struct chain *c, int files)
 {
 	c->n = 0;
