@@ -124,12 +124,9 @@ void mtz_writer_free(struct mtz_writer *w);
 
 struct mtz_reader;
 
-/* Opens path ("-" for stdin) and checks the .mtz header.
- * @return : 0, or a negative code with *out NULL: MTZ_EIO (errno set, e.g.
- *           ENOENT), MTZ_EMAGIC, MTZ_EVERSION, MTZ_ETRUNC, MTZ_ENOMEM. */
-int mtz_reader_open(struct mtz_reader **out, const char *path);
-
-/* Same on an open fd, which the reader does not close. */
+/* Opens a reader on fd, which it does not close, and checks the .mtz
+ * header.  @return : 0, or a negative code with *out NULL: MTZ_EIO (errno
+ *           set), MTZ_EMAGIC, MTZ_EVERSION, MTZ_ETRUNC, MTZ_ENOMEM. */
 int mtz_reader_fdopen(struct mtz_reader **out, int fd, const char *name);
 
 /* Same on a read function (e.g. one that first replays bytes a caller read
@@ -153,7 +150,7 @@ void mtz_reader_set_threads(struct mtz_reader *r, int threads);
 /* Random access, before the first read: position r at the frame holding
  * original byte @orig (frame headers are read with pread, payloads
  * skipped), so that reading resumes at original offset *start <= orig.
- * Needs a reader on a seekable fd (mtz_reader_open, mtz_reader_fdopen).
+ * Needs a reader on a seekable fd (mtz_reader_fdopen).
  * @return : 0; MTZ_EFORMAT when the fd cannot seek, reading has begun, or no
  *           sound frame holds orig (a damaged header stops the search: random
  *           access gives up where sequential reading would resynchronise);

@@ -93,7 +93,7 @@ struct fjob {
 struct mtz_reader {
 	mt_perf_read_fn read;
 	void *read_ctx;
-	int fd, own_fd;
+	int fd;
 	char *name;
 	/* input window: bytes [pos, len) of buf sit at file offset base + pos */
 	uint8_t *buf;
@@ -276,34 +276,12 @@ int mtz_reader_fdopen(struct mtz_reader **out, int fd, const char *name)
 	return 0;
 }
 
-int mtz_reader_open(struct mtz_reader **out, const char *path)
-{
-	*out = NULL;
-	if (strcmp(path, "-") == 0)
-		return mtz_reader_fdopen(out, 0, "-");
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return MTZ_EIO;
-	int rc = mtz_reader_fdopen(out, fd, path);
-	if (rc) {
-		int e = errno;
-		close(fd);
-		errno = e;
-		return rc;
-	}
-	(*out)->own_fd = 1;
-	return 0;
-}
-
 void mtz_reader_free(struct mtz_reader *r)
 {
 	if (!r)
 		return;
-	if (r->fd >= 0) {
-		if (r->own_fd)
-			close(r->fd);
+	if (r->fd >= 0)
 		free(r->read_ctx);
-	}
 	free(r->buf);
 	for (unsigned i = 0; i < MAX_JOBS; i++) {
 		struct fjob *j = &r->jobs[i];

@@ -864,11 +864,6 @@ int mt_perf_reader_fatal(const struct mt_perf_reader *r)
 	return r->fatal;
 }
 
-const char *mt_perf_reader_name(const struct mt_perf_reader *r)
-{
-	return r->name;
-}
-
 /* ---- items --------------------------------------------------------------- */
 
 /* item: size bytes at data, passed through as they are, at offset off. */

@@ -155,8 +155,8 @@ int mt_perf_reader_next(struct mt_perf_reader *r, struct mt_perf_item *item);
  * size is sound (EFORMAT, ENOATTR) are not: *item is still filled with the
  * record (for callers that pass records through) and the following call
  * goes on after it.  mt_perf_reader_fatal() tells the two apart.
- * Messages name the byte offset and record type but not the input (see
- * mt_perf_reader_name), e.g. "record at offset 4120 (SAMPLE): ...".
+ * Messages name the byte offset and record type but not the input (the
+ * caller names it), e.g. "record at offset 4120 (SAMPLE): ...".
  * @return : the last error's full message, "" when there was none; with r
  *           NULL, the message of this thread's last failed open. */
 const char *mt_perf_reader_error(const struct mt_perf_reader *r);
@@ -174,9 +174,6 @@ int mt_perf_reader_fatal(const struct mt_perf_reader *r);
  * was of another kind (reading failed, out of memory, a header, the
  * records of a COMPRESSED one), which stays. */
 int mt_perf_reader_salvage(struct mt_perf_reader *r);
-
-/* The input's name as given to open. */
-const char *mt_perf_reader_name(const struct mt_perf_reader *r);
 
 /* A regular file is read through a read-only mapping of the whole file (not
  * copied by read(2)); the file must not be truncated meanwhile (SIGBUS).

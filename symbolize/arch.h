@@ -42,10 +42,6 @@ struct mt_unwind_regs {
 int mt_unwind_arch_regs_from_perf(struct mt_unwind_regs *out, uint64_t mask,
 				  const uint64_t *vals, unsigned nr);
 
-/* @return : the perf_event_attr.sample_regs_user mask that covers every
- *           register mt-unwind uses (for tools that record). */
-uint64_t mt_unwind_arch_perf_mask(void);
-
 struct mt_unwind_rule;
 
 /* Fill rule with the frame-pointer convention: CFA = rbp + 16, return
@@ -56,8 +52,5 @@ void mt_unwind_arch_fp_rule(struct mt_unwind_rule *rule);
 /* @return : the system's library directories, NULL-terminated (where a
  *           file that is gone may be found again by its build-id). */
 const char *const *mt_unwind_arch_lib_dirs(void);
-
-/* @return : a register's short name ("rsp"), "?" for an unknown number. */
-const char *mt_unwind_arch_reg_name(unsigned dwarf_reg);
 
 #endif

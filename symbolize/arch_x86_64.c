@@ -40,24 +40,6 @@ int mt_unwind_arch_regs_from_perf(struct mt_unwind_regs *out, uint64_t mask,
 	return (out->valid & need) == need ? 0 : -1;
 }
 
-uint64_t mt_unwind_arch_perf_mask(void)
-{
-	uint64_t m = 0;
-	for (int i = 0; i < PERF_REG_X86_64_MAX; i++)
-		if (perf_to_dwarf[i] >= 0)
-			m |= 1ULL << i;
-	return m;
-}
-
-const char *mt_unwind_arch_reg_name(unsigned r)
-{
-	static const char *const names[MT_UNWIND_NREGS] = {
-		"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
-		"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip",
-	};
-	return r < MT_UNWIND_NREGS ? names[r] : "?";
-}
-
 void mt_unwind_arch_fp_rule(struct mt_unwind_rule *rule)
 {
 	/* System V: rbx, rbp, r12-r15 are callee-saved; rbp is restored from

@@ -676,14 +676,3 @@ void mt_unwind_module_load_dwarf(struct mt_unwind_module *m)
 	attach_scopes(m->owner, m);
 }
 
-const char *mt_unwind_module_state_str(enum mt_unwind_module_state s)
-{
-	switch (s) {
-	case MT_UNWIND_MOD_OK: return "ok";
-	case MT_UNWIND_MOD_MISSING: return "cannot open";
-	case MT_UNWIND_MOD_NOT_REGULAR: return "not a regular file";
-	case MT_UNWIND_MOD_BAD_ELF: return "not a readable ELF file";
-	case MT_UNWIND_MOD_MISMATCH: return "build-id mismatch";
-	}
-	return "?";
-}

@@ -155,7 +155,4 @@ void mt_unwind_module_load_cfi(struct mt_unwind_module *m);
 void mt_unwind_module_load_dwarf_cfi(struct mt_unwind_module *m);
 void mt_unwind_module_load_dwarf(struct mt_unwind_module *m);
 
-/* @return : a static message for a module state. */
-const char *mt_unwind_module_state_str(enum mt_unwind_module_state s);
-
 #endif
