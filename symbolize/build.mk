@@ -18,6 +18,7 @@ UNWIND_SRCS := \
 	symbolize/scopes.c \
 	symbolize/scopes_file.c \
 	symbolize/out.c \
+	symbolize/summary.c \
 	symbolize/sym.c \
 	symbolize/symtab.c \
 	symbolize/unwind.c
