@@ -38,3 +38,5 @@ include tests/fuzz/build.mk
 
 # Whole-project end-to-end tests.
 E2E_TESTS += tests/e2e/install.sh
+# Every tool's usage and environment errors, as golden files (tests/cli/).
+E2E_TESTS += tests/e2e/cli-golden.sh

@@ -1,0 +1,3 @@
+# an empty file: data error
+: > empty.mtz
+mt-decode -q -o x empty.mtz

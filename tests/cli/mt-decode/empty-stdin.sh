@@ -1,0 +1,2 @@
+# empty stdin (no input named): data error
+mt-decode -q -o x < /dev/null

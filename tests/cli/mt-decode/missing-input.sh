@@ -1,0 +1,2 @@
+# an input that does not exist: environment error
+mt-decode -q -o x nope.mtz

@@ -1,0 +1,2 @@
+# -o without its value at the end: usage error
+mt-decode a.mtz -o

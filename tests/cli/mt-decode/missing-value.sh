@@ -1,0 +1,2 @@
+# a long option without its value at the end: usage error
+mt-decode a.mtz --threads

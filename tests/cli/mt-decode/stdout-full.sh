@@ -1,0 +1,4 @@
+# stdout on /dev/full: the write fails, environment error
+printf 'PERFILE2\020\0\0\0\0\0\0\0' > empty.pipe	# a perf pipe stream header, no records
+mt-encode -q -o empty.mtz empty.pipe
+mt-decode -q empty.mtz > /dev/full

@@ -1,0 +1,6 @@
+# binary output to a terminal, without -o or -f: usage error (script(1) makes the terminal)
+printf 'PERFILE2\020\0\0\0\0\0\0\0' > empty.pipe	# a perf pipe stream header, no records
+mt-encode -q -o empty.mtz empty.pipe
+script -qec 'mt-decode -q empty.mtz 2> tty.err; echo $? > tty.rc' /dev/null > /dev/null
+cat tty.err >&2
+exit "$(cat tty.rc)"

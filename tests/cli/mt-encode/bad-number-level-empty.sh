@@ -1,0 +1,2 @@
+# --level= with an empty value: usage error
+mt-encode --level= -o x.mtz a.pipe

@@ -1,0 +1,2 @@
+# --level not a number: usage error
+mt-encode --level x -o x.mtz a.pipe

@@ -1,0 +1,2 @@
+# empty stdin (no input named): data error
+mt-encode -q -o x.mtz < /dev/null

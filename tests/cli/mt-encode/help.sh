@@ -1,0 +1,2 @@
+# --help: the usage on stdout, exit 0
+mt-encode --help

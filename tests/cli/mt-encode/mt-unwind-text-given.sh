@@ -1,0 +1,3 @@
+# mt-unwind output as input: data error
+printf '# mt-unwind 1\n# input: x.mtz\n' > x.txt
+mt-encode -q -o x.mtz x.txt

@@ -1,0 +1,2 @@
+# two inputs: usage error
+mt-encode -q -o x.mtz a.pipe b.pipe

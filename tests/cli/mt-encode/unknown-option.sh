@@ -1,0 +1,2 @@
+# an unknown long option: usage error
+mt-encode --bogus -o x.mtz a.pipe

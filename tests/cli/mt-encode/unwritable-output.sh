@@ -1,0 +1,3 @@
+# -o in a directory that does not exist: environment error
+printf 'PERFILE2\020\0\0\0\0\0\0\0' > empty.pipe	# a perf pipe stream header, no records
+mt-encode -q -o nodir/x.mtz empty.pipe

@@ -1,0 +1,2 @@
+# --colors naming no palette: usage error
+mt-flamegraph --colors x a.folded

@@ -1,0 +1,2 @@
+# --minwidth not finite: usage error
+mt-flamegraph --minwidth nan a.folded

@@ -1,0 +1,2 @@
+# --minwidth negative: usage error
+mt-flamegraph --minwidth -1 a.folded

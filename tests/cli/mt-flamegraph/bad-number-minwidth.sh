@@ -1,0 +1,2 @@
+# --minwidth not a number: usage error
+mt-flamegraph --minwidth x a.folded

@@ -1,0 +1,2 @@
+# --width not positive: usage error
+mt-flamegraph --width 0 a.folded

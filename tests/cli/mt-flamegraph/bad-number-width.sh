@@ -1,0 +1,2 @@
+# --width not a number: usage error
+mt-flamegraph --width x a.folded

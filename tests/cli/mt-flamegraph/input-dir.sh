@@ -1,0 +1,3 @@
+# a directory as input
+mkdir d
+mt-flamegraph d

@@ -1,0 +1,2 @@
+# an input that does not exist
+mt-flamegraph nope.folded

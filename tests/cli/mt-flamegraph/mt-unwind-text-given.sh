@@ -1,0 +1,3 @@
+# mt-unwind output (not folded) as input: data error
+printf '# mt-unwind 1\nalloc\t1/1\t1\tp\tsize=10 every=1\tmain;f end=complete\n' > a.txt
+mt-flamegraph -o out.svg a.txt

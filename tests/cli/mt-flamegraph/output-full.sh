@@ -1,0 +1,3 @@
+# -o /dev/full: the write fails, environment error
+printf 'main;f 10\n' > a.folded
+mt-flamegraph -o /dev/full a.folded

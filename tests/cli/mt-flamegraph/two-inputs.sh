@@ -1,0 +1,2 @@
+# two inputs: usage error
+mt-flamegraph a.folded b.folded

@@ -1,0 +1,2 @@
+# an unknown short option: usage error
+mt-flamegraph -z a.folded

@@ -1,0 +1,2 @@
+# --metric naming no metric: usage error
+mt-fold --metric nope a.txt

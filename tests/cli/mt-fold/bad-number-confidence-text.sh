@@ -1,0 +1,2 @@
+# --confidence not a number: usage error
+mt-fold --confidence x a.txt

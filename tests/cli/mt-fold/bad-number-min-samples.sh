@@ -1,0 +1,2 @@
+# --min-samples not a number: usage error
+mt-fold --min-samples x a.txt

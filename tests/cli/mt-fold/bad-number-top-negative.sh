@@ -1,0 +1,2 @@
+# --top negative: usage error
+mt-fold --top -1 a.txt

@@ -1,0 +1,2 @@
+# --top not a number: usage error
+mt-fold --top x a.txt

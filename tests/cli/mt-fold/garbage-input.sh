@@ -1,0 +1,3 @@
+# binary garbage: data error
+printf '\001\002\003\377' > g
+mt-fold g

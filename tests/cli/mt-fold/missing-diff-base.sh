@@ -1,0 +1,3 @@
+# a --diff base that does not exist: environment error, the inputs are still folded
+printf '# mt-unwind 1\nalloc\t1/1\t1\tp\tsize=10 every=1\tmain;f end=complete\n' > a.txt
+mt-fold --diff nope.txt a.txt

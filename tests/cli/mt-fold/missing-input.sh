@@ -1,0 +1,2 @@
+# an input that does not exist: environment error
+mt-fold nope.txt

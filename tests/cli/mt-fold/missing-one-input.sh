@@ -1,0 +1,3 @@
+# one of two inputs does not exist: environment error, the other is still folded
+printf '# mt-unwind 1\nalloc\t1/1\t1\tp\tsize=10 every=1\tmain;f end=complete\n' > a.txt
+mt-fold a.txt nope.txt

@@ -1,0 +1,2 @@
+# --report and --json together: usage error
+mt-fold --report --json a.txt

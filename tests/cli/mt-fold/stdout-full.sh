@@ -1,0 +1,3 @@
+# stdout on /dev/full: the write fails, environment error
+printf '# mt-unwind 1\nalloc\t1/1\t1\tp\tsize=10 every=1\tmain;f end=complete\n' > a.txt
+mt-fold a.txt > /dev/full

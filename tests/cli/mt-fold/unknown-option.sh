@@ -1,0 +1,2 @@
+# an unknown long option: usage error
+mt-fold --bogus a.txt

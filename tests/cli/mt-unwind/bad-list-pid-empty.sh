@@ -1,0 +1,2 @@
+# --pid with an empty list: usage error
+mt-unwind --pid '' x.mtz

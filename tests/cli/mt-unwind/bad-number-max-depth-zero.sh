@@ -1,0 +1,2 @@
+# --max-depth below its range (1..65536): usage error
+mt-unwind --max-depth 0 x.mtz

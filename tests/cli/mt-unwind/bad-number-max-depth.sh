@@ -1,0 +1,2 @@
+# --max-depth not a number: usage error
+mt-unwind --max-depth abc x.mtz

@@ -1,0 +1,3 @@
+# an empty file: data error
+: > empty.mtz
+mt-unwind empty.mtz

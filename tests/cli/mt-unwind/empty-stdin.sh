@@ -1,0 +1,2 @@
+# empty stdin ('-'): data error
+mt-unwind - < /dev/null

@@ -1,0 +1,3 @@
+# a perf pipe stream without records: the header lines, exit 0
+printf 'PERFILE2\020\0\0\0\0\0\0\0' > empty.pipe	# a perf pipe stream header, no records
+mt-unwind -q empty.pipe

@@ -1,0 +1,3 @@
+# a file of no kind mt reads: data error
+echo garbage > g
+mt-unwind g

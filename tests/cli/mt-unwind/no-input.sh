@@ -1,0 +1,2 @@
+# no input named: usage error
+mt-unwind

@@ -1,0 +1,2 @@
+# two inputs: usage error
+mt-unwind a.mtz b.mtz

@@ -1,0 +1,2 @@
+# an unknown long option: usage error
+mt-unwind --bogus x.mtz
