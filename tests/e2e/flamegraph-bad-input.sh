@@ -75,7 +75,7 @@ echo 'main;f 0' | expect_rc 0 "$fg"
 grep -q 'no data: every stack has a count of 0' "$tmp/out" || { echo "zero total not said"; exit 1; }
 
 # Unreadable input, bad options, --help.
-expect_rc 1 "$fg" "$tmp/missing.folded"
+expect_rc 3 "$fg" "$tmp/missing.folded"
 expect_err "mt-flamegraph: cannot read '$tmp/missing.folded': No such file or directory"
 expect_rc 2 "$fg" --colors purple "$tmp/good.folded"
 expect_rc 2 "$fg" --width 0 "$tmp/good.folded"
@@ -88,8 +88,8 @@ for o in --title --subtitle --countname --colors --width --minwidth --reverse --
 	grep -q -- "$o" "$tmp/out" || { echo "--help lacks $o"; exit 1; }
 done
 
-# A stats file that is missing or not JSON: reported, graph drawn without it, exit 1.
-expect_rc 1 "$fg" --stats "$tmp/missing.json" "$tmp/good.folded"
+# A stats file that is missing (exit 3) or not JSON (exit 1): reported, graph drawn without it.
+expect_rc 3 "$fg" --stats "$tmp/missing.json" "$tmp/good.folded"
 expect_err "cannot read '$tmp/missing.json': No such file or directory; drawing without stats"
 python3 "$check" layout "$tmp/good.folded" "$tmp/out"
 echo '{"stacks": [' >"$tmp/broken.json"
