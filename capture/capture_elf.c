@@ -1,5 +1,5 @@
 /* Symbol file offsets for uprobes, with libelf. */
-#include "capture/capture.h"
+#include "capture/capture_elf.h"
 
 #include <errno.h>
 #include <fcntl.h>

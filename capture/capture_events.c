@@ -1,5 +1,6 @@
 /* Event specs for the three modes (attr fields: docs/formats/capture-events.md). */
-#include "capture/capture.h"
+#include "capture/capture_events.h"
+#include "capture/capture_elf.h"
 #include "capture/sample_ring.h"
 #include "codec/perf_stream.h"
 

@@ -1,7 +1,7 @@
 /* Records for a process that was running before capture began: what the
  * kernel reports for a process it watches from the start (COMM, MMAP2),
  * rebuilt from /proc. */
-#include "capture/capture.h"
+#include "capture/capture_proc.h"
 #include "codec/perf_stream.h"
 
 #include <dirent.h>

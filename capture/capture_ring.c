@@ -1,7 +1,7 @@
 /* mt-capture's side of the sample ring (sample_ring.h): make the ring, and
  * turn its records into the perf samples of the mt:alloc, mt:free and
  * mt:totals events, as their uprobes would have written them. */
-#include "capture/capture.h"
+#include "capture/capture_ring.h"
 #include "capture/sample_ring.h"
 #include "codec/perf_stream.h"
 

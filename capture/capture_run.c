@@ -1,6 +1,9 @@
 /* The capture run: start or attach, open the events with libperf, drain the
  * ring buffers into a perf pipe stream, stop cleanly. */
-#include "capture/capture.h"
+#include "capture/capture_run.h"
+#include "capture/capture_events.h"
+#include "capture/capture_proc.h"
+#include "capture/capture_ring.h"
 #include "codec/perf_stream.h"
 
 #include <errno.h>

@@ -1,5 +1,7 @@
 /* mt-capture: options, checks and exit codes around mt_capture_run(). */
-#include "capture/capture.h"
+#include "capture/capture_events.h"
+#include "capture/capture_ring.h"
+#include "capture/capture_run.h"
 #include "capture/capture_keep.h"
 
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* mt-capture's side of the sample ring (capture/capture_ring.c): records
  * written as samples, an incomplete record skipped only when its writer is
  * gone, and a header the program wrote over stops the reading. */
-#include "capture/capture.h"
+#include "capture/capture_ring.h"
 #include "capture/sample_ring.h"
 #include "codec/perf_stream.h"
 

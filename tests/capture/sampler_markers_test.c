@@ -1,7 +1,7 @@
 /* The markers of the built libmt-sampler.so start with an instruction the
  * kernel's uprobe code emulates (push %rbp, 0x55), not single-steps, and
  * mt-capture finds them through their ELF file offsets. */
-#include "capture/capture.h"
+#include "capture/capture_elf.h"
 
 #include <criterion/criterion.h>
 #include <fcntl.h>

@@ -1,0 +1,73 @@
+/* The events a capture opens: their perf attrs for the three modes
+ * (sample, trace, event; attr fields: docs/formats/capture-events.md). */
+#ifndef MT_CAPTURE_EVENTS_H
+#define MT_CAPTURE_EVENTS_H
+
+#include "capture/capture_err.h"
+
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <stdint.h>
+
+#define MT_CAPTURE_MAX_EVENTS 24
+
+/* x86_64 perf registers AX..R15 without DS ES FS GS: what perf itself asks
+ * for with --call-graph dwarf, and what the unwinder needs anywhere in a
+ * function (event and trace modes; mt:totals, which uses thirteen of them). */
+#define MT_CAPTURE_REGS_MASK 0xff0fffULL
+/* The kernel writes a sample's registers one by one, about 30 ns apiece
+ * here, so sample mode's markers ask only for what is read there.  mt:alloc:
+ * the arguments DI SI DX CX R8 and what unwinding from a function's entry
+ * can use (BX BP SP IP R12..R15: the callee-saved registers and the stack
+ * ones; the caller-saved rest holds nothing a caller's frame rule refers to
+ * at a call).  mt:free: the arguments. */
+#define MT_CAPTURE_REGS_ENTRY 0xf101feULL
+#define MT_CAPTURE_REGS_ARGS 0x1003cULL
+
+/* posix_memalign's return probe copies this much of the stack above its
+ * caller's stack pointer: the block's address is stored through memptr,
+ * usually a local of the caller or of a wrapper just above it. */
+#define MT_CAPTURE_MEMPTR_DUMP 1024
+
+enum mt_capture_mode { MT_CAPTURE_SAMPLE, MT_CAPTURE_TRACE, MT_CAPTURE_EVENT };
+
+/* One event to open: its attr, the name written to the stream and, for
+ * uprobes, the path that attr.config1 points to (so it must not move while
+ * the event is opened: specs live in a fixed array). */
+struct mt_capture_event {
+	char name[128];
+	struct perf_event_attr attr;
+	char path[PATH_MAX];
+	/* Not opened: its samples come from the sample ring, records of this
+	 * kind (MT_SAMPLE_RING_ALLOC, ...); 0 for a real event. */
+	int ring_kind;
+};
+
+struct mt_capture_events {
+	struct mt_capture_event ev[MT_CAPTURE_MAX_EVENTS];
+	int nr;
+};
+
+/* The uprobe PMU's type from sysfs.  @return : the type or -1 (err). */
+int mt_capture_uprobe_type(char *err);
+
+/* Add the sample mode's markers in sampler (mt:alloc, mt:free, mt:totals):
+ * uprobes, or with ring, events written from the sample ring (then every
+ * event's clock is CLOCK_MONOTONIC, the ring's).  @return : 0 or -1 (err). */
+int mt_capture_events_sample(struct mt_capture_events *evs, const char *sampler,
+			     unsigned stack_size, int ring, char *err);
+
+/* Add trace mode's entry (and, when period is 1, return) probes on the
+ * allocator functions lib defines.  @return : 0 or -1 (err). */
+int mt_capture_events_trace(struct mt_capture_events *evs, const char *lib,
+			    unsigned stack_size, uint64_t period, char *err);
+
+/* Add one event by name (cpu-clock, cycles, ...; a tracepoint SYSTEM:EVENT;
+ * a raw hardware event rHEX), freq Hz when freq is not 0, else every period
+ * events; neither: 999 Hz, or every hit of a tracepoint.
+ * @return : 0, MT_CAPTURE_EUSAGE (no such event, or not a name), or -1
+ * (tracefs could not tell); err filled. */
+int mt_capture_events_named(struct mt_capture_events *evs, const char *name,
+			    unsigned stack_size, uint64_t freq, uint64_t period, char *err);
+
+#endif
