@@ -48,26 +48,32 @@ struct mt_capture_events {
 	int nr;
 };
 
-/* The uprobe PMU's type from sysfs.  @return : the type or -1 (err). */
-int mt_capture_uprobe_type(char *err);
+/* The uprobe PMU's type from sysfs.  @return : the type (>= 0), or
+ * MT_CAPTURE_ENOUPROBE, EUPROBETYPE (err filled). */
+int mt_capture_uprobe_type(struct mt_capture_err *err);
 
 /* Add the sample mode's markers in sampler (mt:alloc, mt:free, mt:totals):
  * uprobes, or with ring, events written from the sample ring (then every
- * event's clock is CLOCK_MONOTONIC, the ring's).  @return : 0 or -1 (err). */
+ * event's clock is CLOCK_MONOTONIC, the ring's).  @return : 0, or
+ * MT_CAPTURE_ENOTSAMPLER (a marker is missing), or the codes of
+ * mt_capture_elf_func_offset, mt_capture_uprobe_type, ETOOMANY (err). */
 int mt_capture_events_sample(struct mt_capture_events *evs, const char *sampler,
-			     unsigned stack_size, int ring, char *err);
+			     unsigned stack_size, int ring, struct mt_capture_err *err);
 
 /* Add trace mode's entry (and, when period is 1, return) probes on the
- * allocator functions lib defines.  @return : 0 or -1 (err). */
+ * allocator functions lib defines.  @return : 0, or MT_CAPTURE_ENOALLOCATOR
+ * (none), or the codes of mt_capture_elf_func_offset, mt_capture_uprobe_type,
+ * ETOOMANY (err). */
 int mt_capture_events_trace(struct mt_capture_events *evs, const char *lib,
-			    unsigned stack_size, uint64_t period, char *err);
+			    unsigned stack_size, uint64_t period, struct mt_capture_err *err);
 
 /* Add one event by name (cpu-clock, cycles, ...; a tracepoint SYSTEM:EVENT;
  * a raw hardware event rHEX), freq Hz when freq is not 0, else every period
  * events; neither: 999 Hz, or every hit of a tracepoint.
- * @return : 0, MT_CAPTURE_EUSAGE (no such event, or not a name), or -1
- * (tracefs could not tell); err filled. */
+ * @return : 0, or MT_CAPTURE_EEVENT (no such event), ETPNAME, ETPUNKNOWN,
+ * ETPDENIED, ENOTRACEFS (a tracepoint: see tracepoint_id), ETOOMANY (err). */
 int mt_capture_events_named(struct mt_capture_events *evs, const char *name,
-			    unsigned stack_size, uint64_t freq, uint64_t period, char *err);
+			    unsigned stack_size, uint64_t freq, uint64_t period,
+			    struct mt_capture_err *err);
 
 #endif

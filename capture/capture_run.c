@@ -105,18 +105,35 @@ static void child_exec(const struct mt_capture_run_opts *o, int go_fd, int err_f
 	_exit(127);
 }
 
-static int launch(struct run *r, char *err)
+/* The output's failure as MT_CAPTURE_EWRITE, with the writer's message
+ * (else rc's, an MT_PERF_E* code). */
+static int write_error(struct run *r, int rc, struct mt_capture_err *err)
+{
+	const char *why = r->w ? mt_perf_writer_error(r->w) : "";
+	return mt_capture_err_set(err, MT_CAPTURE_EWRITE, 0, r->o->out_name,
+				  *why ? why : mt_perf_strerror(rc));
+}
+
+static int launch(struct run *r, struct mt_capture_err *err)
 {
 	int go[2], ep[2];
-	if (pipe2(go, O_CLOEXEC) || pipe2(ep, O_CLOEXEC)) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "pipe: %s", strerror(errno));
-		return -1;
+	if (pipe2(go, O_CLOEXEC))
+		return mt_capture_err_set(err, MT_CAPTURE_ESYS, errno, "pipe", NULL);
+	if (pipe2(ep, O_CLOEXEC)) {
+		mt_capture_err_set(err, MT_CAPTURE_ESYS, errno, "pipe", NULL);
+		close(go[0]);
+		close(go[1]);
+		return MT_CAPTURE_ESYS;
 	}
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "fork: %s", strerror(errno));
-		return -1;
+		mt_capture_err_set(err, MT_CAPTURE_ESYS, errno, "fork", NULL);
+		for (int i = 0; i < 2; i++) {
+			close(go[i]);
+			close(ep[i]);
+		}
+		return MT_CAPTURE_ESYS;
 	}
 	if (pid == 0) {
 		close(go[1]);
@@ -143,7 +160,7 @@ static int launch(struct run *r, char *err)
  * - running process (-p): uprobes on its existing threads, not inherited,
  *   behind the same dummy; threads and children it creates later are counted
  *   (FORK records) and reported as not followed. */
-static int prepare_uprobes(struct run *r, char *err)
+static int prepare_uprobes(struct run *r, struct mt_capture_err *err)
 {
 	struct mt_capture_events *evs = r->o->evs;
 	int uprobes = 0;
@@ -154,8 +171,9 @@ static int prepare_uprobes(struct run *r, char *err)
 	if (!uprobes)
 		return 0;
 	if (evs->nr >= MT_CAPTURE_MAX_EVENTS) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "too many events");
-		return -1;
+		char max[16];
+		snprintf(max, sizeof(max), "%d", MT_CAPTURE_MAX_EVENTS);
+		return mt_capture_err_set(err, MT_CAPTURE_ETOOMANY, 0, max, NULL);
 	}
 	memmove(&evs->ev[1], &evs->ev[0], sizeof(evs->ev[0]) * (size_t)evs->nr);
 	evs->nr++;
@@ -189,14 +207,12 @@ static int prepare_uprobes(struct run *r, char *err)
 	return 0;
 }
 
-static int open_list(struct run *r, int l, char *err)
+static int open_list(struct run *r, int l, struct mt_capture_err *err)
 {
 	struct mt_capture_events *evs = r->o->evs;
 	struct perf_evlist *list = r->evlist[l] = perf_evlist__new();
-	if (!list) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "out of memory");
-		return -1;
-	}
+	if (!list)
+		return mt_capture_err_set(err, MT_CAPTURE_ENOMEM, 0, NULL, NULL);
 	long page = sysconf(_SC_PAGESIZE);
 	int first = r->first[l], n = r->nr[l];
 	for (int i = first; i < first + n; i++) {
@@ -206,10 +222,8 @@ static int open_list(struct run *r, int l, char *err)
 		a->watermark = 1;
 		a->wakeup_watermark = (uint32_t)((uint64_t)r->o->mmap_pages * (uint64_t)page / 4);
 		r->evsel[i] = perf_evsel__new(a);
-		if (!r->evsel[i]) {
-			snprintf(err, MT_CAPTURE_ERRLEN, "out of memory");
-			return -1;
-		}
+		if (!r->evsel[i])
+			return mt_capture_err_set(err, MT_CAPTURE_ENOMEM, 0, NULL, NULL);
 		perf_evlist__add(list, r->evsel[i]);
 	}
 	perf_evlist__set_maps(list, r->cpus, r->threads[l]);
@@ -234,36 +248,29 @@ static int open_list(struct run *r, int l, char *err)
 			perf_evsel__attr(r->evsel[i])->exclude_kernel = 1;
 		rc = perf_evlist__open(list);
 	}
-	if (rc == -EACCES || rc == -EPERM) {
-		snprintf(err, MT_CAPTURE_ERRLEN,
-			 "perf_event_open denied: %s (lower /proc/sys/kernel/perf_event_paranoid, "
-			 "or grant CAP_PERFMON, e.g. setcap cap_perfmon+ep mt-capture)", strerror(-rc));
-		return MT_CAPTURE_EPERM;
-	}
+	if (rc == -EACCES || rc == -EPERM)
+		return mt_capture_err_set(err, MT_CAPTURE_EPERM, -rc, NULL, NULL);
 	if (rc) {
 		/* The kernel's answer when the CPU has no such counter (virtual
 		 * machines often have none). */
 		int no_pmu = (rc == -ENOENT || rc == -EOPNOTSUPP) &&
 			     (perf_evsel__attr(r->evsel[first])->type == PERF_TYPE_HARDWARE ||
 			      perf_evsel__attr(r->evsel[first])->type == PERF_TYPE_RAW);
-		snprintf(err, MT_CAPTURE_ERRLEN, "cannot open event '%s'%s: %s%s", evs->ev[first].name,
-			 n > 1 ? " and the others" : "", strerror(-rc),
-			 no_pmu ? " (no hardware counter for it here, a virtual machine? "
-				  "cpu-clock and task-clock need none)" : "");
-		return -1;
+		return mt_capture_err_set(err, no_pmu ? MT_CAPTURE_ENOPMU : MT_CAPTURE_EEVENTOPEN, -rc,
+					  evs->ev[first].name, n > 1 ? " and the others" : "");
 	}
 	r->ring_size = (size_t)r->o->mmap_pages * (size_t)page;
 	rc = perf_evlist__mmap(list, (int)r->o->mmap_pages);
 	if (rc) {
-		snprintf(err, MT_CAPTURE_ERRLEN,
-			 "cannot map the ring buffers (%u pages per CPU): %s%s", r->o->mmap_pages,
-			 strerror(-rc), rc == -EPERM ? " (see /proc/sys/kernel/perf_event_mlock_kb)" : "");
-		return rc == -EPERM ? MT_CAPTURE_EPERM : -1;
+		char pages[16];
+		snprintf(pages, sizeof(pages), "%u", r->o->mmap_pages);
+		return mt_capture_err_set(err, rc == -EPERM ? MT_CAPTURE_EMLOCK : MT_CAPTURE_EMMAP, -rc,
+					  pages, NULL);
 	}
 	return 0;
 }
 
-static int open_events(struct run *r, char *err)
+static int open_events(struct run *r, struct mt_capture_err *err)
 {
 	for (int l = 0; l < 2; l++) {
 		if (!r->nr[l])
@@ -276,16 +283,14 @@ static int open_events(struct run *r, char *err)
 }
 
 /* The pipe header, and an attr with its sample ids and a name per event. */
-static int write_header(struct run *r, uint64_t *first_id, char *err)
+static int write_header(struct run *r, uint64_t *first_id, struct mt_capture_err *err)
 {
 	struct mt_capture_events *evs = r->o->evs;
 	int ncpu = perf_cpu_map__nr(r->cpus), nthr = perf_thread_map__nr(r->threads[0]);
 	uint64_t *ids = calloc((size_t)ncpu * (size_t)nthr, sizeof(*ids));
 	int rc = mt_perf_writer_pipe_header(r->w);
-	if (!ids) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "out of memory");
-		return -1;
-	}
+	if (!ids)
+		return mt_capture_err_set(err, MT_CAPTURE_ENOMEM, 0, NULL, NULL);
 	for (int i = 0; !rc && i < evs->nr; i++) {
 		size_t n = 0;
 		if (evs->ev[i].ring_kind) {
@@ -307,10 +312,8 @@ static int write_header(struct run *r, uint64_t *first_id, char *err)
 			}
 		}
 		if (!n) {
-			snprintf(err, MT_CAPTURE_ERRLEN, "cannot read the sample ids of '%s'",
-				 evs->ev[i].name);
 			free(ids);
-			return -1;
+			return mt_capture_err_set(err, MT_CAPTURE_EIDS, 0, evs->ev[i].name, NULL);
 		}
 		if (i == 0)
 			*first_id = ids[0];
@@ -323,12 +326,7 @@ static int write_header(struct run *r, uint64_t *first_id, char *err)
 			rc = mt_perf_writer_event_name(r->w, ids[0], evs->ev[i].name);
 	}
 	free(ids);
-	if (rc) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "cannot write '%s': %s", r->o->out_name,
-			 mt_perf_strerror(rc));
-		return MT_CAPTURE_EWRITE;
-	}
-	return 0;
+	return rc ? write_error(r, rc, err) : 0;
 }
 
 static struct ring *ring_of(struct run *r, struct perf_mmap *map)
@@ -540,40 +538,41 @@ static int process_gone(pid_t pid)
 	return kill(pid, 0) < 0 && errno == ESRCH;
 }
 
-int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats *st, char *err)
+int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats *st,
+		   struct mt_capture_err *err)
 {
 	struct run r = { .o = o, .st = st, .go_fd = -1, .err_fd = -1 };
-	int rc = -1;
+	int rc;
 	pid_t *tids = NULL;
 	memset(st, 0, sizeof(*st));
 	libperf_init(libperf_quiet);	/* also sets its page size */
 	double t0 = now();
 
-	if (prepare_uprobes(&r, err))
-		return -1;
+	rc = prepare_uprobes(&r, err);
+	if (rc)
+		return rc;
 	if (o->pid) {
 		int n = mt_capture_proc_threads(o->pid, &tids, err);
 		if (n < 0)
-			return -1;
+			return n;
 		r.threads[0] = perf_thread_map__new_array(n, tids);
 	} else {
-		if (launch(&r, err))
-			return -1;
+		rc = launch(&r, err);
+		if (rc)
+			return rc;
 		r.threads[0] = perf_thread_map__new_array(1, &r.child);
 	}
 	r.threads[1] = perf_thread_map__new_dummy();	/* pid -1: any task */
 	r.cpus = perf_cpu_map__new(NULL);
 	if (!r.threads[0] || !r.threads[1] || !r.cpus) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "out of memory");
+		rc = mt_capture_err_set(err, MT_CAPTURE_ENOMEM, 0, NULL, NULL);
 		goto out;
 	}
 	rc = open_events(&r, err);
 	if (rc)
 		goto out;
-	rc = mt_perf_writer_new(&r.w, o->out_fd, o->out_name);
-	if (rc) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "out of memory");
-		rc = -1;
+	if (mt_perf_writer_new(&r.w, o->out_fd, o->out_name)) {
+		rc = mt_capture_err_set(err, MT_CAPTURE_ENOMEM, 0, NULL, NULL);
 		goto out;
 	}
 	uint64_t first_id = 0;
@@ -586,17 +585,15 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 			goto out;
 		perf_evlist__enable(r.evlist[0]);
 	}
-	if (mt_perf_writer_flush(r.w)) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "cannot write '%s': %s", o->out_name,
-			 mt_perf_writer_error(r.w));
-		rc = MT_CAPTURE_EWRITE;
+	rc = mt_perf_writer_flush(r.w);
+	if (rc) {
+		rc = write_error(&r, rc, err);
 		goto out;
 	}
 	if (r.child) {
 		int e = 0;
 		if (write(r.go_fd, "g", 1) != 1) {
-			snprintf(err, MT_CAPTURE_ERRLEN, "cannot start the command: %s", strerror(errno));
-			rc = -1;
+			rc = mt_capture_err_set(err, MT_CAPTURE_ESTART, errno, NULL, NULL);
 			goto out;
 		}
 		close(r.go_fd);
@@ -608,10 +605,12 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 		while ((got = read(r.err_fd, &e, sizeof(e))) < 0 && errno == EINTR)
 			;
 		if (got == sizeof(e)) {
-			snprintf(err, MT_CAPTURE_ERRLEN, "cannot run '%s': %s", o->argv[0], strerror(e));
+			/* As env(1): 127 for a command not found, 126 for one
+			 * found that cannot run. */
+			rc = mt_capture_err_set(err, e == ENOENT ? MT_CAPTURE_ENOTFOUND : MT_CAPTURE_ECANTRUN,
+						e, o->argv[0], NULL);
 			wait_for(r.child, NULL);
 			r.child = 0;
-			rc = MT_CAPTURE_ENOEXEC;
 			goto out;
 		}
 	}
@@ -668,13 +667,8 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 		drain(&r);
 	}
 	st->ring_unread = r.ring_last.pending ? r.ring_last.unread : 0;
-	if (r.write_failed || mt_perf_writer_flush(r.w)) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "cannot write '%s': %s", o->out_name,
-			 mt_perf_writer_error(r.w));
-		rc = MT_CAPTURE_EWRITE;
-	} else {
-		rc = 0;
-	}
+	rc = mt_perf_writer_flush(r.w);
+	rc = r.write_failed || rc ? write_error(&r, rc ? rc : MT_PERF_EIO, err) : 0;
 out:
 	if (o->ring)
 		mt_capture_ring_close(o->ring);
@@ -700,10 +694,8 @@ out:
 	}
 	/* The stream is complete: let its reader see the end now, before the
 	 * slow teardown of uprobe events. */
-	if (close(o->out_fd) && !rc) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "cannot write '%s': %s", o->out_name, strerror(errno));
-		rc = MT_CAPTURE_EWRITE;
-	}
+	if (close(o->out_fd) && !rc)
+		rc = mt_capture_err_set(err, MT_CAPTURE_EWRITE, errno, o->out_name, NULL);
 	if (r.evlist[0] || r.evlist[1]) {
 		close_events(&r);
 		for (int l = 0; l < 2; l++)

@@ -48,13 +48,22 @@ struct mt_capture_stats {
 	int detached;		/* stopped by a second signal, command left running */
 };
 
-/* Open the events on the command (started here, enabled at its exec) or on
- * every thread of pid, write the stream to out_fd until the command exits,
- * pid disappears or *stop is set, and fill *st.  The first stop signal is
- * passed on to a launched command and capture goes on until it exits; a
- * second one ends the capture at once.  The stream is complete in every case
- * where the output could be written.
- * @return : 0, -1 (err), or an MT_CAPTURE_E* code (err filled). */
-int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats *st, char *err);
+/* Open the events of o->evs on the command o->argv (started here, enabled
+ * at its exec) or on every thread of o->pid, write the stream to o->out_fd
+ * until the command exits, pid disappears or a stop signal comes, and fill
+ * *st.  The first stop signal is passed on to a launched command and
+ * capture goes on until it exits; a second one ends the capture at once.
+ * o->out_fd is closed in every case; the stream is complete in every case
+ * where the output could be written.  o and what it points to must live
+ * until the call returns; o->evs's attrs are changed (see capture_run.c).
+ * @return : 0; or, before the command ran (st->exited 0; a command started
+ * and never exec'd is waited for): MT_CAPTURE_ENOTFOUND, ECANTRUN (its exec
+ * failed with sys_errno), ESTART, EPERM, EEVENTOPEN, ENOPMU, EMMAP, EMLOCK,
+ * EIDS, ETOOMANY, ENOMEM, ESYS, the codes of mt_capture_proc_synthesize and
+ * mt_capture_proc_threads (-p); or MT_CAPTURE_EWRITE, also after the
+ * command ran (then st->exited and st->status say how it ended).  err is
+ * filled on failure. */
+int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats *st,
+		   struct mt_capture_err *err);
 
 #endif

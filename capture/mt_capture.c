@@ -1,4 +1,5 @@
 /* mt-capture: options, checks and exit codes around mt_capture_run(). */
+#include "capture/capture_err.h"
 #include "capture/capture_events.h"
 #include "capture/capture_ring.h"
 #include "capture/capture_run.h"
@@ -305,7 +306,8 @@ int main(int argc, char **argv)
 	const char *output = NULL, *mode_s = NULL, *lib = NULL, *event = NULL;
 	uint64_t pid = 0, rate = 524288, seed = 0, freq = 0, count = 0, stack = 8192, pages = 512;
 	int seeded = 0, no_ring = 0, no_wait = 0, opt;
-	char err[MT_CAPTURE_ERRLEN];
+	struct mt_capture_err err = { 0 };
+	char msg[MT_CAPTURE_MSGLEN];
 
 	while ((opt = getopt_long(argc, argv, "+o:p:e:F:c:h", longopts, NULL)) != -1) {
 		uint64_t *num = NULL;
@@ -414,11 +416,10 @@ int main(int argc, char **argv)
 		}
 		/* So that rebuilding or upgrading mt leaves this capture
 		 * readable (capture_keep.h). */
-		if (mt_capture_keep_by_build_id(pid ? path : orig) != 0)
-			fprintf(stderr, "mt-capture: warning: cannot keep a copy of '%s' in the cache"
-				" (%s): after mt is rebuilt, mt-unwind will not read this capture's"
-				" stacks\n", pid ? path : orig, strerror(errno));
-		rc = mt_capture_events_sample(&evs, path, (unsigned)stack, use_ring, err);
+		if (mt_capture_keep_by_build_id(pid ? path : orig, &err) != 0)
+			fprintf(stderr, "mt-capture: warning: %s\n",
+				mt_capture_err_message(&err, msg, sizeof(msg)));
+		rc = mt_capture_events_sample(&evs, path, (unsigned)stack, use_ring, &err);
 		if (!rc && have_cmd) {
 			const char *old = getenv("LD_PRELOAD");
 			if (asprintf(&env[0], "LD_PRELOAD=%s%s%s", path, old && *old ? ":" : "",
@@ -437,8 +438,9 @@ int main(int argc, char **argv)
 			while (ring_size < 32 * (stack + 512) || ring_size < 65536)
 				ring_size *= 2;
 			if (mt_capture_ring_new(&ring, ring_size, (unsigned)stack, !no_wait,
-						&env[seeded ? 4 : 2], err))
-				return fail(EXIT_ENV, "%s%s", err, "");
+						&env[seeded ? 4 : 2], &err))
+				return fail(EXIT_ENV, "%s%s", mt_capture_err_message(&err, msg, sizeof(msg)),
+					    "");
 		}
 		break;
 	case MT_CAPTURE_TRACE:
@@ -469,15 +471,17 @@ int main(int argc, char **argv)
 			probed = lib;
 			lib = path;
 		}
-		rc = mt_capture_events_trace(&evs, lib, (unsigned)stack, count ? count : 1, err);
+		rc = mt_capture_events_trace(&evs, lib, (unsigned)stack, count ? count : 1, &err);
 		break;
 	default:
 		rc = mt_capture_events_named(&evs, event ? event : "cpu-clock", (unsigned)stack,
-					     freq, count, err);
+					     freq, count, &err);
 		break;
 	}
 	if (rc)
-		return fail(rc == MT_CAPTURE_EUSAGE ? EXIT_USAGE : EXIT_ENV, "%s%s", err, "");
+		return fail(rc == MT_CAPTURE_EEVENT || rc == MT_CAPTURE_ETPNAME ||
+			    rc == MT_CAPTURE_ETPUNKNOWN ? EXIT_USAGE : EXIT_ENV, "%s%s",
+			    mt_capture_err_message(&err, msg, sizeof(msg)), "");
 
 	int fd = 1;
 	const char *out_name = "stdout";
@@ -514,7 +518,7 @@ int main(int argc, char **argv)
 		.watch_as = renamed ? watch_as : NULL,
 	};
 	struct mt_capture_stats st;
-	rc = mt_capture_run(&ro, &st, err);
+	rc = mt_capture_run(&ro, &st, &err);
 	uint64_t waited_ns = ring ? mt_capture_ring_waited_ns(ring) : 0;
 	for (int i = 0; env[i]; i++)
 		free(env[i]);
@@ -523,9 +527,11 @@ int main(int argc, char **argv)
 		unlink(path);
 		rmdir(tmpdir);
 	}
+	if (rc)
+		mt_capture_err_message(&err, msg, sizeof(msg));
 	if (rc && rc != MT_CAPTURE_EWRITE) {
-		fprintf(stderr, "mt-capture: %s\n", err);
-		return rc == MT_CAPTURE_ENOEXEC ? EXIT_USAGE : EXIT_ENV;
+		fprintf(stderr, "mt-capture: %s\n", msg);
+		return rc == MT_CAPTURE_ENOTFOUND || rc == MT_CAPTURE_ECANTRUN ? EXIT_USAGE : EXIT_ENV;
 	}
 	fprintf(stderr, "mt-capture: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64
 		" bytes, %.3f s%s\n", st.samples, st.lost, st.bytes, st.seconds,
@@ -557,7 +563,7 @@ int main(int argc, char **argv)
 			"were not followed (uprobe events cannot be inherited into a running "
 			"process)\n", st.unfollowed);
 	if (rc) {
-		fprintf(stderr, "mt-capture: %s\n", err);
+		fprintf(stderr, "mt-capture: %s\n", msg);
 		return EXIT_DATA;
 	}
 	if (st.ring_damaged)

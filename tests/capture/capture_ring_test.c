@@ -20,8 +20,10 @@ static int out_fd = -1;
 
 static void setup(void)
 {
-	char err[MT_CAPTURE_ERRLEN], *env;
-	cr_assert_eq(mt_capture_ring_new(&cr, 65536, 64, 0, &env, err), 0, "%s", err);
+	struct mt_capture_err err = { 0 };
+	char msg[MT_CAPTURE_MSGLEN], *env;
+	cr_assert_eq(mt_capture_ring_new(&cr, 65536, 64, 0, &env, &err), 0, "%s",
+		     mt_capture_err_message(&err, msg, sizeof(msg)));
 	/* env: NAME=TOKEN:PATH, the way the sampler finds it */
 	char *v = strchr(env, '=') + 1, *path = strchr(v, ':') + 1;
 	uint64_t token = strtoull(v, NULL, 16);
