@@ -5,6 +5,7 @@
 #include "codec/perf_stream.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,86 @@
  * carries the side-band records (MMAP2, COMM, FORK/EXIT).
  * @return : the event, or NULL when there are MT_CAPTURE_MAX_EVENTS
  * (err: MT_CAPTURE_ETOOMANY). */
+/* One event to open: its attr, the name written to the stream and, for
+ * uprobes, the path that attr.config1 points to (so it must not move while
+ * the event is opened: events live in a fixed array). */
+struct mt_capture_event {
+	char name[128];
+	struct perf_event_attr attr;
+	char path[PATH_MAX];
+	/* Not opened: its samples come from the sample ring, records of this
+	 * kind (MT_SAMPLE_RING_ALLOC, ...); 0 for a real event. */
+	int ring_kind;
+};
+
+struct mt_capture_events {
+	struct mt_capture_event ev[MT_CAPTURE_MAX_EVENTS];
+	int nr;
+};
+
+int mt_capture_events_new(struct mt_capture_events **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : MT_CAPTURE_ENOMEM;
+}
+
+void mt_capture_events_free(struct mt_capture_events *evs)
+{
+	free(evs);
+}
+
+int mt_capture_events_nr(const struct mt_capture_events *evs)
+{
+	return evs->nr;
+}
+
+const char *mt_capture_events_name(const struct mt_capture_events *evs, int i)
+{
+	return evs->ev[i].name;
+}
+
+struct perf_event_attr *mt_capture_events_attr(struct mt_capture_events *evs, int i)
+{
+	return &evs->ev[i].attr;
+}
+
+const char *mt_capture_events_uprobe_path(const struct mt_capture_events *evs, int i)
+{
+	return evs->ev[i].path[0] ? evs->ev[i].path : NULL;
+}
+
+int mt_capture_events_ring_kind(const struct mt_capture_events *evs, int i)
+{
+	return evs->ev[i].ring_kind;
+}
+
+int mt_capture_events_track_apart(struct mt_capture_events *evs, struct mt_capture_err *err)
+{
+	if (evs->nr >= MT_CAPTURE_MAX_EVENTS) {
+		char max[16];
+		snprintf(max, sizeof(max), "%d", MT_CAPTURE_MAX_EVENTS);
+		return mt_capture_err_set(err, MT_CAPTURE_ETOOMANY, 0, max, NULL);
+	}
+	memmove(&evs->ev[1], &evs->ev[0], sizeof(evs->ev[0]) * (size_t)evs->nr);
+	evs->nr++;
+	struct mt_capture_event *d = &evs->ev[0];
+	*d = evs->ev[1];
+	snprintf(d->name, sizeof(d->name), "dummy:u");
+	d->path[0] = 0;
+	d->ring_kind = 0;
+	d->attr.type = PERF_TYPE_SOFTWARE;
+	d->attr.config = PERF_COUNT_SW_DUMMY;
+	d->attr.uprobe_path = 0;
+	d->attr.probe_offset = 0;
+	struct perf_event_attr *a = &evs->ev[1].attr;
+	a->mmap = a->mmap2 = a->mmap_data = a->comm = a->comm_exec = a->task = a->build_id = 0;
+	/* The paths moved with their events. */
+	for (int i = 1; i < evs->nr; i++)
+		if (evs->ev[i].path[0])
+			evs->ev[i].attr.uprobe_path = (uint64_t)(uintptr_t)evs->ev[i].path;
+	return 0;
+}
+
 static struct mt_capture_event *event_add(struct mt_capture_events *evs, const char *name,
 					  unsigned stack_size, int with_stack,
 					  struct mt_capture_err *err)

@@ -5,7 +5,6 @@
 
 #include "capture/capture_err.h"
 
-#include <limits.h>
 #include <linux/perf_event.h>
 #include <stdint.h>
 
@@ -31,22 +30,43 @@
 
 enum mt_capture_mode { MT_CAPTURE_SAMPLE, MT_CAPTURE_TRACE, MT_CAPTURE_EVENT };
 
-/* One event to open: its attr, the name written to the stream and, for
- * uprobes, the path that attr.config1 points to (so it must not move while
- * the event is opened: specs live in a fixed array). */
-struct mt_capture_event {
-	char name[128];
-	struct perf_event_attr attr;
-	char path[PATH_MAX];
-	/* Not opened: its samples come from the sample ring, records of this
-	 * kind (MT_SAMPLE_RING_ALLOC, ...); 0 for a real event. */
-	int ring_kind;
-};
+struct mt_capture_events;
 
-struct mt_capture_events {
-	struct mt_capture_event ev[MT_CAPTURE_MAX_EVENTS];
-	int nr;
-};
+/* An empty list of events, for the mode functions below to fill.
+ * @return : 0 with *out (freed with mt_capture_events_free), or
+ * MT_CAPTURE_ENOMEM. */
+int mt_capture_events_new(struct mt_capture_events **out);
+
+/* evs may be NULL. */
+void mt_capture_events_free(struct mt_capture_events *evs);
+
+/* @return : how many events evs holds (at most MT_CAPTURE_MAX_EVENTS). */
+int mt_capture_events_nr(const struct mt_capture_events *evs);
+
+/* Event i's name as the stream gives it (mt:alloc, probe_libc:malloc,
+ * cpu-clock, ...), valid as long as evs. */
+const char *mt_capture_events_name(const struct mt_capture_events *evs, int i);
+
+/* Event i's attr, to open it with, and to adjust before (inherit, disabled,
+ * enable_on_exec ...).  Valid, and at the same place, as long as evs: a
+ * uprobe's config1 (uprobe_path) points to its path inside evs. */
+struct perf_event_attr *mt_capture_events_attr(struct mt_capture_events *evs, int i);
+
+/* The file that uprobe i probes, or NULL when event i is not a uprobe. */
+const char *mt_capture_events_uprobe_path(const struct mt_capture_events *evs, int i);
+
+/* 0 for an event to open; else the kind of sample ring record whose
+ * samples event i stands for (MT_SAMPLE_RING_ALLOC, ...): not opened, its
+ * samples are written from the ring. */
+int mt_capture_events_ring_kind(const struct mt_capture_events *evs, int i);
+
+/* Put a software dummy event ("dummy:u") first, before the events evs
+ * holds (at least one), with the first one's attr, and move the side-band
+ * records (MMAP2, COMM, FORK/EXIT, build-ids) from that one to the dummy:
+ * the events behind can then be opened differently (on other tasks or
+ * CPUs) without losing the command's mappings.
+ * @return : 0, or MT_CAPTURE_ETOOMANY (err filled). */
+int mt_capture_events_track_apart(struct mt_capture_events *evs, struct mt_capture_err *err);
 
 /* The uprobe PMU's type from sysfs.  @return : the type (>= 0), or
  * MT_CAPTURE_ENOUPROBE, EUPROBETYPE (err filled). */

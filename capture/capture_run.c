@@ -163,46 +163,30 @@ static int launch(struct run *r, struct mt_capture_err *err)
 static int prepare_uprobes(struct run *r, struct mt_capture_err *err)
 {
 	struct mt_capture_events *evs = r->o->evs;
-	int uprobes = 0;
-	for (int i = 0; i < evs->nr; i++)
-		uprobes += evs->ev[i].path[0] != 0;
+	int uprobes = 0, nr = mt_capture_events_nr(evs);
+	for (int i = 0; i < nr; i++)
+		uprobes += mt_capture_events_uprobe_path(evs, i) != NULL;
 	r->first[0] = 0;
-	r->nr[0] = evs->nr;
+	r->nr[0] = nr;
 	if (!uprobes)
 		return 0;
-	if (evs->nr >= MT_CAPTURE_MAX_EVENTS) {
-		char max[16];
-		snprintf(max, sizeof(max), "%d", MT_CAPTURE_MAX_EVENTS);
-		return mt_capture_err_set(err, MT_CAPTURE_ETOOMANY, 0, max, NULL);
-	}
-	memmove(&evs->ev[1], &evs->ev[0], sizeof(evs->ev[0]) * (size_t)evs->nr);
-	evs->nr++;
-	struct mt_capture_event *d = &evs->ev[0];
-	*d = evs->ev[1];
-	snprintf(d->name, sizeof(d->name), "dummy:u");
-	d->path[0] = 0;
-	d->ring_kind = 0;
-	d->attr.type = PERF_TYPE_SOFTWARE;
-	d->attr.config = PERF_COUNT_SW_DUMMY;
-	d->attr.uprobe_path = 0;
-	d->attr.probe_offset = 0;
-	struct perf_event_attr *a = &evs->ev[1].attr;
-	a->mmap = a->mmap2 = a->mmap_data = a->comm = a->comm_exec = a->task = a->build_id = 0;
-	for (int i = 1; i < evs->nr; i++) {
-		evs->ev[i].attr.inherit = 0;
-		evs->ev[i].attr.uprobe_path = (uint64_t)(uintptr_t)evs->ev[i].path;
-	}
+	int rc = mt_capture_events_track_apart(evs, err);
+	if (rc)
+		return rc;
+	nr = mt_capture_events_nr(evs);
+	for (int i = 1; i < nr; i++)
+		mt_capture_events_attr(evs, i)->inherit = 0;
 	if (r->o->ring) {
 		r->nr[0] = 1;	/* the markers' events come from the sample ring */
 	} else if (r->o->pid) {
-		r->nr[0] = evs->nr;
+		r->nr[0] = nr;
 		r->tracks_new_tasks = 1;
 	} else {
 		r->nr[0] = 1;
 		r->first[1] = 1;
-		r->nr[1] = evs->nr - 1;
-		for (int i = 1; i < evs->nr; i++)
-			evs->ev[i].attr.disabled = 0;	/* only our copy is probed */
+		r->nr[1] = nr - 1;
+		for (int i = 1; i < nr; i++)
+			mt_capture_events_attr(evs, i)->disabled = 0;	/* only our copy is probed */
 	}
 	return 0;
 }
@@ -216,7 +200,7 @@ static int open_list(struct run *r, int l, struct mt_capture_err *err)
 	long page = sysconf(_SC_PAGESIZE);
 	int first = r->first[l], n = r->nr[l];
 	for (int i = first; i < first + n; i++) {
-		struct perf_event_attr *a = &evs->ev[i].attr;
+		struct perf_event_attr *a = mt_capture_events_attr(evs, i);
 		a->enable_on_exec = r->child && a->disabled ? 1 : 0;
 		/* Wake the reader when a quarter of the ring is used. */
 		a->watermark = 1;
@@ -257,7 +241,7 @@ static int open_list(struct run *r, int l, struct mt_capture_err *err)
 			     (perf_evsel__attr(r->evsel[first])->type == PERF_TYPE_HARDWARE ||
 			      perf_evsel__attr(r->evsel[first])->type == PERF_TYPE_RAW);
 		return mt_capture_err_set(err, no_pmu ? MT_CAPTURE_ENOPMU : MT_CAPTURE_EEVENTOPEN, -rc,
-					  evs->ev[first].name, n > 1 ? " and the others" : "");
+					  mt_capture_events_name(evs, first), n > 1 ? " and the others" : "");
 	}
 	r->ring_size = (size_t)r->o->mmap_pages * (size_t)page;
 	rc = perf_evlist__mmap(list, (int)r->o->mmap_pages);
@@ -291,16 +275,18 @@ static int write_header(struct run *r, uint64_t *first_id, struct mt_capture_err
 	int rc = mt_perf_writer_pipe_header(r->w);
 	if (!ids)
 		return mt_capture_err_set(err, MT_CAPTURE_ENOMEM, 0, NULL, NULL);
-	for (int i = 0; !rc && i < evs->nr; i++) {
+	for (int i = 0; !rc && i < mt_capture_events_nr(evs); i++) {
 		size_t n = 0;
-		if (evs->ev[i].ring_kind) {
+		const char *name = mt_capture_events_name(evs, i);
+		int kind = mt_capture_events_ring_kind(evs, i);
+		if (kind) {
 			uint64_t id = RING_ID_BASE + (uint64_t)i;
-			struct perf_event_attr a = evs->ev[i].attr;
+			struct perf_event_attr a = *mt_capture_events_attr(evs, i);
 			a.uprobe_path = 0;
-			mt_capture_ring_event(r->o->ring, evs->ev[i].ring_kind, &a, id);
+			mt_capture_ring_event(r->o->ring, kind, &a, id);
 			rc = mt_perf_writer_attr(r->w, &a, &id, 1);
 			if (!rc)
-				rc = mt_perf_writer_event_name(r->w, id, evs->ev[i].name);
+				rc = mt_perf_writer_event_name(r->w, id, name);
 			continue;
 		}
 		int threads = i < r->first[0] + r->nr[0] ? nthr : 1;
@@ -313,17 +299,17 @@ static int write_header(struct run *r, uint64_t *first_id, struct mt_capture_err
 		}
 		if (!n) {
 			free(ids);
-			return mt_capture_err_set(err, MT_CAPTURE_EIDS, 0, evs->ev[i].name, NULL);
+			return mt_capture_err_set(err, MT_CAPTURE_EIDS, 0, name, NULL);
 		}
 		if (i == 0)
 			*first_id = ids[0];
 		/* The stream's copy: config1 is a pointer into this process. */
 		struct perf_event_attr a = *perf_evsel__attr(r->evsel[i]);
-		if (evs->ev[i].path[0])
+		if (mt_capture_events_uprobe_path(evs, i))
 			a.uprobe_path = 0;
 		rc = mt_perf_writer_attr(r->w, &a, ids, n);
 		if (!rc)
-			rc = mt_perf_writer_event_name(r->w, ids[0], evs->ev[i].name);
+			rc = mt_perf_writer_event_name(r->w, ids[0], name);
 	}
 	free(ids);
 	return rc ? write_error(r, rc, err) : 0;

@@ -383,7 +383,9 @@ int main(int argc, char **argv)
 			return fail(EXIT_USAGE, "cannot run '%s': %s", cmd[0], why);
 	}
 
-	static struct mt_capture_events evs;
+	struct mt_capture_events *evs;
+	if (mt_capture_events_new(&evs))
+		return fail(EXIT_ENV, "out of memory%s%s", "", "");
 	char path[PATH_MAX], orig[PATH_MAX], tmpdir[PATH_MAX] = "";
 	char *env[6] = { NULL };
 	const char *probed = NULL;	/* trace mode: the library asked for */
@@ -419,7 +421,7 @@ int main(int argc, char **argv)
 		if (mt_capture_keep_by_build_id(pid ? path : orig, &err) != 0)
 			fprintf(stderr, "mt-capture: warning: %s\n",
 				mt_capture_err_message(&err, msg, sizeof(msg)));
-		rc = mt_capture_events_sample(&evs, path, (unsigned)stack, use_ring, &err);
+		rc = mt_capture_events_sample(evs, path, (unsigned)stack, use_ring, &err);
 		if (!rc && have_cmd) {
 			const char *old = getenv("LD_PRELOAD");
 			if (asprintf(&env[0], "LD_PRELOAD=%s%s%s", path, old && *old ? ":" : "",
@@ -471,10 +473,10 @@ int main(int argc, char **argv)
 			probed = lib;
 			lib = path;
 		}
-		rc = mt_capture_events_trace(&evs, lib, (unsigned)stack, count ? count : 1, &err);
+		rc = mt_capture_events_trace(evs, lib, (unsigned)stack, count ? count : 1, &err);
 		break;
 	default:
-		rc = mt_capture_events_named(&evs, event ? event : "cpu-clock", (unsigned)stack,
+		rc = mt_capture_events_named(evs, event ? event : "cpu-clock", (unsigned)stack,
 					     freq, count, &err);
 		break;
 	}
@@ -512,7 +514,7 @@ int main(int argc, char **argv)
 	const char *copied = mode == MT_CAPTURE_SAMPLE ? orig : probed;
 	int renamed = watched && tmpdir[0] && copied && realpath(copied, watch_as);
 	struct mt_capture_run_opts ro = {
-		.evs = &evs, .pid = (pid_t)pid, .argv = have_cmd ? cmd : NULL, .env = env,
+		.evs = evs, .pid = (pid_t)pid, .argv = have_cmd ? cmd : NULL, .env = env,
 		.mmap_pages = (unsigned)pages, .ring = ring, .out_fd = fd, .out_name = out_name,
 		.stops = &stops, .stop_signal = &stop_signal, .watch = watched ? watch : NULL,
 		.watch_as = renamed ? watch_as : NULL,
@@ -523,6 +525,7 @@ int main(int argc, char **argv)
 	for (int i = 0; env[i]; i++)
 		free(env[i]);
 	mt_capture_ring_free(ring);
+	mt_capture_events_free(evs);
 	if (tmpdir[0]) {	/* mapped copies stay valid after the unlink */
 		unlink(path);
 		rmdir(tmpdir);
