@@ -3,6 +3,7 @@
 #include "capture/capture_events.h"
 #include "capture/capture_ring.h"
 #include "capture/capture_run.h"
+#include "common/cli.h"
 #include "capture/capture_keep.h"
 
 #include <errno.h>
@@ -16,8 +17,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-enum { EXIT_DATA = 1, EXIT_USAGE = 2, EXIT_ENV = 3 };
 
 /* The sample ring's size in --mmap-pages units (8 MiB by default): one
  * ring for all CPUs. */
@@ -86,14 +85,6 @@ static void on_stop(int sig)
 {
 	stop_signal = sig;
 	stops++;
-}
-
-static int fail(int code, const char *fmt, const char *a, const char *b)
-{
-	fprintf(stderr, "mt-capture: ");
-	fprintf(stderr, fmt, a, b);
-	fputc('\n', stderr);
-	return code;
 }
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -286,6 +277,7 @@ static int find_mapped(pid_t pid, const char *prefix, char *out, size_t len)
 
 int main(int argc, char **argv)
 {
+	mt_cli_init("mt-capture");
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -317,8 +309,8 @@ int main(int argc, char **argv)
 		case 'l': lib = optarg; break;
 		case 'e':
 			if (event)	/* one event per capture: not the last one silently */
-				return fail(EXIT_USAGE, "-e given twice ('%s', '%s'): one event per capture",
-					    event, optarg);
+				mt_die(MT_EXIT_USAGE, "-e given twice ('%s', '%s'): one event per capture",
+				       event, optarg);
 			event = optarg;
 			break;
 		case 'p': num = &pid; break;
@@ -330,20 +322,19 @@ int main(int argc, char **argv)
 		case 'M': num = &pages; break;
 		case 'R': no_ring = 1; break;
 		case 'W': no_wait = 1; break;
-		case 'h': fputs(usage_text, stdout); return 0;
-		default: fputs(usage_text, stderr); return EXIT_USAGE;
+		case 'h': fputs(usage_text, stdout); return MT_EXIT_OK;
+		default: fputs(usage_text, stderr); return MT_EXIT_USAGE;
 		}
 		if (num && parse_u64(optarg, num))
-			return fail(EXIT_USAGE, "invalid number '%s' for -%s", optarg,
-				    (char[]){ (char)(opt < 'a' && opt != 'F' ? '-' : opt), 0 });
+			mt_die(MT_EXIT_USAGE, "invalid number '%s' for -%s", optarg,
+			       (char[]){ (char)(opt < 'a' && opt != 'F' ? '-' : opt), 0 });
 	}
 	char **cmd = argv + optind;
 	int have_cmd = optind < argc;
 	if (have_cmd == (pid != 0))
-		return fail(EXIT_USAGE, "give a command or -p PID (one of them)%s%s", "",
-			    "\nTry 'mt-capture --help'.");
+		mt_die(MT_EXIT_USAGE, "give a command or -p PID (one of them)\nTry 'mt-capture --help'.");
 	if (pid > INT32_MAX)
-		return fail(EXIT_USAGE, "invalid pid", "", "");
+		mt_die(MT_EXIT_USAGE, "invalid pid");
 	enum mt_capture_mode mode = event ? MT_CAPTURE_EVENT : pid ? MT_CAPTURE_TRACE : MT_CAPTURE_SAMPLE;
 	if (mode_s) {
 		if (!strcmp(mode_s, "sample"))
@@ -353,39 +344,39 @@ int main(int argc, char **argv)
 		else if (!strcmp(mode_s, "event"))
 			mode = MT_CAPTURE_EVENT;
 		else
-			return fail(EXIT_USAGE, "unknown mode '%s' (sample, trace or event)", mode_s, "");
+			mt_die(MT_EXIT_USAGE, "unknown mode '%s' (sample, trace or event)", mode_s);
 	}
 	if (stack > 65528 || stack % 8)
-		return fail(EXIT_USAGE, "--stack-size must be a multiple of 8, at most 65528%s%s", "", "");
+		mt_die(MT_EXIT_USAGE, "--stack-size must be a multiple of 8, at most 65528");
 	if (!pages || (pages & (pages - 1)) || pages > (1u << 20))
-		return fail(EXIT_USAGE, "--mmap-pages must be a power of two%s%s", "", "");
+		mt_die(MT_EXIT_USAGE, "--mmap-pages must be a power of two");
 	if (!rate)
-		return fail(EXIT_USAGE, "--rate must be at least 1%s%s", "", "");
+		mt_die(MT_EXIT_USAGE, "--rate must be at least 1");
 	if (freq && count)
-		return fail(EXIT_USAGE, "-F and -c exclude each other%s%s", "", "");
+		mt_die(MT_EXIT_USAGE, "-F and -c exclude each other");
 	if (event && mode != MT_CAPTURE_EVENT)
-		return fail(EXIT_USAGE, "-e needs --mode event%s%s", "", "");
+		mt_die(MT_EXIT_USAGE, "-e needs --mode event");
 	if (freq && mode != MT_CAPTURE_EVENT)
-		return fail(EXIT_USAGE, "-F is for event mode%s%s", "", "");
+		mt_die(MT_EXIT_USAGE, "-F is for event mode");
 	if (count && mode == MT_CAPTURE_SAMPLE)
-		return fail(EXIT_USAGE, "-c is for trace and event modes (sample mode: --rate)%s%s", "", "");
+		mt_die(MT_EXIT_USAGE, "-c is for trace and event modes (sample mode: --rate)");
 	if (lib && mode != MT_CAPTURE_TRACE)
-		return fail(EXIT_USAGE, "--lib is for trace mode%s%s", "", "");
+		mt_die(MT_EXIT_USAGE, "--lib is for trace mode");
 	if (no_ring && (mode != MT_CAPTURE_SAMPLE || pid))
-		return fail(EXIT_USAGE, "--no-ring is for sample mode with a command (-p always uses "
-			    "uprobes)%s%s", "", "");
+		mt_die(MT_EXIT_USAGE, "--no-ring is for sample mode with a command (-p always uses "
+		       "uprobes)");
 	if (no_wait && (mode != MT_CAPTURE_SAMPLE || pid || no_ring))
-		return fail(EXIT_USAGE, "--no-wait is for sample mode with a command through the "
-			    "sample ring (uprobe events cannot wait)%s%s", "", "");
+		mt_die(MT_EXIT_USAGE, "--no-wait is for sample mode with a command through the "
+		       "sample ring (uprobe events cannot wait)");
 	if (have_cmd) {
 		char why[128];
 		if (!command_exists(cmd[0], why, sizeof(why)))
-			return fail(EXIT_USAGE, "cannot run '%s': %s", cmd[0], why);
+			mt_die(MT_EXIT_USAGE, "cannot run '%s': %s", cmd[0], why);
 	}
 
 	struct mt_capture_events *evs;
 	if (mt_capture_events_new(&evs))
-		return fail(EXIT_ENV, "out of memory%s%s", "", "");
+		mt_die(MT_EXIT_ENV, "out of memory");
 	char path[PATH_MAX], orig[PATH_MAX], tmpdir[PATH_MAX] = "";
 	char *env[6] = { NULL };
 	const char *probed = NULL;	/* trace mode: the library asked for */
@@ -395,32 +386,30 @@ int main(int argc, char **argv)
 	case MT_CAPTURE_SAMPLE:
 		if (pid) {
 			if (find_mapped((pid_t)pid, "libmt-sampler", path, sizeof(path)))
-				return fail(EXIT_USAGE,
-					    "process %s does not preload libmt-sampler.so: use --mode trace%s",
-					    argv[optind - 1], "");
+				mt_die(MT_EXIT_USAGE,
+				       "process %s does not preload libmt-sampler.so: use --mode trace",
+				       argv[optind - 1]);
 		} else if (find_lib("libmt-sampler.so", orig)) {
-			return fail(EXIT_ENV, "cannot find libmt-sampler.so (set MT_SAMPLER=PATH)%s%s",
-				    "", "");
+			mt_die(MT_EXIT_ENV, "cannot find libmt-sampler.so (set MT_SAMPLER=PATH)");
 		} else if (strncmp(strrchr(orig, '/') ? strrchr(orig, '/') + 1 : orig,
 				   "libmt-sampler.so", 16)) {
 			/* mt-unwind tells the sampler's frames and processes by
 			 * the file name mapped: another name would read as a
 			 * capture without the sampler. */
-			return fail(EXIT_ENV, "the sampler '%s': its file name must begin with"
-				    " libmt-sampler.so%s", orig, "");
+			mt_die(MT_EXIT_ENV, "the sampler '%s': its file name must begin with"
+			       " libmt-sampler.so", orig);
 		} else if (!no_ring) {
 			/* No uprobe on it: the sampler itself, which stays after
 			 * the capture for mt-unwind to read. */
 			snprintf(path, sizeof(path), "%s", orig);
 		} else if (private_copy(orig, tmpdir, path)) {
-			return fail(EXIT_ENV, "cannot copy '%s' to a private directory: %s", orig,
-				    strerror(errno));
+			mt_die(MT_EXIT_ENV, "cannot copy '%s' to a private directory: %s", orig,
+			       strerror(errno));
 		}
 		/* So that rebuilding or upgrading mt leaves this capture
 		 * readable (capture_keep.h). */
 		if (mt_capture_keep_by_build_id(pid ? path : orig, &err) != 0)
-			fprintf(stderr, "mt-capture: warning: %s\n",
-				mt_capture_err_message(&err, msg, sizeof(msg)));
+			mt_warn("%s", mt_capture_err_message(&err, msg, sizeof(msg)));
 		rc = mt_capture_events_sample(evs, path, (unsigned)stack, use_ring, &err);
 		if (!rc && have_cmd) {
 			const char *old = getenv("LD_PRELOAD");
@@ -431,7 +420,7 @@ int main(int argc, char **argv)
 			    /* The first image's stream (capture/sampler.c, "process
 			     * images"): what it starts unseen mixes in its pid. */
 			    (seeded && !(env[3] = strdup("MT_SAMPLER_STREAM=0000000000000000"))))
-				return fail(EXIT_ENV, "out of memory%s%s", "", "");
+				mt_die(MT_EXIT_ENV, "out of memory");
 		}
 		if (!rc && use_ring) {
 			/* The sample ring: RING_PAGES times the per-CPU ring, and
@@ -441,16 +430,15 @@ int main(int argc, char **argv)
 				ring_size *= 2;
 			if (mt_capture_ring_new(&ring, ring_size, (unsigned)stack, !no_wait,
 						&env[seeded ? 4 : 2], &err))
-				return fail(EXIT_ENV, "%s%s", mt_capture_err_message(&err, msg, sizeof(msg)),
-					    "");
+				mt_die(MT_EXIT_ENV, "%s", mt_capture_err_message(&err, msg, sizeof(msg)));
 		}
 		break;
 	case MT_CAPTURE_TRACE:
 		if (!lib) {
 			if (find_mapped((pid_t)pid, "libc.so", orig, sizeof(orig)) &&
 			    find_mapped((pid_t)pid, "libc-", orig, sizeof(orig)))
-				return fail(EXIT_ENV, "cannot find the libc %s; use --lib PATH%s",
-					    pid ? "of that process" : "", "");
+				mt_die(MT_EXIT_ENV, "cannot find the libc%s; use --lib PATH",
+				       pid ? " of that process" : "");
 			lib = orig;
 		}
 		if (have_cmd) {
@@ -460,14 +448,14 @@ int main(int argc, char **argv)
 			int is_cmd = realpath(lib, real_lib) && strchr(cmd[0], '/') &&
 				     realpath(cmd[0], real_cmd) && !strcmp(real_lib, real_cmd);
 			if (private_copy(lib, tmpdir, path))
-				return fail(EXIT_ENV, "cannot copy '%s' to a private directory: %s", lib,
-					    strerror(errno));
+				mt_die(MT_EXIT_ENV, "cannot copy '%s' to a private directory: %s", lib,
+				       strerror(errno));
 			const char *old = getenv("LD_LIBRARY_PATH");
 			if (is_cmd)
 				cmd[0] = path;
 			else if (asprintf(&env[0], "LD_LIBRARY_PATH=%s%s%s", tmpdir,
 					  old && *old ? ":" : "", old ? old : "") < 0)
-				return fail(EXIT_ENV, "out of memory%s%s", "", "");
+				mt_die(MT_EXIT_ENV, "out of memory");
 			else if (real_lib[0])
 				env[1] = preload_the_copy(real_lib, path);
 			probed = lib;
@@ -481,20 +469,20 @@ int main(int argc, char **argv)
 		break;
 	}
 	if (rc)
-		return fail(rc == MT_CAPTURE_EEVENT || rc == MT_CAPTURE_ETPNAME ||
-			    rc == MT_CAPTURE_ETPUNKNOWN ? EXIT_USAGE : EXIT_ENV, "%s%s",
-			    mt_capture_err_message(&err, msg, sizeof(msg)), "");
+		mt_die(rc == MT_CAPTURE_EEVENT || rc == MT_CAPTURE_ETPNAME ||
+		       rc == MT_CAPTURE_ETPUNKNOWN ? MT_EXIT_USAGE : MT_EXIT_ENV, "%s",
+		       mt_capture_err_message(&err, msg, sizeof(msg)));
 
 	int fd = 1;
 	const char *out_name = "stdout";
 	if (output && strcmp(output, "-")) {
 		fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0)
-			return fail(EXIT_ENV, "cannot open '%s': %s", output, strerror(errno));
+			mt_die(MT_EXIT_ENV, "cannot open '%s': %s", output, strerror(errno));
 		out_name = output;
 	} else if (isatty(1)) {
-		return fail(EXIT_USAGE, "refusing to write a binary stream to a terminal: use -o FILE "
-			    "or a pipe%s%s", "", "");
+		mt_die(MT_EXIT_USAGE, "refusing to write a binary stream to a terminal: use -o FILE "
+		       "or a pipe");
 	}
 
 	struct sigaction sa = { .sa_handler = on_stop };
@@ -533,44 +521,44 @@ int main(int argc, char **argv)
 	if (rc)
 		mt_capture_err_message(&err, msg, sizeof(msg));
 	if (rc && rc != MT_CAPTURE_EWRITE) {
-		fprintf(stderr, "mt-capture: %s\n", msg);
-		return rc == MT_CAPTURE_ENOTFOUND || rc == MT_CAPTURE_ECANTRUN ? EXIT_USAGE : EXIT_ENV;
+		mt_die(rc == MT_CAPTURE_ENOTFOUND || rc == MT_CAPTURE_ECANTRUN ? MT_EXIT_USAGE : MT_EXIT_ENV,
+		       "%s", msg);
 	}
-	fprintf(stderr, "mt-capture: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64
-		" bytes, %.3f s%s\n", st.samples, st.lost, st.bytes, st.seconds,
+	/* The closing line: a report, not an error. */
+	fprintf(stderr, "%s: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64 " bytes, %.3f s%s\n",
+		mt_prog(), st.samples, st.lost, st.bytes, st.seconds,
 		!st.lost ? "" : no_wait ? " (samples lost: without --no-wait the program waits for room)"
 				       : " (samples lost: raise --mmap-pages, or --rate in sample mode)");
 	if (waited_ns >= 1000000)
-		fprintf(stderr, "mt-capture: the program's threads waited %.0f ms in all for room in "
-			"the sample ring (--no-wait drops samples instead)\n", (double)waited_ns / 1e6);
+		fprintf(stderr, "%s: the program's threads waited %.0f ms in all for room in the "
+			"sample ring (--no-wait drops samples instead)\n", mt_prog(),
+			(double)waited_ns / 1e6);
 	if (st.ring_abandoned || st.ring_unread || st.ring_gap_bytes)
-		fprintf(stderr, "mt-capture: sample ring: %" PRIu64 " records abandoned by their "
+		mt_error("sample ring: %" PRIu64 " records abandoned by their "
 			"writer, %" PRIu64 " bytes never completed, %" PRIu64 " bytes read past (their "
-			"writer died before writing, or the program wrote over them)\n", st.ring_abandoned,
+			"writer died before writing, or the program wrote over them)", st.ring_abandoned,
 			st.ring_unread, st.ring_gap_bytes);
 	if (st.ring_damaged && !rc)
-		fprintf(stderr, "mt-capture: the sample ring was written over (by the program?): "
-			"its records were read no further, and what they held is lost\n");
-	if (watched && st.exited && !st.watch_maps)
-		fprintf(stderr, mode == MT_CAPTURE_SAMPLE ?
-			"mt-capture: no process of the command loaded the sampler (%s), so nothing "
-			"was sampled: a static program, or one that clears LD_PRELOAD, cannot be "
-			"sampled (for a static one: --mode trace --lib PROGRAM)\n" :
-			"mt-capture: no process of the command mapped the probed copy of %s, so no "
-			"allocator call was seen: the command does not load it, or loads it by its "
-			"path (LD_PRELOAD set in the command, dlopen of a path, DT_RPATH), which "
-			"bypasses the copy that LD_LIBRARY_PATH puts first; preload it by name, or "
-			"set LD_PRELOAD for mt-capture itself\n", mode == MT_CAPTURE_SAMPLE ? watch : probed);
+		mt_error("the sample ring was written over (by the program?): "
+			"its records were read no further, and what they held is lost");
+	if (watched && st.exited && !st.watch_maps && mode == MT_CAPTURE_SAMPLE)
+		mt_error("no process of the command loaded the sampler (%s), so nothing was sampled: "
+			 "a static program, or one that clears LD_PRELOAD, cannot be sampled (for a "
+			 "static one: --mode trace --lib PROGRAM)", watch);
+	else if (watched && st.exited && !st.watch_maps)
+		mt_error("no process of the command mapped the probed copy of %s, so no allocator "
+			 "call was seen: the command does not load it, or loads it by its path "
+			 "(LD_PRELOAD set in the command, dlopen of a path, DT_RPATH), which bypasses "
+			 "the copy that LD_LIBRARY_PATH puts first; preload it by name, or set "
+			 "LD_PRELOAD for mt-capture itself", probed);
 	if (st.unfollowed)
-		fprintf(stderr, "mt-capture: %" PRIu64 " threads or processes started after attaching "
+		mt_error("%" PRIu64 " threads or processes started after attaching "
 			"were not followed (uprobe events cannot be inherited into a running "
-			"process)\n", st.unfollowed);
-	if (rc) {
-		fprintf(stderr, "mt-capture: %s\n", msg);
-		return EXIT_DATA;
-	}
+			"process)", st.unfollowed);
+	if (rc)
+		mt_die(MT_EXIT_DATA, "%s", msg);
 	if (st.ring_damaged)
-		return EXIT_DATA;
+		return MT_EXIT_DATA;
 	if (st.detached)
 		return 128 + (int)stop_signal;
 	if (st.exited)
