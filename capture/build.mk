@@ -35,6 +35,7 @@ LIBS += $(B)/libmt-sampler.so
 # ---- mt-capture
 CAPTURE_OBJS := \
 	$(B)/obj/capture/mt_capture.o \
+	$(B)/obj/capture/capture_opts.o \
 	$(B)/obj/capture/capture_run.o \
 	$(B)/obj/capture/capture_events.o \
 	$(B)/obj/capture/capture_elf.o \

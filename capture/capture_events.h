@@ -28,8 +28,6 @@
  * usually a local of the caller or of a wrapper just above it. */
 #define MT_CAPTURE_MEMPTR_DUMP 1024
 
-enum mt_capture_mode { MT_CAPTURE_SAMPLE, MT_CAPTURE_TRACE, MT_CAPTURE_EVENT };
-
 struct mt_capture_events;
 
 /* An empty list of events, for the mode functions below to fill.

@@ -1,16 +1,19 @@
-/* mt-capture: options, checks and exit codes around mt_capture_run(). */
+/* mt-capture: what the options ask for set up around mt_capture_run(), the
+ * report after it, and the exit status. */
 #include "capture/capture_err.h"
 #include "capture/capture_events.h"
+#include "capture/capture_keep.h"
+#include "capture/capture_opts.h"
 #include "capture/capture_ring.h"
 #include "capture/capture_run.h"
 #include "common/cli.h"
-#include "capture/capture_keep.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,56 +24,6 @@
 /* The sample ring's size in --mmap-pages units (8 MiB by default): one
  * ring for all CPUs. */
 #define RING_PAGES 4
-
-static const char usage_text[] =
-	"usage: mt-capture [options] [--] COMMAND [ARGS...]\n"
-	"       mt-capture [options] -p PID\n"
-	"\n"
-	"Capture allocations (or any perf event) with user stacks as a perf pipe\n"
-	"stream on stdout, for mt-encode, mt-unwind or `perf script -i`.\n"
-	"\n"
-	"Modes:\n"
-	"  --mode sample   (default with a command) preload libmt-sampler.so: byte-sampled\n"
-	"                  allocations with stacks, frees of sampled pointers, exact totals\n"
-	"  --mode trace    (default with -p) uprobes on every allocator call in libc or --lib\n"
-	"  --mode event    (default with -e) any perf event, e.g. -e cpu-clock -F 999\n"
-	"\n"
-	"Options:\n"
-	"  -o, --output FILE      write the stream to FILE instead of stdout\n"
-	"  -p, --pid PID          attach to a running process (trace, event; sample if it\n"
-	"                         already preloads libmt-sampler.so)\n"
-	"      --rate BYTES       sample mode: mean bytes between sample points (524288);\n"
-	"                         1 records every allocation\n"
-	"      --seed N           sample mode: reproducible sampling (default: fresh seed)\n"
-	"      --lib PATH         trace mode: the allocator to probe (default: libc)\n"
-	"  -e, --event NAME       event mode: the event (cpu-clock, task-clock, cycles, ...,\n"
-	"                         a tracepoint SYSTEM:EVENT such as sched:sched_switch,\n"
-	"                         a raw hardware event rHEX)\n"
-	"  -F, --freq HZ          event mode: samples per second (default 999; tracepoints:\n"
-	"                         every hit unless -F or -c)\n"
-	"  -c, --count N          event mode: a sample every N events; trace mode: record\n"
-	"                         every Nth call of each function (no return probes)\n"
-	"      --stack-size N     bytes of user stack per sample (8192, at most 65528;\n"
-	"                         deep stacks, as clang's, want 65528)\n"
-	"      --mmap-pages N     ring buffer pages per CPU, a power of two (512); sample\n"
-	"                         mode's sample ring is 4 times that\n"
-	"      --no-ring          sample mode: the sampler's events reach mt-capture through\n"
-	"                         uprobes on its markers, not a shared ring (slower)\n"
-	"      --no-wait          sample mode: when the sample ring is full, drop samples\n"
-	"                         (counted as lost) instead of making the program wait\n"
-	"  -h, --help             this text\n"
-	"\n"
-	"Environment: MT_SAMPLER=PATH overrides where libmt-sampler.so is found\n"
-	"(default: DIR/../lib/mt, DIR/.. and DIR, DIR holding mt-capture). Sample mode\n"
-	"keeps a copy of each sampler build in $XDG_CACHE_HOME/mt/build-id (else\n"
-	"~/.cache/mt/build-id), for mt-unwind once mt is rebuilt or upgraded.\n"
-	"\n"
-	"At the end one line on stderr: samples, lost samples, bytes, duration.\n"
-	"Exit status: the command's (128+N when killed by signal N); with -p 0.\n"
-	"Errors: 1 output failed or data lost in writing (also: the program wrote\n"
-	"over the sample ring), 2 usage (also: COMMAND not found, unknown event or\n"
-	"tracepoint), 3 environment (perf_event_open denied: perf_event_paranoid /\n"
-	"CAP_PERFMON; sampler or uprobe PMU missing; tracefs unreadable or not mounted).\n";
 
 static volatile sig_atomic_t stops, stop_signal;
 
@@ -85,19 +38,6 @@ static void on_stop(int sig)
 {
 	stop_signal = sig;
 	stops++;
-}
-
-static int parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-	errno = 0;
-	if (!s || !*s || *s == '-')
-		return -1;
-	unsigned long long x = strtoull(s, &end, 0);
-	if (errno || *end)
-		return -1;
-	*v = x;
-	return 0;
 }
 
 /* Is cmd runnable (a path, or a name found in PATH)? */
@@ -275,216 +215,144 @@ static int find_mapped(pid_t pid, const char *prefix, char *out, size_t len)
 	return rc;
 }
 
-int main(int argc, char **argv)
+/* What main sets up for the run, and removes after it. */
+struct setup {
+	struct mt_capture_events *evs;
+	struct mt_capture_ring *ring;	/* sample mode with a command, else NULL */
+	char *env[6];		/* NAME=VALUE for the command, malloc'd, NULL-ended */
+	/* The file the events probe or the command preloads: the sampler, or
+	 * a private copy of it or of the probed library. */
+	char path[PATH_MAX];
+	char orig[PATH_MAX];	/* the sampler found, or trace mode's libc */
+	char tmpdir[PATH_MAX];	/* the private copy's directory, or "" */
+	const char *probed;	/* trace mode with a command: the library asked for */
+};
+
+static noreturn void die_err(enum mt_exit code, const struct mt_capture_err *err)
 {
-	mt_cli_init("mt-capture");
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "rate", required_argument, NULL, 'r' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "lib", required_argument, NULL, 'l' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "stack-size", required_argument, NULL, 'S' },
-		{ "mmap-pages", required_argument, NULL, 'M' },
-		{ "no-ring", no_argument, NULL, 'R' },
-		{ "no-wait", no_argument, NULL, 'W' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *output = NULL, *mode_s = NULL, *lib = NULL, *event = NULL;
-	uint64_t pid = 0, rate = 524288, seed = 0, freq = 0, count = 0, stack = 8192, pages = 512;
-	int seeded = 0, no_ring = 0, no_wait = 0, opt;
+	char msg[MT_CAPTURE_MSGLEN];
+	mt_die(code, "%s", mt_capture_err_message(err, msg, sizeof(msg)));
+}
+
+/* An event list's error: a name that names no event is a usage error. */
+static noreturn void die_events(const struct mt_capture_err *err)
+{
+	die_err(err->code == MT_CAPTURE_EEVENT || err->code == MT_CAPTURE_ETPNAME ||
+		err->code == MT_CAPTURE_ETPUNKNOWN ? MT_EXIT_USAGE : MT_EXIT_ENV, err);
+}
+
+/* Sample mode: the sampler's markers, its environment and the sample ring. */
+static void setup_sample(const struct mt_capture_opts *o, struct setup *s)
+{
 	struct mt_capture_err err = { 0 };
 	char msg[MT_CAPTURE_MSGLEN];
-
-	while ((opt = getopt_long(argc, argv, "+o:p:e:F:c:h", longopts, NULL)) != -1) {
-		uint64_t *num = NULL;
-		switch (opt) {
-		case 'o': output = optarg; break;
-		case 'm': mode_s = optarg; break;
-		case 'l': lib = optarg; break;
-		case 'e':
-			if (event)	/* one event per capture: not the last one silently */
-				mt_die(MT_EXIT_USAGE, "-e given twice ('%s', '%s'): one event per capture",
-				       event, optarg);
-			event = optarg;
-			break;
-		case 'p': num = &pid; break;
-		case 'r': num = &rate; break;
-		case 's': num = &seed; seeded = 1; break;
-		case 'F': num = &freq; break;
-		case 'c': num = &count; break;
-		case 'S': num = &stack; break;
-		case 'M': num = &pages; break;
-		case 'R': no_ring = 1; break;
-		case 'W': no_wait = 1; break;
-		case 'h': fputs(usage_text, stdout); return MT_EXIT_OK;
-		default: fputs(usage_text, stderr); return MT_EXIT_USAGE;
-		}
-		if (num && parse_u64(optarg, num))
-			mt_die(MT_EXIT_USAGE, "invalid number '%s' for -%s", optarg,
-			       (char[]){ (char)(opt < 'a' && opt != 'F' ? '-' : opt), 0 });
+	if (o->pid) {
+		if (find_mapped(o->pid, "libmt-sampler", s->path, sizeof(s->path)))
+			mt_die(MT_EXIT_USAGE, "process %d does not preload libmt-sampler.so: use --mode trace",
+			       (int)o->pid);
+	} else if (find_lib("libmt-sampler.so", s->orig)) {
+		mt_die(MT_EXIT_ENV, "cannot find libmt-sampler.so (set MT_SAMPLER=PATH)");
+	} else if (strncmp(strrchr(s->orig, '/') ? strrchr(s->orig, '/') + 1 : s->orig,
+			   "libmt-sampler.so", 16)) {
+		/* mt-unwind tells the sampler's frames and processes by the
+		 * file name mapped: another name would read as a capture
+		 * without the sampler. */
+		mt_die(MT_EXIT_ENV, "the sampler '%s': its file name must begin with libmt-sampler.so",
+		       s->orig);
+	} else if (!o->no_ring) {
+		/* No uprobe on it: the sampler itself, which stays after the
+		 * capture for mt-unwind to read. */
+		snprintf(s->path, sizeof(s->path), "%s", s->orig);
+	} else if (private_copy(s->orig, s->tmpdir, s->path)) {
+		mt_die(MT_EXIT_ENV, "cannot copy '%s' to a private directory: %s", s->orig,
+		       strerror(errno));
 	}
-	char **cmd = argv + optind;
-	int have_cmd = optind < argc;
-	if (have_cmd == (pid != 0))
-		mt_die(MT_EXIT_USAGE, "give a command or -p PID (one of them)\nTry 'mt-capture --help'.");
-	if (pid > INT32_MAX)
-		mt_die(MT_EXIT_USAGE, "invalid pid");
-	enum mt_capture_mode mode = event ? MT_CAPTURE_EVENT : pid ? MT_CAPTURE_TRACE : MT_CAPTURE_SAMPLE;
-	if (mode_s) {
-		if (!strcmp(mode_s, "sample"))
-			mode = MT_CAPTURE_SAMPLE;
-		else if (!strcmp(mode_s, "trace"))
-			mode = MT_CAPTURE_TRACE;
-		else if (!strcmp(mode_s, "event"))
-			mode = MT_CAPTURE_EVENT;
-		else
-			mt_die(MT_EXIT_USAGE, "unknown mode '%s' (sample, trace or event)", mode_s);
-	}
-	if (stack > 65528 || stack % 8)
-		mt_die(MT_EXIT_USAGE, "--stack-size must be a multiple of 8, at most 65528");
-	if (!pages || (pages & (pages - 1)) || pages > (1u << 20))
-		mt_die(MT_EXIT_USAGE, "--mmap-pages must be a power of two");
-	if (!rate)
-		mt_die(MT_EXIT_USAGE, "--rate must be at least 1");
-	if (freq && count)
-		mt_die(MT_EXIT_USAGE, "-F and -c exclude each other");
-	if (event && mode != MT_CAPTURE_EVENT)
-		mt_die(MT_EXIT_USAGE, "-e needs --mode event");
-	if (freq && mode != MT_CAPTURE_EVENT)
-		mt_die(MT_EXIT_USAGE, "-F is for event mode");
-	if (count && mode == MT_CAPTURE_SAMPLE)
-		mt_die(MT_EXIT_USAGE, "-c is for trace and event modes (sample mode: --rate)");
-	if (lib && mode != MT_CAPTURE_TRACE)
-		mt_die(MT_EXIT_USAGE, "--lib is for trace mode");
-	if (no_ring && (mode != MT_CAPTURE_SAMPLE || pid))
-		mt_die(MT_EXIT_USAGE, "--no-ring is for sample mode with a command (-p always uses "
-		       "uprobes)");
-	if (no_wait && (mode != MT_CAPTURE_SAMPLE || pid || no_ring))
-		mt_die(MT_EXIT_USAGE, "--no-wait is for sample mode with a command through the "
-		       "sample ring (uprobe events cannot wait)");
-	if (have_cmd) {
-		char why[128];
-		if (!command_exists(cmd[0], why, sizeof(why)))
-			mt_die(MT_EXIT_USAGE, "cannot run '%s': %s", cmd[0], why);
-	}
-
-	struct mt_capture_events *evs;
-	if (mt_capture_events_new(&evs))
+	/* So that rebuilding or upgrading mt leaves this capture readable
+	 * (capture_keep.h). */
+	if (mt_capture_keep_by_build_id(o->pid ? s->path : s->orig, &err))
+		mt_warn("%s", mt_capture_err_message(&err, msg, sizeof(msg)));
+	int ring = o->cmd && !o->no_ring;
+	if (mt_capture_events_sample(s->evs, s->path, o->stack_size, ring, &err))
+		die_events(&err);
+	if (!o->cmd)
+		return;
+	const char *old = getenv("LD_PRELOAD");
+	if (asprintf(&s->env[0], "LD_PRELOAD=%s%s%s", s->path, old && *old ? ":" : "",
+		     old ? old : "") < 0 ||
+	    asprintf(&s->env[1], "MT_SAMPLER_RATE=%" PRIu64, o->rate) < 0 ||
+	    (o->seeded && asprintf(&s->env[2], "MT_SAMPLER_SEED=%" PRIu64, o->seed) < 0) ||
+	    /* The first image's stream (capture/sampler.c, "process images"):
+	     * what it starts unseen mixes in its pid. */
+	    (o->seeded && !(s->env[3] = strdup("MT_SAMPLER_STREAM=0000000000000000"))))
 		mt_die(MT_EXIT_ENV, "out of memory");
-	char path[PATH_MAX], orig[PATH_MAX], tmpdir[PATH_MAX] = "";
-	char *env[6] = { NULL };
-	const char *probed = NULL;	/* trace mode: the library asked for */
-	struct mt_capture_ring *ring = NULL;
-	int use_ring = mode == MT_CAPTURE_SAMPLE && have_cmd && !no_ring, rc;
-	switch (mode) {
-	case MT_CAPTURE_SAMPLE:
-		if (pid) {
-			if (find_mapped((pid_t)pid, "libmt-sampler", path, sizeof(path)))
-				mt_die(MT_EXIT_USAGE,
-				       "process %s does not preload libmt-sampler.so: use --mode trace",
-				       argv[optind - 1]);
-		} else if (find_lib("libmt-sampler.so", orig)) {
-			mt_die(MT_EXIT_ENV, "cannot find libmt-sampler.so (set MT_SAMPLER=PATH)");
-		} else if (strncmp(strrchr(orig, '/') ? strrchr(orig, '/') + 1 : orig,
-				   "libmt-sampler.so", 16)) {
-			/* mt-unwind tells the sampler's frames and processes by
-			 * the file name mapped: another name would read as a
-			 * capture without the sampler. */
-			mt_die(MT_EXIT_ENV, "the sampler '%s': its file name must begin with"
-			       " libmt-sampler.so", orig);
-		} else if (!no_ring) {
-			/* No uprobe on it: the sampler itself, which stays after
-			 * the capture for mt-unwind to read. */
-			snprintf(path, sizeof(path), "%s", orig);
-		} else if (private_copy(orig, tmpdir, path)) {
-			mt_die(MT_EXIT_ENV, "cannot copy '%s' to a private directory: %s", orig,
-			       strerror(errno));
-		}
-		/* So that rebuilding or upgrading mt leaves this capture
-		 * readable (capture_keep.h). */
-		if (mt_capture_keep_by_build_id(pid ? path : orig, &err) != 0)
-			mt_warn("%s", mt_capture_err_message(&err, msg, sizeof(msg)));
-		rc = mt_capture_events_sample(evs, path, (unsigned)stack, use_ring, &err);
-		if (!rc && have_cmd) {
-			const char *old = getenv("LD_PRELOAD");
-			if (asprintf(&env[0], "LD_PRELOAD=%s%s%s", path, old && *old ? ":" : "",
-				     old ? old : "") < 0 ||
-			    asprintf(&env[1], "MT_SAMPLER_RATE=%" PRIu64, rate) < 0 ||
-			    (seeded && asprintf(&env[2], "MT_SAMPLER_SEED=%" PRIu64, seed) < 0) ||
-			    /* The first image's stream (capture/sampler.c, "process
-			     * images"): what it starts unseen mixes in its pid. */
-			    (seeded && !(env[3] = strdup("MT_SAMPLER_STREAM=0000000000000000"))))
-				mt_die(MT_EXIT_ENV, "out of memory");
-		}
-		if (!rc && use_ring) {
-			/* The sample ring: RING_PAGES times the per-CPU ring, and
-			 * room for 32 samples and 64 KiB at least. */
-			size_t ring_size = RING_PAGES * pages * (size_t)sysconf(_SC_PAGESIZE);
-			while (ring_size < 32 * (stack + 512) || ring_size < 65536)
-				ring_size *= 2;
-			if (mt_capture_ring_new(&ring, ring_size, (unsigned)stack, !no_wait,
-						&env[seeded ? 4 : 2], &err))
-				mt_die(MT_EXIT_ENV, "%s", mt_capture_err_message(&err, msg, sizeof(msg)));
-		}
-		break;
-	case MT_CAPTURE_TRACE:
-		if (!lib) {
-			if (find_mapped((pid_t)pid, "libc.so", orig, sizeof(orig)) &&
-			    find_mapped((pid_t)pid, "libc-", orig, sizeof(orig)))
-				mt_die(MT_EXIT_ENV, "cannot find the libc%s; use --lib PATH",
-				       pid ? " of that process" : "");
-			lib = orig;
-		}
-		if (have_cmd) {
-			/* The command finds our copy first in its library path; a
-			 * static program given as --lib runs as the copy itself. */
-			char real_lib[PATH_MAX] = "", real_cmd[PATH_MAX];
-			int is_cmd = realpath(lib, real_lib) && strchr(cmd[0], '/') &&
-				     realpath(cmd[0], real_cmd) && !strcmp(real_lib, real_cmd);
-			if (private_copy(lib, tmpdir, path))
-				mt_die(MT_EXIT_ENV, "cannot copy '%s' to a private directory: %s", lib,
-				       strerror(errno));
-			const char *old = getenv("LD_LIBRARY_PATH");
-			if (is_cmd)
-				cmd[0] = path;
-			else if (asprintf(&env[0], "LD_LIBRARY_PATH=%s%s%s", tmpdir,
-					  old && *old ? ":" : "", old ? old : "") < 0)
-				mt_die(MT_EXIT_ENV, "out of memory");
-			else if (real_lib[0])
-				env[1] = preload_the_copy(real_lib, path);
-			probed = lib;
-			lib = path;
-		}
-		rc = mt_capture_events_trace(evs, lib, (unsigned)stack, count ? count : 1, &err);
-		break;
-	default:
-		rc = mt_capture_events_named(evs, event ? event : "cpu-clock", (unsigned)stack,
-					     freq, count, &err);
-		break;
-	}
-	if (rc)
-		mt_die(rc == MT_CAPTURE_EEVENT || rc == MT_CAPTURE_ETPNAME ||
-		       rc == MT_CAPTURE_ETPUNKNOWN ? MT_EXIT_USAGE : MT_EXIT_ENV, "%s",
-		       mt_capture_err_message(&err, msg, sizeof(msg)));
+	if (!ring)
+		return;
+	/* The sample ring: RING_PAGES times the per-CPU ring, and room for 32
+	 * samples and 64 KiB at least. */
+	size_t size = RING_PAGES * o->mmap_pages * (size_t)sysconf(_SC_PAGESIZE);
+	while (size < 32 * ((size_t)o->stack_size + 512) || size < 65536)
+		size *= 2;
+	if (mt_capture_ring_new(&s->ring, size, o->stack_size, !o->no_wait,
+				&s->env[o->seeded ? 4 : 2], &err))
+		die_err(MT_EXIT_ENV, &err);
+}
 
-	int fd = 1;
-	const char *out_name = "stdout";
-	if (output && strcmp(output, "-")) {
-		fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+/* Trace mode: probes on the allocator, through a private copy of it when
+ * mt-capture starts the command. */
+static void setup_trace(const struct mt_capture_opts *o, struct setup *s)
+{
+	struct mt_capture_err err = { 0 };
+	const char *lib = o->lib;
+	if (!lib) {
+		if (find_mapped(o->pid, "libc.so", s->orig, sizeof(s->orig)) &&
+		    find_mapped(o->pid, "libc-", s->orig, sizeof(s->orig)))
+			mt_die(MT_EXIT_ENV, "cannot find the libc%s; use --lib PATH",
+			       o->pid ? " of that process" : "");
+		lib = s->orig;
+	}
+	if (o->cmd) {
+		/* The command finds our copy first in its library path; a static
+		 * program given as --lib runs as the copy itself. */
+		char real_lib[PATH_MAX] = "", real_cmd[PATH_MAX];
+		int is_cmd = realpath(lib, real_lib) && strchr(o->cmd[0], '/') &&
+			     realpath(o->cmd[0], real_cmd) && !strcmp(real_lib, real_cmd);
+		if (private_copy(lib, s->tmpdir, s->path))
+			mt_die(MT_EXIT_ENV, "cannot copy '%s' to a private directory: %s", lib,
+			       strerror(errno));
+		const char *old = getenv("LD_LIBRARY_PATH");
+		if (is_cmd)
+			o->cmd[0] = s->path;
+		else if (asprintf(&s->env[0], "LD_LIBRARY_PATH=%s%s%s", s->tmpdir,
+				  old && *old ? ":" : "", old ? old : "") < 0)
+			mt_die(MT_EXIT_ENV, "out of memory");
+		else if (real_lib[0])
+			s->env[1] = preload_the_copy(real_lib, s->path);
+		s->probed = lib;
+		lib = s->path;
+	}
+	if (mt_capture_events_trace(s->evs, lib, o->stack_size, o->count ? o->count : 1, &err))
+		die_events(&err);
+}
+
+/* The output: -o FILE, else stdout (not a terminal).  @return : its fd. */
+static int open_output(const struct mt_capture_opts *o, const char **name)
+{
+	*name = "stdout";
+	if (o->output && strcmp(o->output, "-")) {
+		int fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0)
-			mt_die(MT_EXIT_ENV, "cannot open '%s': %s", output, strerror(errno));
-		out_name = output;
-	} else if (isatty(1)) {
+			mt_die(MT_EXIT_ENV, "cannot open '%s': %s", o->output, strerror(errno));
+		*name = o->output;
+		return fd;
+	}
+	if (isatty(1))
 		mt_die(MT_EXIT_USAGE, "refusing to write a binary stream to a terminal: use -o FILE "
 		       "or a pipe");
-	}
+	return 1;
+}
 
+static void handle_signals(void)
+{
 	struct sigaction sa = { .sa_handler = on_stop };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -493,70 +361,104 @@ int main(int argc, char **argv)
 	sigaction(SIGCHLD, &sa, NULL);
 	sigaction(SIGURG, &sa, NULL);	/* the sample ring is half full (sample_ring.h) */
 	signal(SIGPIPE, SIG_IGN);
+}
 
-	/* The file the command must map for anything to be seen: the sampler
-	 * (sample mode) or the probed copy (trace mode), by its kernel name. */
-	char watch[PATH_MAX], watch_as[PATH_MAX];
-	int watched = have_cmd && mode != MT_CAPTURE_EVENT && realpath(path, watch);
-	/* A private copy is deleted at the end: the stream names the original. */
-	const char *copied = mode == MT_CAPTURE_SAMPLE ? orig : probed;
-	int renamed = watched && tmpdir[0] && copied && realpath(copied, watch_as);
-	struct mt_capture_run_opts ro = {
-		.evs = evs, .pid = (pid_t)pid, .argv = have_cmd ? cmd : NULL, .env = env,
-		.mmap_pages = (unsigned)pages, .ring = ring, .out_fd = fd, .out_name = out_name,
-		.stops = &stops, .stop_signal = &stop_signal, .watch = watched ? watch : NULL,
-		.watch_as = renamed ? watch_as : NULL,
-	};
-	struct mt_capture_stats st;
-	rc = mt_capture_run(&ro, &st, &err);
-	uint64_t waited_ns = ring ? mt_capture_ring_waited_ns(ring) : 0;
-	for (int i = 0; env[i]; i++)
-		free(env[i]);
-	mt_capture_ring_free(ring);
-	mt_capture_events_free(evs);
-	if (tmpdir[0]) {	/* mapped copies stay valid after the unlink */
-		unlink(path);
-		rmdir(tmpdir);
-	}
-	if (rc)
-		mt_capture_err_message(&err, msg, sizeof(msg));
-	if (rc && rc != MT_CAPTURE_EWRITE) {
-		mt_die(rc == MT_CAPTURE_ENOTFOUND || rc == MT_CAPTURE_ECANTRUN ? MT_EXIT_USAGE : MT_EXIT_ENV,
-		       "%s", msg);
-	}
+/* The lines on stderr after the capture: what it got, and what it missed.
+ * watch: the file the command had to map (NULL: none was watched). */
+static void report(const struct mt_capture_opts *o, const struct setup *s,
+		   const struct mt_capture_stats *st, uint64_t waited_ns, const char *watch)
+{
 	/* The closing line: a report, not an error. */
 	fprintf(stderr, "%s: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64 " bytes, %.3f s%s\n",
-		mt_prog(), st.samples, st.lost, st.bytes, st.seconds,
-		!st.lost ? "" : no_wait ? " (samples lost: without --no-wait the program waits for room)"
-				       : " (samples lost: raise --mmap-pages, or --rate in sample mode)");
+		mt_prog(), st->samples, st->lost, st->bytes, st->seconds,
+		!st->lost ? "" : o->no_wait ?
+		" (samples lost: without --no-wait the program waits for room)" :
+		" (samples lost: raise --mmap-pages, or --rate in sample mode)");
 	if (waited_ns >= 1000000)
 		fprintf(stderr, "%s: the program's threads waited %.0f ms in all for room in the "
 			"sample ring (--no-wait drops samples instead)\n", mt_prog(),
 			(double)waited_ns / 1e6);
-	if (st.ring_abandoned || st.ring_unread || st.ring_gap_bytes)
-		mt_error("sample ring: %" PRIu64 " records abandoned by their "
-			"writer, %" PRIu64 " bytes never completed, %" PRIu64 " bytes read past (their "
-			"writer died before writing, or the program wrote over them)", st.ring_abandoned,
-			st.ring_unread, st.ring_gap_bytes);
-	if (st.ring_damaged && !rc)
-		mt_error("the sample ring was written over (by the program?): "
-			"its records were read no further, and what they held is lost");
-	if (watched && st.exited && !st.watch_maps && mode == MT_CAPTURE_SAMPLE)
+	if (st->ring_abandoned || st->ring_unread || st->ring_gap_bytes)
+		mt_error("sample ring: %" PRIu64 " records abandoned by their writer, %" PRIu64
+			 " bytes never completed, %" PRIu64 " bytes read past (their writer died "
+			 "before writing, or the program wrote over them)", st->ring_abandoned,
+			 st->ring_unread, st->ring_gap_bytes);
+	if (st->ring_damaged)
+		mt_error("the sample ring was written over (by the program?): its records were read "
+			 "no further, and what they held is lost");
+	if (watch && st->exited && !st->watch_maps && o->mode == MT_CAPTURE_SAMPLE)
 		mt_error("no process of the command loaded the sampler (%s), so nothing was sampled: "
 			 "a static program, or one that clears LD_PRELOAD, cannot be sampled (for a "
 			 "static one: --mode trace --lib PROGRAM)", watch);
-	else if (watched && st.exited && !st.watch_maps)
+	else if (watch && st->exited && !st->watch_maps)
 		mt_error("no process of the command mapped the probed copy of %s, so no allocator "
 			 "call was seen: the command does not load it, or loads it by its path "
 			 "(LD_PRELOAD set in the command, dlopen of a path, DT_RPATH), which bypasses "
 			 "the copy that LD_LIBRARY_PATH puts first; preload it by name, or set "
-			 "LD_PRELOAD for mt-capture itself", probed);
-	if (st.unfollowed)
-		mt_error("%" PRIu64 " threads or processes started after attaching "
-			"were not followed (uprobe events cannot be inherited into a running "
-			"process)", st.unfollowed);
+			 "LD_PRELOAD for mt-capture itself", s->probed);
+	if (st->unfollowed)
+		mt_error("%" PRIu64 " threads or processes started after attaching were not followed "
+			 "(uprobe events cannot be inherited into a running process)", st->unfollowed);
+}
+
+int main(int argc, char **argv)
+{
+	mt_cli_init("mt-capture");
+	struct mt_capture_opts o;
+	int parsed = mt_capture_opts_parse(argc, argv, &o);
+	if (parsed)
+		return parsed > 0 ? MT_EXIT_OK : MT_EXIT_USAGE;
+	if (o.cmd) {
+		char why[128];
+		if (!command_exists(o.cmd[0], why, sizeof(why)))
+			mt_die(MT_EXIT_USAGE, "cannot run '%s': %s", o.cmd[0], why);
+	}
+
+	static struct setup s;	/* static: still reachable when mt_die exits */
+	struct mt_capture_err err = { 0 };
+	if (mt_capture_events_new(&s.evs))
+		mt_die(MT_EXIT_ENV, "out of memory");
+	if (o.mode == MT_CAPTURE_SAMPLE)
+		setup_sample(&o, &s);
+	else if (o.mode == MT_CAPTURE_TRACE)
+		setup_trace(&o, &s);
+	else if (mt_capture_events_named(s.evs, o.event ? o.event : "cpu-clock", o.stack_size,
+					 o.freq, o.count, &err))
+		die_events(&err);
+	const char *out_name;
+	int fd = open_output(&o, &out_name);
+	handle_signals();
+
+	/* The file the command must map for anything to be seen: the sampler
+	 * (sample mode) or the probed copy (trace mode), by its kernel name. */
+	char watch[PATH_MAX], watch_as[PATH_MAX];
+	int watched = o.cmd && o.mode != MT_CAPTURE_EVENT && realpath(s.path, watch);
+	/* A private copy is deleted at the end: the stream names the original. */
+	const char *copied = o.mode == MT_CAPTURE_SAMPLE ? s.orig : s.probed;
+	int renamed = watched && s.tmpdir[0] && copied && realpath(copied, watch_as);
+	struct mt_capture_run_opts ro = {
+		.evs = s.evs, .pid = o.pid, .argv = o.cmd, .env = s.env,
+		.mmap_pages = o.mmap_pages, .ring = s.ring, .out_fd = fd, .out_name = out_name,
+		.stops = &stops, .stop_signal = &stop_signal, .watch = watched ? watch : NULL,
+		.watch_as = renamed ? watch_as : NULL,
+	};
+	struct mt_capture_stats st;
+	int rc = mt_capture_run(&ro, &st, &err);
+	uint64_t waited_ns = s.ring ? mt_capture_ring_waited_ns(s.ring) : 0;
+	for (int i = 0; s.env[i]; i++)
+		free(s.env[i]);
+	mt_capture_ring_free(s.ring);
+	mt_capture_events_free(s.evs);
+	if (s.tmpdir[0]) {	/* mapped copies stay valid after the unlink */
+		unlink(s.path);
+		rmdir(s.tmpdir);
+	}
+	if (rc && rc != MT_CAPTURE_EWRITE)
+		die_err(rc == MT_CAPTURE_ENOTFOUND || rc == MT_CAPTURE_ECANTRUN ? MT_EXIT_USAGE
+		       : MT_EXIT_ENV, &err);
+	report(&o, &s, &st, waited_ns, watched ? watch : NULL);
 	if (rc)
-		mt_die(MT_EXIT_DATA, "%s", msg);
+		die_err(MT_EXIT_DATA, &err);
 	if (st.ring_damaged)
 		return MT_EXIT_DATA;
 	if (st.detached)
