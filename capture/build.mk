@@ -40,6 +40,7 @@ CAPTURE_OBJS := \
 	$(B)/obj/capture/capture_events.o \
 	$(B)/obj/capture/capture_elf.o \
 	$(B)/obj/capture/capture_err.o \
+	$(B)/obj/capture/capture_files.o \
 	$(B)/obj/capture/capture_proc.o \
 	$(B)/obj/capture/capture_ring.o \
 	$(B)/obj/capture/capture_keep.o \
@@ -90,11 +91,13 @@ CAPTURE_TEST_OBJS := \
 	$(B)/obj/tests/capture/sample_ring_test.o \
 	$(B)/obj/tests/capture/capture_ring_test.o \
 	$(B)/obj/tests/capture/capture_err_test.o \
+	$(B)/obj/tests/capture/capture_files_test.o \
 	$(B)/obj/capture/capture_ring.o \
 	$(B)/obj/capture/sample_ring.o \
 	$(B)/obj/capture/sampler_rand.o \
 	$(B)/obj/capture/capture_elf.o \
-	$(B)/obj/capture/capture_err.o
+	$(B)/obj/capture/capture_err.o \
+	$(B)/obj/capture/capture_files.o
 
 # The markers test reads the built sampler.
 $(B)/tests/capture-tests: $(CAPTURE_TEST_OBJS) $(B)/libmtcodec.a $(B)/libmtcommon.a | $(B)/libmt-sampler.so

@@ -79,6 +79,15 @@ static const struct {
 		"cannot keep a copy of the sampler in the cache",
 		"cannot keep a copy of '{s}' in the cache ({e}): after mt is rebuilt, "
 		"mt-unwind will not read this capture's stacks" },
+	[-MT_CAPTURE_ENOSAMPLER] = {
+		"cannot find libmt-sampler.so",
+		"cannot find libmt-sampler.so (set MT_SAMPLER=PATH)" },
+	[-MT_CAPTURE_ESAMPLERNAME] = {
+		"the sampler's file name must begin with libmt-sampler.so",
+		"the sampler '{s}': its file name must begin with libmt-sampler.so" },
+	[-MT_CAPTURE_ECOPY] = {
+		"cannot make a private copy",
+		"cannot copy '{s}' to a private directory: {e}" },
 };
 
 static int known(int code)

@@ -55,7 +55,10 @@ enum mt_capture_error {
 	MT_CAPTURE_ESYNTH = -29,	/* synthesized records cannot be written */
 	MT_CAPTURE_ERING = -30,		/* the sample ring cannot be made */
 	MT_CAPTURE_EKEEP = -31,		/* the sampler cannot be kept in the cache */
-	MT_CAPTURE_ERRORS = 32		/* how many codes there are, 0 included */
+	MT_CAPTURE_ENOSAMPLER = -32,	/* libmt-sampler.so cannot be found */
+	MT_CAPTURE_ESAMPLERNAME = -33,	/* the sampler's file has another name */
+	MT_CAPTURE_ECOPY = -34,		/* a private copy cannot be made */
+	MT_CAPTURE_ERRORS = 35		/* how many codes there are, 0 included */
 };
 
 struct mt_capture_err {

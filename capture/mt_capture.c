@@ -2,6 +2,7 @@
  * report after it, and the exit status. */
 #include "capture/capture_err.h"
 #include "capture/capture_events.h"
+#include "capture/capture_files.h"
 #include "capture/capture_keep.h"
 #include "capture/capture_opts.h"
 #include "capture/capture_ring.h"
@@ -11,13 +12,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,181 +39,6 @@ static void on_stop(int sig)
 	stops++;
 }
 
-/* Is cmd runnable (a path, or a name found in PATH)? */
-static int command_exists(const char *cmd, char *why, size_t len)
-{
-	if (strchr(cmd, '/')) {
-		if (access(cmd, X_OK) == 0)
-			return 1;
-		snprintf(why, len, "%s", strerror(errno));
-		return 0;
-	}
-	const char *path = getenv("PATH");
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (const char *p = path;; p++) {
-		const char *e = strchrnul(p, ':');
-		char full[PATH_MAX];
-		snprintf(full, sizeof(full), "%.*s/%s", (int)(e - p), e == p ? "." : p, cmd);
-		struct stat sb;
-		if (stat(full, &sb) == 0 && S_ISREG(sb.st_mode) && access(full, X_OK) == 0)
-			return 1;
-		if (!*e)
-			break;
-		p = e;
-	}
-	snprintf(why, len, "command not found");
-	return 0;
-}
-
-/* Our preload library libmt-sampler.so (name): $MT_SAMPLER itself when set
- * (other names: a file in its directory), else beside the binary (installed
- * layout PREFIX/bin + PREFIX/lib/mt, build tree build/bin + build).  out:
- * PATH_MAX bytes, the real path. */
-static int find_lib(const char *name, char *out)
-{
-	const char *env = getenv("MT_SAMPLER");
-	if (env && *env) {
-		char dir[PATH_MAX], cand[PATH_MAX * 2];
-		if (!strcmp(name, "libmt-sampler.so"))
-			return realpath(env, out) ? 0 : -1;
-		snprintf(dir, sizeof(dir), "%s", env);
-		snprintf(cand, sizeof(cand), "%s/%s", dirname(dir), name);
-		return realpath(cand, out) ? 0 : -1;
-	}
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return -1;
-	exe[n] = 0;
-	const char *dir = dirname(exe);
-	static const char *const rel[] = { "../lib/mt/", "../", "" };
-	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		char cand[PATH_MAX * 2];
-		snprintf(cand, sizeof(cand), "%s/%s%s", dir, rel[i], name);
-		if (access(cand, R_OK) == 0 && realpath(cand, out))
-			return 0;
-	}
-	return -1;
-}
-
-/* "LD_PRELOAD=..." for the command: mt-capture's LD_PRELOAD with every
- * entry that is the file real (a realpath) replaced by copy, since a
- * library preloaded by its path would bypass the copy that LD_LIBRARY_PATH
- * puts first.  @return : the string, or NULL when nothing was replaced or
- * memory ran out (then the warning after the capture says what happened). */
-static char *preload_the_copy(const char *real, const char *copy)
-{
-	const char *old = getenv("LD_PRELOAD");
-	if (!old || !*old)
-		return NULL;
-	size_t cap = sizeof("LD_PRELOAD=") + strlen(old) * (strlen(copy) + 1);
-	char *out = malloc(cap), *o = out, entry[PATH_MAX], found[PATH_MAX];
-	if (!out)
-		return NULL;
-	o += sprintf(o, "LD_PRELOAD=");
-	int replaced = 0, first = 1;
-	for (const char *p = old; *p; ) {
-		size_t n = strcspn(p, ": ");
-		if (n) {
-			int same = 0;
-			if (n < sizeof(entry)) {
-				memcpy(entry, p, n);
-				entry[n] = 0;
-				same = strchr(entry, '/') && realpath(entry, found) && !strcmp(found, real);
-			}
-			if (!first)
-				*o++ = ':';
-			first = 0;
-			if (same) {
-				o += sprintf(o, "%s", copy);
-				replaced = 1;
-			} else {	/* as it was, however long */
-				memcpy(o, p, n);
-				o += n;
-				*o = 0;
-			}
-		}
-		p += n;
-		p += strspn(p, ": ");
-	}
-	if (!replaced) {
-		free(out);
-		return NULL;
-	}
-	return out;
-}
-
-/* A private copy of file in a new directory under $TMPDIR: uprobes on it
- * fire only in the processes mt-capture starts (see capture_run.c).
- * dir and out: PATH_MAX bytes.  @return : 0 or -1 with errno. */
-static int private_copy(const char *file, char *dir, char *out)
-{
-	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, PATH_MAX, "%s/mt-capture.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
-		return -1;
-	char copy[PATH_MAX], base[PATH_MAX];
-	snprintf(base, sizeof(base), "%s", file);
-	snprintf(copy, sizeof(copy), "%.*s/%s", PATH_MAX / 2, dir, basename(base));
-	int in = open(file, O_RDONLY | O_CLOEXEC), outfd = -1, rc = -1;
-	if (in < 0)
-		goto out;
-	outfd = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
-	if (outfd < 0)
-		goto out;
-	char buf[65536];
-	ssize_t n;
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(outfd, buf, (size_t)n) != n)
-			goto out;
-	if (n == 0 && close(outfd) == 0) {
-		outfd = -1;
-		snprintf(out, PATH_MAX, "%s", copy);
-		rc = 0;
-	}
-out:
-	if (in >= 0)
-		close(in);
-	if (outfd >= 0)
-		close(outfd);
-	if (rc) {
-		int e = errno;
-		unlink(copy);
-		rmdir(dir);
-		errno = e;
-	}
-	return rc;
-}
-
-/* The first mapped file of pid (0: ourselves) whose basename starts with
- * prefix, e.g. the libc or the sampler a running process uses. */
-static int find_mapped(pid_t pid, const char *prefix, char *out, size_t len)
-{
-	char path[64], line[PATH_MAX + 256];
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/maps");
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	int rc = -1;
-	while (rc && fgets(line, sizeof(line), f)) {
-		char *name = strchr(line, '/');
-		if (!name)
-			continue;
-		name[strcspn(name, "\n")] = 0;
-		const char *base = strrchr(name, '/') + 1;
-		if (!strncmp(base, prefix, strlen(prefix))) {
-			snprintf(out, len, "%s", name);
-			rc = 0;
-		}
-	}
-	fclose(f);
-	return rc;
-}
-
 /* What main sets up for the run, and removes after it. */
 struct setup {
 	struct mt_capture_events *evs;
@@ -227,6 +51,20 @@ struct setup {
 	char tmpdir[PATH_MAX];	/* the private copy's directory, or "" */
 	const char *probed;	/* trace mode with a command: the library asked for */
 };
+
+/* Static: reachable when mt_die exits, and by the handler below. */
+static struct setup s;
+
+/* The private copy goes, whichever way mt-capture ends (the mappings of a
+ * removed copy stay valid). */
+static void remove_copy(void)
+{
+	if (s.tmpdir[0]) {
+		unlink(s.path);
+		rmdir(s.tmpdir);
+		s.tmpdir[0] = 0;
+	}
+}
 
 static noreturn void die_err(enum mt_exit code, const struct mt_capture_err *err)
 {
@@ -247,25 +85,17 @@ static void setup_sample(const struct mt_capture_opts *o, struct setup *s)
 	struct mt_capture_err err = { 0 };
 	char msg[MT_CAPTURE_MSGLEN];
 	if (o->pid) {
-		if (find_mapped(o->pid, "libmt-sampler", s->path, sizeof(s->path)))
+		if (mt_capture_find_mapped(o->pid, "libmt-sampler", s->path, sizeof(s->path)))
 			mt_die(MT_EXIT_USAGE, "process %d does not preload libmt-sampler.so: use --mode trace",
 			       (int)o->pid);
-	} else if (find_lib("libmt-sampler.so", s->orig)) {
-		mt_die(MT_EXIT_ENV, "cannot find libmt-sampler.so (set MT_SAMPLER=PATH)");
-	} else if (strncmp(strrchr(s->orig, '/') ? strrchr(s->orig, '/') + 1 : s->orig,
-			   "libmt-sampler.so", 16)) {
-		/* mt-unwind tells the sampler's frames and processes by the
-		 * file name mapped: another name would read as a capture
-		 * without the sampler. */
-		mt_die(MT_EXIT_ENV, "the sampler '%s': its file name must begin with libmt-sampler.so",
-		       s->orig);
+	} else if (mt_capture_find_sampler(s->orig, &err)) {
+		die_err(MT_EXIT_ENV, &err);
 	} else if (!o->no_ring) {
 		/* No uprobe on it: the sampler itself, which stays after the
 		 * capture for mt-unwind to read. */
 		snprintf(s->path, sizeof(s->path), "%s", s->orig);
-	} else if (private_copy(s->orig, s->tmpdir, s->path)) {
-		mt_die(MT_EXIT_ENV, "cannot copy '%s' to a private directory: %s", s->orig,
-		       strerror(errno));
+	} else if (mt_capture_private_copy(s->orig, s->tmpdir, s->path, &err)) {
+		die_err(MT_EXIT_ENV, &err);
 	}
 	/* So that rebuilding or upgrading mt leaves this capture readable
 	 * (capture_keep.h). */
@@ -304,8 +134,8 @@ static void setup_trace(const struct mt_capture_opts *o, struct setup *s)
 	struct mt_capture_err err = { 0 };
 	const char *lib = o->lib;
 	if (!lib) {
-		if (find_mapped(o->pid, "libc.so", s->orig, sizeof(s->orig)) &&
-		    find_mapped(o->pid, "libc-", s->orig, sizeof(s->orig)))
+		if (mt_capture_find_mapped(o->pid, "libc.so", s->orig, sizeof(s->orig)) &&
+		    mt_capture_find_mapped(o->pid, "libc-", s->orig, sizeof(s->orig)))
 			mt_die(MT_EXIT_ENV, "cannot find the libc%s; use --lib PATH",
 			       o->pid ? " of that process" : "");
 		lib = s->orig;
@@ -316,9 +146,8 @@ static void setup_trace(const struct mt_capture_opts *o, struct setup *s)
 		char real_lib[PATH_MAX] = "", real_cmd[PATH_MAX];
 		int is_cmd = realpath(lib, real_lib) && strchr(o->cmd[0], '/') &&
 			     realpath(o->cmd[0], real_cmd) && !strcmp(real_lib, real_cmd);
-		if (private_copy(lib, s->tmpdir, s->path))
-			mt_die(MT_EXIT_ENV, "cannot copy '%s' to a private directory: %s", lib,
-			       strerror(errno));
+		if (mt_capture_private_copy(lib, s->tmpdir, s->path, &err))
+			die_err(MT_EXIT_ENV, &err);
 		const char *old = getenv("LD_LIBRARY_PATH");
 		if (is_cmd)
 			o->cmd[0] = s->path;
@@ -326,7 +155,7 @@ static void setup_trace(const struct mt_capture_opts *o, struct setup *s)
 				  old && *old ? ":" : "", old ? old : "") < 0)
 			mt_die(MT_EXIT_ENV, "out of memory");
 		else if (real_lib[0])
-			s->env[1] = preload_the_copy(real_lib, s->path);
+			s->env[1] = mt_capture_preload_the_copy(real_lib, s->path);
 		s->probed = lib;
 		lib = s->path;
 	}
@@ -408,14 +237,10 @@ int main(int argc, char **argv)
 	int parsed = mt_capture_opts_parse(argc, argv, &o);
 	if (parsed)
 		return parsed > 0 ? MT_EXIT_OK : MT_EXIT_USAGE;
-	if (o.cmd) {
-		char why[128];
-		if (!command_exists(o.cmd[0], why, sizeof(why)))
-			mt_die(MT_EXIT_USAGE, "cannot run '%s': %s", o.cmd[0], why);
-	}
-
-	static struct setup s;	/* static: still reachable when mt_die exits */
 	struct mt_capture_err err = { 0 };
+	atexit(remove_copy);
+	if (o.cmd && mt_capture_command_check(o.cmd[0], &err))
+		die_err(MT_EXIT_USAGE, &err);
 	if (mt_capture_events_new(&s.evs))
 		mt_die(MT_EXIT_ENV, "out of memory");
 	if (o.mode == MT_CAPTURE_SAMPLE)
@@ -449,10 +274,7 @@ int main(int argc, char **argv)
 		free(s.env[i]);
 	mt_capture_ring_free(s.ring);
 	mt_capture_events_free(s.evs);
-	if (s.tmpdir[0]) {	/* mapped copies stay valid after the unlink */
-		unlink(s.path);
-		rmdir(s.tmpdir);
-	}
+	remove_copy();
 	if (rc && rc != MT_CAPTURE_EWRITE)
 		die_err(rc == MT_CAPTURE_ENOTFOUND || rc == MT_CAPTURE_ECANTRUN ? MT_EXIT_USAGE
 		       : MT_EXIT_ENV, &err);
