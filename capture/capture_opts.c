@@ -44,6 +44,8 @@ static const char usage_text[] =
 	"                         uprobes on its markers, not a shared ring (slower)\n"
 	"      --no-wait          sample mode: when the sample ring is full, drop samples\n"
 	"                         (counted as lost) instead of making the program wait\n"
+	"      --strict           exit 125 when the capture lost anything (samples, LOST\n"
+	"                         records, sample ring records), not the command's status\n"
 	"  -h, --help             this text\n"
 	"\n"
 	"Environment: MT_SAMPLER=PATH overrides where libmt-sampler.so is found\n"
@@ -51,12 +53,19 @@ static const char usage_text[] =
 	"keeps a copy of each sampler build in $XDG_CACHE_HOME/mt/build-id (else\n"
 	"~/.cache/mt/build-id), for mt-unwind once mt is rebuilt or upgraded.\n"
 	"\n"
-	"At the end one line on stderr: samples, lost samples, bytes, duration.\n"
-	"Exit status: the command's (128+N when killed by signal N); with -p 0.\n"
-	"Errors: 1 output failed or data lost in writing (also: the program wrote\n"
-	"over the sample ring), 2 usage (also: COMMAND not found, unknown event or\n"
-	"tracepoint), 3 environment (perf_event_open denied: perf_event_paranoid /\n"
-	"CAP_PERFMON; sampler or uprobe PMU missing; tracefs unreadable or not mounted).\n";
+	"At the end one line on stderr: samples, lost samples, bytes, duration; what\n"
+	"was lost is said there, and changes the exit status only with --strict.\n"
+	"\n"
+	"Exit status, as env(1) and timeout(1):\n"
+	"  the command's   when the capture succeeded (128+N when signal N killed it;\n"
+	"                  with -p: 0)\n"
+	"  125             mt-capture failed: usage; perf_event_open denied\n"
+	"                  (perf_event_paranoid / CAP_PERFMON); sampler or uprobe PMU\n"
+	"                  missing; unknown event or tracepoint, tracefs unreadable;\n"
+	"                  the output cannot be opened or written (also after the\n"
+	"                  command ran); with --strict, data lost\n"
+	"  126             the command was found but cannot be run\n"
+	"  127             the command was not found\n";
 
 static int parse_u64(const char *s, uint64_t *v)
 {
@@ -133,6 +142,7 @@ int mt_capture_opts_parse(int argc, char **argv, struct mt_capture_opts *o)
 		{ "mmap-pages", required_argument, NULL, 'M' },
 		{ "no-ring", no_argument, NULL, 'R' },
 		{ "no-wait", no_argument, NULL, 'W' },
+		{ "strict", no_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -162,6 +172,7 @@ int mt_capture_opts_parse(int argc, char **argv, struct mt_capture_opts *o)
 		case 'M': num = &pages; break;
 		case 'R': o->no_ring = 1; break;
 		case 'W': o->no_wait = 1; break;
+		case 'X': o->strict = 1; break;
 		case 'h': fputs(usage_text, stdout); return 1;
 		default: fputs(usage_text, stderr); return -1;
 		}

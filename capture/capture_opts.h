@@ -24,6 +24,7 @@ struct mt_capture_opts {
 	unsigned stack_size;	/* --stack-size: a multiple of 8, at most 65528 */
 	unsigned mmap_pages;	/* --mmap-pages: a power of two */
 	int no_ring, no_wait;	/* --no-ring, --no-wait */
+	int strict;		/* --strict: exit 125 when the capture lost data */
 };
 
 /* Fill *o from argv (every string it points to is argv's) and check that

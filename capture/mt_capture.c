@@ -66,17 +66,18 @@ static void remove_copy(void)
 	}
 }
 
-static noreturn void die_err(enum mt_exit code, const struct mt_capture_err *err)
+/* The exit status for a library error, as env(1): 127 the command was
+ * not found, 126 it cannot be run, 125 mt-capture itself failed. */
+static enum mt_exit failed(int code)
 {
-	char msg[MT_CAPTURE_MSGLEN];
-	mt_die(code, "%s", mt_capture_err_message(err, msg, sizeof(msg)));
+	return code == MT_CAPTURE_ENOTFOUND ? MT_EXIT_NOT_FOUND :
+	       code == MT_CAPTURE_ECANTRUN ? MT_EXIT_CANNOT_RUN : MT_EXIT_CAPTURE_FAILED;
 }
 
-/* An event list's error: a name that names no event is a usage error. */
-static noreturn void die_events(const struct mt_capture_err *err)
+static noreturn void die_err(const struct mt_capture_err *err)
 {
-	die_err(err->code == MT_CAPTURE_EEVENT || err->code == MT_CAPTURE_ETPNAME ||
-		err->code == MT_CAPTURE_ETPUNKNOWN ? MT_EXIT_USAGE : MT_EXIT_ENV, err);
+	char msg[MT_CAPTURE_MSGLEN];
+	mt_die(failed(err->code), "%s", mt_capture_err_message(err, msg, sizeof(msg)));
 }
 
 /* Sample mode: the sampler's markers, its environment and the sample ring. */
@@ -86,16 +87,16 @@ static void setup_sample(const struct mt_capture_opts *o, struct setup *s)
 	char msg[MT_CAPTURE_MSGLEN];
 	if (o->pid) {
 		if (mt_capture_find_mapped(o->pid, "libmt-sampler", s->path, sizeof(s->path)))
-			mt_die(MT_EXIT_USAGE, "process %d does not preload libmt-sampler.so: use --mode trace",
+			mt_die(MT_EXIT_CAPTURE_FAILED, "process %d does not preload libmt-sampler.so: use --mode trace",
 			       (int)o->pid);
 	} else if (mt_capture_find_sampler(s->orig, &err)) {
-		die_err(MT_EXIT_ENV, &err);
+		die_err(&err);
 	} else if (!o->no_ring) {
 		/* No uprobe on it: the sampler itself, which stays after the
 		 * capture for mt-unwind to read. */
 		snprintf(s->path, sizeof(s->path), "%s", s->orig);
 	} else if (mt_capture_private_copy(s->orig, s->tmpdir, s->path, &err)) {
-		die_err(MT_EXIT_ENV, &err);
+		die_err(&err);
 	}
 	/* So that rebuilding or upgrading mt leaves this capture readable
 	 * (capture_keep.h). */
@@ -103,7 +104,7 @@ static void setup_sample(const struct mt_capture_opts *o, struct setup *s)
 		mt_warn("%s", mt_capture_err_message(&err, msg, sizeof(msg)));
 	int ring = o->cmd && !o->no_ring;
 	if (mt_capture_events_sample(s->evs, s->path, o->stack_size, ring, &err))
-		die_events(&err);
+		die_err(&err);
 	if (!o->cmd)
 		return;
 	const char *old = getenv("LD_PRELOAD");
@@ -114,7 +115,7 @@ static void setup_sample(const struct mt_capture_opts *o, struct setup *s)
 	    /* The first image's stream (capture/sampler.c, "process images"):
 	     * what it starts unseen mixes in its pid. */
 	    (o->seeded && !(s->env[3] = strdup("MT_SAMPLER_STREAM=0000000000000000"))))
-		mt_die(MT_EXIT_ENV, "out of memory");
+		mt_die(MT_EXIT_CAPTURE_FAILED, "out of memory");
 	if (!ring)
 		return;
 	/* The sample ring: RING_PAGES times the per-CPU ring, and room for 32
@@ -124,7 +125,7 @@ static void setup_sample(const struct mt_capture_opts *o, struct setup *s)
 		size *= 2;
 	if (mt_capture_ring_new(&s->ring, size, o->stack_size, !o->no_wait,
 				&s->env[o->seeded ? 4 : 2], &err))
-		die_err(MT_EXIT_ENV, &err);
+		die_err(&err);
 }
 
 /* Trace mode: probes on the allocator, through a private copy of it when
@@ -136,7 +137,7 @@ static void setup_trace(const struct mt_capture_opts *o, struct setup *s)
 	if (!lib) {
 		if (mt_capture_find_mapped(o->pid, "libc.so", s->orig, sizeof(s->orig)) &&
 		    mt_capture_find_mapped(o->pid, "libc-", s->orig, sizeof(s->orig)))
-			mt_die(MT_EXIT_ENV, "cannot find the libc%s; use --lib PATH",
+			mt_die(MT_EXIT_CAPTURE_FAILED, "cannot find the libc%s; use --lib PATH",
 			       o->pid ? " of that process" : "");
 		lib = s->orig;
 	}
@@ -147,20 +148,20 @@ static void setup_trace(const struct mt_capture_opts *o, struct setup *s)
 		int is_cmd = realpath(lib, real_lib) && strchr(o->cmd[0], '/') &&
 			     realpath(o->cmd[0], real_cmd) && !strcmp(real_lib, real_cmd);
 		if (mt_capture_private_copy(lib, s->tmpdir, s->path, &err))
-			die_err(MT_EXIT_ENV, &err);
+			die_err(&err);
 		const char *old = getenv("LD_LIBRARY_PATH");
 		if (is_cmd)
 			o->cmd[0] = s->path;
 		else if (asprintf(&s->env[0], "LD_LIBRARY_PATH=%s%s%s", s->tmpdir,
 				  old && *old ? ":" : "", old ? old : "") < 0)
-			mt_die(MT_EXIT_ENV, "out of memory");
+			mt_die(MT_EXIT_CAPTURE_FAILED, "out of memory");
 		else if (real_lib[0])
 			s->env[1] = mt_capture_preload_the_copy(real_lib, s->path);
 		s->probed = lib;
 		lib = s->path;
 	}
 	if (mt_capture_events_trace(s->evs, lib, o->stack_size, o->count ? o->count : 1, &err))
-		die_events(&err);
+		die_err(&err);
 }
 
 /* The output: -o FILE, else stdout (not a terminal).  @return : its fd. */
@@ -170,12 +171,12 @@ static int open_output(const struct mt_capture_opts *o, const char **name)
 	if (o->output && strcmp(o->output, "-")) {
 		int fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0)
-			mt_die(MT_EXIT_ENV, "cannot open '%s': %s", o->output, strerror(errno));
+			mt_die(MT_EXIT_CAPTURE_FAILED, "cannot open '%s': %s", o->output, strerror(errno));
 		*name = o->output;
 		return fd;
 	}
 	if (isatty(1))
-		mt_die(MT_EXIT_USAGE, "refusing to write a binary stream to a terminal: use -o FILE "
+		mt_die(MT_EXIT_CAPTURE_FAILED, "refusing to write a binary stream to a terminal: use -o FILE "
 		       "or a pipe");
 	return 1;
 }
@@ -193,9 +194,11 @@ static void handle_signals(void)
 }
 
 /* The lines on stderr after the capture: what it got, and what it missed.
- * watch: the file the command had to map (NULL: none was watched). */
+ * watch: the file the command had to map (NULL: none was watched);
+ * write_failed: the stream could not be written (which is said after). */
 static void report(const struct mt_capture_opts *o, const struct setup *s,
-		   const struct mt_capture_stats *st, uint64_t waited_ns, const char *watch)
+		   const struct mt_capture_stats *st, uint64_t waited_ns, const char *watch,
+		   int write_failed)
 {
 	/* The closing line: a report, not an error. */
 	fprintf(stderr, "%s: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64 " bytes, %.3f s%s\n",
@@ -212,7 +215,7 @@ static void report(const struct mt_capture_opts *o, const struct setup *s,
 			 " bytes never completed, %" PRIu64 " bytes read past (their writer died "
 			 "before writing, or the program wrote over them)", st->ring_abandoned,
 			 st->ring_unread, st->ring_gap_bytes);
-	if (st->ring_damaged)
+	if (st->ring_damaged && !write_failed)
 		mt_error("the sample ring was written over (by the program?): its records were read "
 			 "no further, and what they held is lost");
 	if (watch && st->exited && !st->watch_maps && o->mode == MT_CAPTURE_SAMPLE)
@@ -230,26 +233,68 @@ static void report(const struct mt_capture_opts *o, const struct setup *s,
 			 "(uprobe events cannot be inherited into a running process)", st->unfollowed);
 }
 
+/* What was lost, in words ("" when nothing was) into buf. */
+static const char *losses(const struct mt_capture_stats *st, char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = 0;
+	if (st->lost)
+		n += (size_t)snprintf(buf + n, len - n, "%" PRIu64 " samples lost", st->lost);
+	if (st->ring_unread && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%s%" PRIu64 " bytes of the sample ring never "
+				      "completed", n ? ", " : "", st->ring_unread);
+	if (st->ring_gap_bytes && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%s%" PRIu64 " bytes of the sample ring read "
+				      "past", n ? ", " : "", st->ring_gap_bytes);
+	if (st->ring_damaged && n < len)
+		snprintf(buf + n, len - n, "%sthe sample ring's records after it was written over",
+			 n ? ", " : "");
+	return buf;
+}
+
+/* As env(1) and timeout(1): the command's status (128+N for a signal N)
+ * when the capture succeeded, else 125 with a message that says why and
+ * what the command's status was.  err: the run's failure, if any. */
+static int exit_status(const struct mt_capture_opts *o, const struct mt_capture_stats *st,
+		       const struct mt_capture_err *err)
+{
+	int status = st->detached ? 128 + (int)stop_signal :
+		     !st->exited ? 0 :
+		     WIFEXITED(st->status) ? WEXITSTATUS(st->status) : 128 + WTERMSIG(st->status);
+	char msg[MT_CAPTURE_MSGLEN], lost[512];
+	if (err->code) {	/* the stream could not be written */
+		mt_error("%s", mt_capture_err_message(err, msg, sizeof(msg)));
+		if (st->exited)
+			mt_die(MT_EXIT_CAPTURE_FAILED, "the capture failed after the command ran: exit "
+			       "status 125, not the command's %d", status);
+		exit(MT_EXIT_CAPTURE_FAILED);
+	}
+	if (o->strict && *losses(st, lost, sizeof(lost)))
+		mt_die(MT_EXIT_CAPTURE_FAILED, "--strict: the capture lost data (%s): exit status "
+		       "125, not %s%d", lost, st->exited ? "the command's " : "", status);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	mt_cli_init("mt-capture");
 	struct mt_capture_opts o;
 	int parsed = mt_capture_opts_parse(argc, argv, &o);
 	if (parsed)
-		return parsed > 0 ? MT_EXIT_OK : MT_EXIT_USAGE;
+		return parsed > 0 ? MT_EXIT_OK : MT_EXIT_CAPTURE_FAILED;
 	struct mt_capture_err err = { 0 };
 	atexit(remove_copy);
 	if (o.cmd && mt_capture_command_check(o.cmd[0], &err))
-		die_err(MT_EXIT_USAGE, &err);
+		die_err(&err);
 	if (mt_capture_events_new(&s.evs))
-		mt_die(MT_EXIT_ENV, "out of memory");
+		mt_die(MT_EXIT_CAPTURE_FAILED, "out of memory");
 	if (o.mode == MT_CAPTURE_SAMPLE)
 		setup_sample(&o, &s);
 	else if (o.mode == MT_CAPTURE_TRACE)
 		setup_trace(&o, &s);
 	else if (mt_capture_events_named(s.evs, o.event ? o.event : "cpu-clock", o.stack_size,
 					 o.freq, o.count, &err))
-		die_events(&err);
+		die_err(&err);
 	const char *out_name;
 	int fd = open_output(&o, &out_name);
 	handle_signals();
@@ -276,18 +321,9 @@ int main(int argc, char **argv)
 	mt_capture_events_free(s.evs);
 	remove_copy();
 	if (rc && rc != MT_CAPTURE_EWRITE)
-		die_err(rc == MT_CAPTURE_ENOTFOUND || rc == MT_CAPTURE_ECANTRUN ? MT_EXIT_USAGE
-		       : MT_EXIT_ENV, &err);
-	report(&o, &s, &st, waited_ns, watched ? watch : NULL);
-	if (rc)
-		die_err(MT_EXIT_DATA, &err);
-	if (st.ring_damaged)
-		return MT_EXIT_DATA;
-	if (st.detached)
-		return 128 + (int)stop_signal;
-	if (st.exited)
-		return WIFEXITED(st.status) ? WEXITSTATUS(st.status) : 128 + WTERMSIG(st.status);
-	return 0;
+		die_err(&err);	/* the command did not run */
+	report(&o, &s, &st, waited_ns, watched ? watch : NULL, rc != 0);
+	return exit_status(&o, &st, &err);
 }
 
 /* Under LeakSanitizer (SANITIZE=1): libperf 6.1's perf_evsel__delete()
