@@ -71,6 +71,7 @@ E2E_TESTS += \
 	tests/e2e/capture-pid.sh \
 	tests/e2e/capture-forkexec.sh \
 	tests/e2e/capture-cli.sh \
+	tests/e2e/capture-exit.sh \
 	tests/e2e/capture-signal.sh \
 	tests/e2e/capture-sampler-semantics.sh \
 	tests/e2e/capture-ring.sh \
