@@ -14,8 +14,9 @@
  * for with --call-graph dwarf, and what the unwinder needs anywhere in a
  * function (event and trace modes; mt:totals, which uses thirteen of them). */
 #define MT_CAPTURE_REGS_MASK 0xff0fffULL
-/* The kernel writes a sample's registers one by one, about 30 ns apiece
- * here, so sample mode's markers ask only for what is read there.  mt:alloc:
+/* The kernel writes a sample's registers one by one, each at a cost
+ * (bench/capture.sh), so sample mode's markers ask only for what is read
+ * there.  mt:alloc:
  * the arguments DI SI DX CX R8 and what unwinding from a function's entry
  * can use (BX BP SP IP R12..R15: the callee-saved registers and the stack
  * ones; the caller-saved rest holds nothing a caller's frame rule refers to

@@ -150,8 +150,9 @@ static int launch(struct run *r, struct mt_capture_err *err)
 
 /* Uprobe events cannot be inherited cheaply: the kernel builds a new uprobe
  * for every inherited copy, in each new thread and child, and tears it down
- * at its exit (about 80 ms per event and CPU here), and it reads the path
- * again from config1 in the address space of the task that clones.  So:
+ * at its exit, slowly (docs/capture.md, "UPROBES AND THREADS"), and it
+ * reads the path again from config1 in the address space of the task that
+ * clones.  So:
  * - launched command: the uprobes are system-wide (every CPU, any task) on
  *   a private copy of the probed file that only the command's processes map
  *   (mt-capture preloads or puts it first in the library path), and a dummy
@@ -214,7 +215,7 @@ static int open_list(struct run *r, int l, struct mt_capture_err *err)
 	int rc = perf_evlist__open(list);
 	/* 6.18 refuses a uprobe with ESRCH while the same one (same file and
 	 * offset, e.g. libc's malloc from an earlier capture) is still being torn
-	 * down, which takes up to seconds (see close_events): wait for it. */
+	 * down, which is slow (see close_events): wait for it. */
 	for (int tries = 0; rc == -ESRCH && tries < 200 && kill(r->o->pid ? r->o->pid : r->child, 0) == 0;
 	     tries++) {
 		usleep(50000);
@@ -331,8 +332,7 @@ static struct ring *ring_of(struct run *r, struct perf_mmap *map)
  * parts: libperf 6.1 copies such a record into a buffer of its own but
  * only its first sizeof(union perf_event) = 4168 bytes, so a sample with an
  * 8 KiB stack came out with the rest of an earlier one (its stack tail and
- * dyn_size: 15 of 4127 mt:alloc samples of capture_bench 4 2000000 had
- * dyn_size 0).  @return : 0 or the writer's error. */
+ * dyn_size, which then read 0).  @return : 0 or the writer's error. */
 static int copy_record(struct run *r, struct ring *rg, union perf_event *ev,
 		       const struct perf_event_header *instead)
 {
@@ -454,11 +454,10 @@ static uint64_t drain(struct run *r)
 		/* Not perf_mmap__read_done(): libperf 6.1's sets the read
 		 * position to the ring's head as it is then, which skips what
 		 * the kernel wrote since the last read_event (never read nor
-		 * reported lost: mt-unwind counted 19-31 marker events of
-		 * capture_bench 4 2000000 as dropped when a write came between
-		 * the two; it is the "kernel drop without a LOST record" of
-		 * docs/formats/capture-events.md).  read_event leaves the read
-		 * position after the last record read. */
+		 * reported lost: mt-unwind counted marker events as dropped when
+		 * a write came between the two; it is the "kernel drop without a
+		 * LOST record" of docs/formats/capture-events.md).  read_event
+		 * leaves the read position after the last record read. */
 	}
 	}
 	if (n && !r->write_failed && !r->ring_last.pending) {
@@ -470,11 +469,12 @@ static uint64_t drain(struct run *r)
 	return n;
 }
 
-/* Closing a uprobe event waits for RCU grace periods under a global lock
- * (about 80 ms per fd on this kernel, 3 s for trace mode's events on two
- * CPUs).  The events are disabled and drained by now: a child process takes
- * over our references and pays that in the background, so closing here only
- * drops a reference and mt-capture exits at once. */
+/* Closing a uprobe event waits for RCU grace periods under a global lock,
+ * for each fd in turn, which adds up for trace mode's many events
+ * (docs/capture.md, "UPROBES AND THREADS").  The events are disabled and
+ * drained by now: a child process takes over our references and pays that
+ * in the background, so closing here only drops a reference and mt-capture
+ * exits at once. */
 static void close_events(struct run *r)
 {
 	for (int l = 0; l < 2; l++)
