@@ -16,11 +16,10 @@
 #define MT_CAPTURE_REGS_MASK 0xff0fffULL
 /* The kernel writes a sample's registers one by one, each at a cost
  * (bench/capture.sh), so sample mode's markers ask only for what is read
- * there.  mt:alloc:
- * the arguments DI SI DX CX R8 and what unwinding from a function's entry
- * can use (BX BP SP IP R12..R15: the callee-saved registers and the stack
- * ones; the caller-saved rest holds nothing a caller's frame rule refers to
- * at a call).  mt:free: the arguments. */
+ * there.  mt:alloc: the arguments DI SI DX CX R8 and what unwinding from a
+ * function's entry can use (BX BP SP IP R12..R15: the callee-saved
+ * registers and the stack ones; the caller-saved rest holds nothing a
+ * caller's frame rule refers to at a call).  mt:free: the arguments. */
 #define MT_CAPTURE_REGS_ENTRY 0xf101feULL
 #define MT_CAPTURE_REGS_ARGS 0x1003cULL
 

@@ -535,18 +535,19 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 	double t0 = now();
 
 	rc = prepare_uprobes(&r, err);
-	if (rc)
-		return rc;
-	if (o->pid) {
+	if (!rc && o->pid) {
 		int n = mt_capture_proc_threads(o->pid, &tids, err);
-		if (n < 0)
-			return n;
-		r.threads[0] = perf_thread_map__new_array(n, tids);
-	} else {
+		rc = n < 0 ? n : 0;
+		if (!rc)
+			r.threads[0] = perf_thread_map__new_array(n, tids);
+	} else if (!rc) {
 		rc = launch(&r, err);
-		if (rc)
-			return rc;
-		r.threads[0] = perf_thread_map__new_array(1, &r.child);
+		if (!rc)
+			r.threads[0] = perf_thread_map__new_array(1, &r.child);
+	}
+	if (rc) {
+		close(o->out_fd);
+		return rc;
 	}
 	r.threads[1] = perf_thread_map__new_dummy();	/* pid -1: any task */
 	r.cpus = perf_cpu_map__new(NULL);

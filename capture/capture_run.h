@@ -34,7 +34,11 @@ struct mt_capture_run_opts {
 };
 
 struct mt_capture_stats {
-	uint64_t samples, lost, records, bytes;
+	uint64_t samples;	/* SAMPLE records written */
+	uint64_t lost;		/* samples lost: in LOST records of the kernel's rings and
+				 * of the sample ring (dropped, or abandoned by their writer) */
+	uint64_t records;	/* records written, samples included */
+	uint64_t bytes;		/* of the stream written */
 	uint64_t unfollowed;	/* -p with uprobes: threads/children created meanwhile */
 	uint64_t watch_maps;	/* executable mappings of o->watch seen */
 	uint64_t ring_abandoned;	/* sample ring: records whose writer stopped midway */
