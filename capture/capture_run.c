@@ -5,6 +5,7 @@
 #include "capture/capture_proc.h"
 #include "capture/capture_ring.h"
 #include "codec/perf_stream.h"
+#include "common/cli.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -85,7 +86,7 @@ static void child_exec(const struct mt_capture_run_opts *o, int go_fd, int err_f
 	if (o->out_fd == 1)
 		dup2(2, 1);
 	if (read(go_fd, &c, 1) != 1)
-		_exit(127);	/* mt-capture gave up before starting us */
+		_exit(MT_EXIT_CAPTURE_FAILED);	/* mt-capture gave up before starting us */
 	close(go_fd);
 	static const char stream_var[] = "MT_SAMPLER_STREAM=";
 	static char stream[96];
@@ -102,7 +103,8 @@ static void child_exec(const struct mt_capture_run_opts *o, int go_fd, int err_f
 	int e = errno;
 	if (write(err_fd, &e, sizeof(e)) < 0) {
 	}
-	_exit(127);
+	/* The parent reports e and ignores this status, env(1)'s all the same. */
+	_exit(e == ENOENT ? MT_EXIT_NOT_FOUND : MT_EXIT_CANNOT_RUN);
 }
 
 /* The output's failure as MT_CAPTURE_EWRITE, with the writer's message
@@ -667,7 +669,7 @@ out:
 			st->exited = 1;
 		}
 	} else if (r.child && !st->exited) {
-		close(r.go_fd);	/* never started: it exits 127 */
+		close(r.go_fd);	/* never started: it exits at once */
 		r.go_fd = -1;
 		wait_for(r.child, NULL);
 	}

@@ -35,6 +35,19 @@ PATH=$T:$PATH status 126 "a name in PATH without x bits" -o "$T/x.data" -- not-e
 status 126 "a directory" -o "$T/x.data" -- "$T"
 grep -qx "mt-capture: cannot run '$T': Is a directory" "$T/err" || fail "directory: $(cat "$T/err")"
 
+# Files that look runnable and that only exec(2) refuses: the child's errno
+# reaches mt-capture (ENOENT: the interpreter is missing, 127; EACCES: it
+# cannot be executed, 126), as env(1) says.
+printf '#!/nonexistent/interpreter\n' >"$T/no-interpreter"
+printf '#!/etc/passwd\n' >"$T/bad-interpreter"
+chmod 755 "$T/no-interpreter" "$T/bad-interpreter"
+status 127 "a missing interpreter" -o "$T/x.data" -- "$T/no-interpreter"
+grep -qx "mt-capture: cannot run '$T/no-interpreter': No such file or directory" "$T/err" ||
+	fail "missing interpreter: $(cat "$T/err")"
+status 126 "an interpreter that cannot be executed" -o "$T/x.data" -- "$T/bad-interpreter"
+grep -qx "mt-capture: cannot run '$T/bad-interpreter': Permission denied" "$T/err" ||
+	fail "bad interpreter: $(cat "$T/err")"
+
 status 125 "a bad option" --no-such-option -o "$T/x.data" -- true
 status 125 "--rate 0" --rate 0 -o "$T/x.data" -- true
 status 125 "no command" -o "$T/x.data"
