@@ -52,17 +52,18 @@ struct setup {
 	const char *probed;	/* trace mode with a command: the library asked for */
 };
 
-/* Static: reachable when mt_die exits, and by the handler below. */
-static struct setup s;
+/* What main made.  Static: reachable when mt_die exits, and by the handler
+ * below. */
+static struct setup made;
 
 /* The private copy goes, whichever way mt-capture ends (the mappings of a
  * removed copy stay valid). */
 static void remove_copy(void)
 {
-	if (s.tmpdir[0]) {
-		unlink(s.path);
-		rmdir(s.tmpdir);
-		s.tmpdir[0] = 0;
+	if (made.tmpdir[0]) {
+		unlink(made.path);
+		rmdir(made.tmpdir);
+		made.tmpdir[0] = 0;
 	}
 }
 
@@ -286,13 +287,13 @@ int main(int argc, char **argv)
 	atexit(remove_copy);
 	if (o.cmd && mt_capture_command_check(o.cmd[0], &err))
 		die_err(&err);
-	if (mt_capture_events_new(&s.evs))
+	if (mt_capture_events_new(&made.evs))
 		mt_die(MT_EXIT_CAPTURE_FAILED, "out of memory");
 	if (o.mode == MT_CAPTURE_SAMPLE)
-		setup_sample(&o, &s);
+		setup_sample(&o, &made);
 	else if (o.mode == MT_CAPTURE_TRACE)
-		setup_trace(&o, &s);
-	else if (mt_capture_events_named(s.evs, o.event ? o.event : "cpu-clock", o.stack_size,
+		setup_trace(&o, &made);
+	else if (mt_capture_events_named(made.evs, o.event ? o.event : "cpu-clock", o.stack_size,
 					 o.freq, o.count, &err))
 		die_err(&err);
 	const char *out_name;
@@ -302,27 +303,27 @@ int main(int argc, char **argv)
 	/* The file the command must map for anything to be seen: the sampler
 	 * (sample mode) or the probed copy (trace mode), by its kernel name. */
 	char watch[PATH_MAX], watch_as[PATH_MAX];
-	int watched = o.cmd && o.mode != MT_CAPTURE_EVENT && realpath(s.path, watch);
+	int watched = o.cmd && o.mode != MT_CAPTURE_EVENT && realpath(made.path, watch);
 	/* A private copy is deleted at the end: the stream names the original. */
-	const char *copied = o.mode == MT_CAPTURE_SAMPLE ? s.orig : s.probed;
-	int renamed = watched && s.tmpdir[0] && copied && realpath(copied, watch_as);
+	const char *copied = o.mode == MT_CAPTURE_SAMPLE ? made.orig : made.probed;
+	int renamed = watched && made.tmpdir[0] && copied && realpath(copied, watch_as);
 	struct mt_capture_run_opts ro = {
-		.evs = s.evs, .pid = o.pid, .argv = o.cmd, .env = s.env,
-		.mmap_pages = o.mmap_pages, .ring = s.ring, .out_fd = fd, .out_name = out_name,
+		.evs = made.evs, .pid = o.pid, .argv = o.cmd, .env = made.env,
+		.mmap_pages = o.mmap_pages, .ring = made.ring, .out_fd = fd, .out_name = out_name,
 		.stops = &stops, .stop_signal = &stop_signal, .watch = watched ? watch : NULL,
 		.watch_as = renamed ? watch_as : NULL,
 	};
 	struct mt_capture_stats st;
 	int rc = mt_capture_run(&ro, &st, &err);
-	uint64_t waited_ns = s.ring ? mt_capture_ring_waited_ns(s.ring) : 0;
-	for (int i = 0; s.env[i]; i++)
-		free(s.env[i]);
-	mt_capture_ring_free(s.ring);
-	mt_capture_events_free(s.evs);
+	uint64_t waited_ns = made.ring ? mt_capture_ring_waited_ns(made.ring) : 0;
+	for (int i = 0; made.env[i]; i++)
+		free(made.env[i]);
+	mt_capture_ring_free(made.ring);
+	mt_capture_events_free(made.evs);
 	remove_copy();
 	if (rc && rc != MT_CAPTURE_EWRITE)
 		die_err(&err);	/* the command did not run */
-	report(&o, &s, &st, waited_ns, watched ? watch : NULL, rc != 0);
+	report(&o, &made, &st, waited_ns, watched ? watch : NULL, rc != 0);
 	return exit_status(&o, &st, &err);
 }
 
