@@ -88,8 +88,8 @@ static void setup_sample(const struct mt_capture_opts *o, struct setup *s)
 	char msg[MT_CAPTURE_MSGLEN];
 	if (o->pid) {
 		if (mt_capture_find_mapped(o->pid, "libmt-sampler", s->path, sizeof(s->path)))
-			mt_die(MT_EXIT_CAPTURE_FAILED, "process %d does not preload libmt-sampler.so: use --mode trace",
-			       (int)o->pid);
+			mt_die(MT_EXIT_CAPTURE_FAILED, "process %d does not preload libmt-sampler.so: "
+			       "use --mode trace", (int)o->pid);
 	} else if (mt_capture_find_sampler(s->orig, &err)) {
 		die_err(&err);
 	} else if (!o->no_ring) {
@@ -177,8 +177,8 @@ static int open_output(const struct mt_capture_opts *o, const char **name)
 		return fd;
 	}
 	if (isatty(1))
-		mt_die(MT_EXIT_CAPTURE_FAILED, "refusing to write a binary stream to a terminal: use -o FILE "
-		       "or a pipe");
+		mt_die(MT_EXIT_CAPTURE_FAILED, "refusing to write a binary stream to a terminal: "
+		       "use -o FILE or a pipe");
 	return 1;
 }
 
