@@ -35,9 +35,12 @@ LIBS += $(B)/libmt-sampler.so
 # ---- mt-capture
 CAPTURE_OBJS := \
 	$(B)/obj/capture/mt_capture.o \
+	$(B)/obj/capture/capture_opts.o \
 	$(B)/obj/capture/capture_run.o \
 	$(B)/obj/capture/capture_events.o \
 	$(B)/obj/capture/capture_elf.o \
+	$(B)/obj/capture/capture_err.o \
+	$(B)/obj/capture/capture_files.o \
 	$(B)/obj/capture/capture_proc.o \
 	$(B)/obj/capture/capture_ring.o \
 	$(B)/obj/capture/capture_keep.o \
@@ -68,6 +71,7 @@ E2E_TESTS += \
 	tests/e2e/capture-pid.sh \
 	tests/e2e/capture-forkexec.sh \
 	tests/e2e/capture-cli.sh \
+	tests/e2e/capture-exit.sh \
 	tests/e2e/capture-signal.sh \
 	tests/e2e/capture-sampler-semantics.sh \
 	tests/e2e/capture-ring.sh \
@@ -87,10 +91,14 @@ CAPTURE_TEST_OBJS := \
 	$(B)/obj/tests/capture/sampler_markers_test.o \
 	$(B)/obj/tests/capture/sample_ring_test.o \
 	$(B)/obj/tests/capture/capture_ring_test.o \
+	$(B)/obj/tests/capture/capture_err_test.o \
+	$(B)/obj/tests/capture/capture_files_test.o \
 	$(B)/obj/capture/capture_ring.o \
 	$(B)/obj/capture/sample_ring.o \
 	$(B)/obj/capture/sampler_rand.o \
-	$(B)/obj/capture/capture_elf.o
+	$(B)/obj/capture/capture_elf.o \
+	$(B)/obj/capture/capture_err.o \
+	$(B)/obj/capture/capture_files.o
 
 # The markers test reads the built sampler.
 $(B)/tests/capture-tests: $(CAPTURE_TEST_OBJS) $(B)/libmtcodec.a $(B)/libmtcommon.a | $(B)/libmt-sampler.so

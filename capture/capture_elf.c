@@ -1,11 +1,10 @@
 /* Symbol file offsets for uprobes, with libelf. */
-#include "capture/capture.h"
+#include "capture/capture_elf.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -33,19 +32,18 @@ static int find_in(Elf *elf, Elf_Scn *scn, const char *name, GElf_Addr *addr)
 	return 0;
 }
 
-int mt_capture_elf_func_offset(const char *path, const char *name, uint64_t *offset, char *err)
+int mt_capture_elf_func_offset(const char *path, const char *name, uint64_t *offset,
+			       struct mt_capture_err *err)
 {
-	int rc = -1;
+	int rc;
 	Elf *elf = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "cannot open '%s': %s", path, strerror(errno));
-		return -1;
-	}
+	if (fd < 0)
+		return mt_capture_err_set(err, MT_CAPTURE_EOPEN, errno, path, NULL);
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "'%s' is not an ELF file", path);
+		rc = mt_capture_err_set(err, MT_CAPTURE_ENOTELF, 0, path, NULL);
 		goto out;
 	}
 	GElf_Addr addr = 0;
@@ -65,7 +63,7 @@ int mt_capture_elf_func_offset(const char *path, const char *name, uint64_t *off
 	}
 	size_t nph;
 	if (elf_getphdrnum(elf, &nph)) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "'%s': no program headers", path);
+		rc = mt_capture_err_set(err, MT_CAPTURE_ENOPHDR, 0, path, NULL);
 		goto out;
 	}
 	for (size_t i = 0; i < nph; i++) {
@@ -77,7 +75,7 @@ int mt_capture_elf_func_offset(const char *path, const char *name, uint64_t *off
 			goto out;
 		}
 	}
-	snprintf(err, MT_CAPTURE_ERRLEN, "'%s': symbol '%s' lies in no loadable segment", path, name);
+	rc = mt_capture_err_set(err, MT_CAPTURE_ENOSEGMENT, 0, path, name);
 out:
 	elf_end(elf);
 	close(fd);

@@ -1,20 +1,109 @@
 /* Event specs for the three modes (attr fields: docs/formats/capture-events.md). */
-#include "capture/capture.h"
+#include "capture/capture_events.h"
+#include "capture/capture_elf.h"
 #include "capture/sample_ring.h"
 #include "codec/perf_stream.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-static struct mt_capture_event *event_add(struct mt_capture_events *evs, const char *name,
-					  unsigned stack_size, int with_stack, char *err)
+/* A new event with the attr bits every mode sets; the first one added
+ * carries the side-band records (MMAP2, COMM, FORK/EXIT).
+ * @return : the event, or NULL when there are MT_CAPTURE_MAX_EVENTS
+ * (err: MT_CAPTURE_ETOOMANY). */
+/* One event to open: its attr, the name written to the stream and, for
+ * uprobes, the path that attr.config1 points to (so it must not move while
+ * the event is opened: events live in a fixed array). */
+struct mt_capture_event {
+	char name[128];
+	struct perf_event_attr attr;
+	char path[PATH_MAX];
+	/* Not opened: its samples come from the sample ring, records of this
+	 * kind (MT_SAMPLE_RING_ALLOC, ...); 0 for a real event. */
+	int ring_kind;
+};
+
+struct mt_capture_events {
+	struct mt_capture_event ev[MT_CAPTURE_MAX_EVENTS];
+	int nr;
+};
+
+int mt_capture_events_new(struct mt_capture_events **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : MT_CAPTURE_ENOMEM;
+}
+
+void mt_capture_events_free(struct mt_capture_events *evs)
+{
+	free(evs);
+}
+
+int mt_capture_events_nr(const struct mt_capture_events *evs)
+{
+	return evs->nr;
+}
+
+const char *mt_capture_events_name(const struct mt_capture_events *evs, int i)
+{
+	return evs->ev[i].name;
+}
+
+struct perf_event_attr *mt_capture_events_attr(struct mt_capture_events *evs, int i)
+{
+	return &evs->ev[i].attr;
+}
+
+const char *mt_capture_events_uprobe_path(const struct mt_capture_events *evs, int i)
+{
+	return evs->ev[i].path[0] ? evs->ev[i].path : NULL;
+}
+
+int mt_capture_events_ring_kind(const struct mt_capture_events *evs, int i)
+{
+	return evs->ev[i].ring_kind;
+}
+
+int mt_capture_events_track_apart(struct mt_capture_events *evs, struct mt_capture_err *err)
 {
 	if (evs->nr >= MT_CAPTURE_MAX_EVENTS) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "too many events (at most %d)", MT_CAPTURE_MAX_EVENTS);
+		char max[16];
+		snprintf(max, sizeof(max), "%d", MT_CAPTURE_MAX_EVENTS);
+		return mt_capture_err_set(err, MT_CAPTURE_ETOOMANY, 0, max, NULL);
+	}
+	memmove(&evs->ev[1], &evs->ev[0], sizeof(evs->ev[0]) * (size_t)evs->nr);
+	evs->nr++;
+	struct mt_capture_event *d = &evs->ev[0];
+	*d = evs->ev[1];
+	snprintf(d->name, sizeof(d->name), "dummy:u");
+	d->path[0] = 0;
+	d->ring_kind = 0;
+	d->attr.type = PERF_TYPE_SOFTWARE;
+	d->attr.config = PERF_COUNT_SW_DUMMY;
+	d->attr.uprobe_path = 0;
+	d->attr.probe_offset = 0;
+	struct perf_event_attr *a = &evs->ev[1].attr;
+	a->mmap = a->mmap2 = a->mmap_data = a->comm = a->comm_exec = a->task = a->build_id = 0;
+	/* The paths moved with their events. */
+	for (int i = 1; i < evs->nr; i++)
+		if (evs->ev[i].path[0])
+			evs->ev[i].attr.uprobe_path = (uint64_t)(uintptr_t)evs->ev[i].path;
+	return 0;
+}
+
+static struct mt_capture_event *event_add(struct mt_capture_events *evs, const char *name,
+					  unsigned stack_size, int with_stack,
+					  struct mt_capture_err *err)
+{
+	if (evs->nr >= MT_CAPTURE_MAX_EVENTS) {
+		char max[16];
+		snprintf(max, sizeof(max), "%d", MT_CAPTURE_MAX_EVENTS);
+		mt_capture_err_set(err, MT_CAPTURE_ETOOMANY, 0, max, NULL);
 		return NULL;
 	}
 	struct mt_capture_event *e = &evs->ev[evs->nr++];
@@ -60,30 +149,24 @@ static void set_period(struct perf_event_attr *a, uint64_t period)
 		a->sample_type &= ~(uint64_t)PERF_SAMPLE_PERIOD;
 }
 
-int mt_capture_uprobe_type(char *err)
+int mt_capture_uprobe_type(struct mt_capture_err *err)
 {
 	const char *p = "/sys/bus/event_source/devices/uprobe/type";
 	FILE *f = fopen(p, "re");
 	int type = -1;
-	if (!f) {
-		snprintf(err, MT_CAPTURE_ERRLEN,
-			 "cannot open '%s': %s (kernel without CONFIG_UPROBE_EVENTS?)", p,
-			 strerror(errno));
-		return -1;
-	}
-	if (fscanf(f, "%d", &type) != 1 || type < 0) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "'%s': not a number", p);
-		type = -1;
-	}
+	if (!f)
+		return mt_capture_err_set(err, MT_CAPTURE_ENOUPROBE, errno, p, NULL);
+	if (fscanf(f, "%d", &type) != 1 || type < 0)
+		type = mt_capture_err_set(err, MT_CAPTURE_EUPROBETYPE, 0, p, NULL);
 	fclose(f);
 	return type;
 }
 
 /* A uprobe (or uretprobe) on function fn of path.  @return : 0, 1 when
- * path does not define fn, -1 on error. */
+ * path does not define fn, or an error code (err filled). */
 static int uprobe_add(struct mt_capture_events *evs, const char *name, const char *path,
 		      const char *fn, int ret, unsigned stack_size, int with_stack,
-		      uint64_t *offset_out, char *err)
+		      uint64_t *offset_out, struct mt_capture_err *err)
 {
 	uint64_t off;
 	int rc = mt_capture_elf_func_offset(path, fn, &off, err);
@@ -91,10 +174,10 @@ static int uprobe_add(struct mt_capture_events *evs, const char *name, const cha
 		return rc;
 	int type = mt_capture_uprobe_type(err);
 	if (type < 0)
-		return -1;
+		return type;
 	struct mt_capture_event *e = event_add(evs, name, stack_size, with_stack, err);
 	if (!e)
-		return -1;
+		return MT_CAPTURE_ETOOMANY;
 	snprintf(e->path, sizeof(e->path), "%s", path);
 	e->attr.type = (uint32_t)type;
 	e->attr.config = ret ? 1 : 0;	/* format/retprobe: config:0 */
@@ -106,7 +189,7 @@ static int uprobe_add(struct mt_capture_events *evs, const char *name, const cha
 }
 
 int mt_capture_events_sample(struct mt_capture_events *evs, const char *sampler,
-			     unsigned stack_size, int ring, char *err)
+			     unsigned stack_size, int ring, struct mt_capture_err *err)
 {
 	static const struct {
 		const char *name, *fn;
@@ -122,10 +205,9 @@ int mt_capture_events_sample(struct mt_capture_events *evs, const char *sampler,
 		int rc = uprobe_add(evs, markers[i].name, sampler, markers[i].fn, 0, stack_size,
 				    markers[i].stack, NULL, err);
 		if (rc > 0)
-			snprintf(err, MT_CAPTURE_ERRLEN, "'%s' has no function %s: not the mt sampler?",
-				 sampler, markers[i].fn);
+			rc = mt_capture_err_set(err, MT_CAPTURE_ENOTSAMPLER, 0, sampler, markers[i].fn);
 		if (rc)
-			return -1;
+			return rc;
 		struct mt_capture_event *e = &evs->ev[evs->nr - 1];
 		e->attr.sample_regs_user = markers[i].regs;
 		if (ring) {
@@ -138,7 +220,7 @@ int mt_capture_events_sample(struct mt_capture_events *evs, const char *sampler,
 }
 
 int mt_capture_events_trace(struct mt_capture_events *evs, const char *lib,
-			    unsigned stack_size, uint64_t period, char *err)
+			    unsigned stack_size, uint64_t period, struct mt_capture_err *err)
 {
 	/* memalign before aligned_alloc: glibc 2.36 makes them one function,
 	 * which gets one probe named after the first. */
@@ -158,7 +240,7 @@ int mt_capture_events_trace(struct mt_capture_events *evs, const char *lib,
 		uint64_t off;
 		int rc = mt_capture_elf_func_offset(lib, fns[i], &off, err);
 		if (rc < 0)
-			return -1;
+			return rc;
 		if (rc > 0)
 			continue;
 		int dup = 0;
@@ -170,14 +252,16 @@ int mt_capture_events_trace(struct mt_capture_events *evs, const char *lib,
 		char name[128];
 		int is_free = !strcmp(fns[i], "free");
 		snprintf(name, sizeof(name), "%s:%s", group, fns[i]);
-		if (uprobe_add(evs, name, lib, fns[i], 0, stack_size, !is_free, NULL, err))
-			return -1;
+		rc = uprobe_add(evs, name, lib, fns[i], 0, stack_size, !is_free, NULL, err);
+		if (rc)
+			return rc;
 		set_period(&evs->ev[evs->nr - 1].attr, period);
 		probes++;
 		if (period == 1 && !is_free) {
 			snprintf(name, sizeof(name), "%s:%s__return", group, fns[i]);
-			if (uprobe_add(evs, name, lib, fns[i], 1, stack_size, 0, NULL, err))
-				return -1;
+			rc = uprobe_add(evs, name, lib, fns[i], 1, stack_size, 0, NULL, err);
+			if (rc)
+				return rc;
 			if (!strcmp(fns[i], "posix_memalign")) {
 				/* The new block's address is in memory, at memptr. */
 				struct perf_event_attr *a = &evs->ev[evs->nr - 1].attr;
@@ -186,10 +270,8 @@ int mt_capture_events_trace(struct mt_capture_events *evs, const char *lib,
 			}
 		}
 	}
-	if (!probes) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "'%s' defines none of the allocator functions", lib);
-		return -1;
-	}
+	if (!probes)
+		return mt_capture_err_set(err, MT_CAPTURE_ENOALLOCATOR, 0, lib, NULL);
 	return 0;
 }
 
@@ -198,9 +280,10 @@ static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/
 
 /* The id of tracepoint SYS:NAME (sched:sched_switch, syscalls:sys_enter_write,
  * a uprobe that perf probe made) from tracefs, as perf finds it.
- * @return : the id, MT_CAPTURE_EUSAGE (not a name, or no such tracepoint),
- * or -1 (tracefs not mounted or not readable); err filled. */
-static long long tracepoint_id(const char *name, char *err)
+ * @return : the id, or MT_CAPTURE_ETPNAME (not a name), ETPUNKNOWN (no such
+ * tracepoint), ETPDENIED or ENOTRACEFS (tracefs not readable or not
+ * mounted); err filled. */
+static long long tracepoint_id(const char *name, struct mt_capture_err *err)
 {
 	const char *colon = strchr(name, ':');
 	size_t sys_len = colon ? (size_t)(colon - name) : 0;
@@ -209,10 +292,8 @@ static long long tracepoint_id(const char *name, char *err)
 	for (const char *c = name; ok && *c; c++)
 		ok = c == colon || *c == '_' || *c == '-' || *c == '.' ||
 		     (*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z');
-	if (!ok || strstr(name, "..")) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "'%s' is not a tracepoint name (SYSTEM:EVENT)", name);
-		return MT_CAPTURE_EUSAGE;
-	}
+	if (!ok || strstr(name, ".."))
+		return mt_capture_err_set(err, MT_CAPTURE_ETPNAME, 0, name, NULL);
 	/* The first place where tracefs answers decides: a second one (under
 	 * debugfs, root only) would turn "no such tracepoint" into "denied". */
 	int denied = 0, mounted = 0;
@@ -238,18 +319,8 @@ static long long tracepoint_id(const char *name, char *err)
 		if (id >= 0)
 			return id;
 	}
-	if (denied)
-		snprintf(err, MT_CAPTURE_ERRLEN, "cannot read tracepoint '%s' in tracefs: permission "
-			 "denied (tracefs wants root)", name);
-	else if (!mounted)
-		snprintf(err, MT_CAPTURE_ERRLEN, "cannot find tracepoint '%s': tracefs is not mounted "
-			 "(mount -t tracefs nodev /sys/kernel/tracing)", name);
-	else {
-		snprintf(err, MT_CAPTURE_ERRLEN, "unknown tracepoint '%s' (see perf list tracepoint, "
-			 "or /sys/kernel/tracing/events)", name);
-		return MT_CAPTURE_EUSAGE;
-	}
-	return -1;
+	return mt_capture_err_set(err, denied ? MT_CAPTURE_ETPDENIED : !mounted ? MT_CAPTURE_ENOTRACEFS
+				       : MT_CAPTURE_ETPUNKNOWN, 0, name, NULL);
 }
 
 /* A raw hardware event, r and its hex config (r003c), as perf writes it.
@@ -268,7 +339,8 @@ static int raw_event(const char *name, uint64_t *config)
 }
 
 int mt_capture_events_named(struct mt_capture_events *evs, const char *name,
-			    unsigned stack_size, uint64_t freq, uint64_t period, char *err)
+			    unsigned stack_size, uint64_t freq, uint64_t period,
+			    struct mt_capture_err *err)
 {
 	uint32_t type = 0;
 	uint64_t config = 0;
@@ -288,19 +360,17 @@ int mt_capture_events_named(struct mt_capture_events *evs, const char *name,
 		known = 1;
 	}
 	if (!known) {
-		size_t n = (size_t)snprintf(err, MT_CAPTURE_ERRLEN, "unknown event '%s' (known:",
-					    name);
-		for (size_t i = 0; mt_perf_event_nth(i) && n < MT_CAPTURE_ERRLEN; i++)
-			n += (size_t)snprintf(err + n, MT_CAPTURE_ERRLEN - n, " %s",
+		char list[sizeof(err->detail)];
+		size_t n = 0;
+		list[0] = 0;
+		for (size_t i = 0; mt_perf_event_nth(i) && n < sizeof(list); i++)
+			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? " " : "",
 					      mt_perf_event_nth(i));
-		if (n < MT_CAPTURE_ERRLEN)
-			snprintf(err + n, MT_CAPTURE_ERRLEN - n,
-				 ", tracepoints SYSTEM:EVENT, raw rHEX)");
-		return MT_CAPTURE_EUSAGE;
+		return mt_capture_err_set(err, MT_CAPTURE_EEVENT, 0, name, list);
 	}
 	struct mt_capture_event *e = event_add(evs, name, stack_size, 1, err);
 	if (!e)
-		return -1;
+		return MT_CAPTURE_ETOOMANY;
 	e->attr.type = type;
 	e->attr.config = config;
 	if (!freq && !period)

@@ -93,11 +93,11 @@ static int copy_to(int in, const char *dir, const char *name, off_t size, const 
 	return 0;
 }
 
-int mt_capture_keep_by_build_id(const char *path)
+int mt_capture_keep_by_build_id(const char *path, struct mt_capture_err *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
+		return mt_capture_err_set(err, MT_CAPTURE_EKEEP, errno, path, NULL);
 	char hex[129], *root = NULL, *dir = NULL;
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
@@ -116,10 +116,9 @@ int mt_capture_keep_by_build_id(const char *path)
 				rc = make_dirs(dir) != 0 ? -1 : copy_to(fd, dir, base, st.st_size, hex);
 		}
 	}
-	int err = errno;
+	int e = errno;
 	free(root);
 	free(dir);
 	close(fd);
-	errno = err;
-	return rc;
+	return rc ? mt_capture_err_set(err, MT_CAPTURE_EKEEP, e, path, NULL) : 0;
 }

@@ -1,7 +1,7 @@
 /* Records for a process that was running before capture began: what the
  * kernel reports for a process it watches from the start (COMM, MMAP2),
  * rebuilt from /proc. */
-#include "capture/capture.h"
+#include "capture/capture_proc.h"
 #include "codec/perf_stream.h"
 
 #include <dirent.h>
@@ -41,16 +41,14 @@ static int emit(struct mt_perf_writer *w, uint32_t type, const void *body, size_
 	return mt_perf_writer_record(w, (const struct perf_event_header *)rec);
 }
 
-int mt_capture_proc_threads(pid_t pid, pid_t **tids, char *err)
+int mt_capture_proc_threads(pid_t pid, pid_t **tids, struct mt_capture_err *err)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	DIR *d = opendir(path);
-	if (!d) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "cannot open '%s': %s", path,
-			 errno == ENOENT ? "no such process" : strerror(errno));
-		return -1;
-	}
+	if (!d)
+		return errno == ENOENT ? mt_capture_err_set(err, MT_CAPTURE_ENOPROC, 0, path, NULL)
+				       : mt_capture_err_set(err, MT_CAPTURE_EOPEN, errno, path, NULL);
 	int n = 0, cap = 16;
 	pid_t *v = malloc(sizeof(*v) * (size_t)cap);
 	struct dirent *de;
@@ -71,8 +69,8 @@ int mt_capture_proc_threads(pid_t pid, pid_t **tids, char *err)
 	closedir(d);
 	if (!v || !n) {
 		free(v);
-		snprintf(err, MT_CAPTURE_ERRLEN, "'%s': %s", path, v ? "no threads" : "out of memory");
-		return -1;
+		return mt_capture_err_set(err, v ? MT_CAPTURE_ENOTHREADS : MT_CAPTURE_ENOMEM, 0, path,
+					  NULL);
 	}
 	*tids = v;
 	return n;
@@ -92,12 +90,12 @@ static void read_comm(pid_t pid, pid_t tid, char *comm, size_t len)
 }
 
 int mt_capture_proc_synthesize(struct mt_perf_writer *w, pid_t pid, uint64_t id,
-			       uint64_t *records, char *err)
+			       uint64_t *records, struct mt_capture_err *err)
 {
 	pid_t *tids;
 	int nt = mt_capture_proc_threads(pid, &tids, err);
 	if (nt < 0)
-		return -1;
+		return nt;
 	for (int i = 0; i < nt; i++) {
 		char comm[64];
 		uint32_t body[2] = { (uint32_t)pid, (uint32_t)tids[i] };
@@ -111,10 +109,8 @@ int mt_capture_proc_synthesize(struct mt_perf_writer *w, pid_t pid, uint64_t id,
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	FILE *f = fopen(path, "re");
-	if (!f) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "cannot open '%s': %s", path, strerror(errno));
-		return -1;
-	}
+	if (!f)
+		return mt_capture_err_set(err, MT_CAPTURE_EOPEN, errno, path, NULL);
 	char line[PATH_MAX + 256];
 	while (fgets(line, sizeof(line), f)) {
 		uint64_t start, end, pgoff, ino;
@@ -152,6 +148,5 @@ int mt_capture_proc_synthesize(struct mt_perf_writer *w, pid_t pid, uint64_t id,
 werr:
 	free(tids);
 werr_nofree:
-	snprintf(err, MT_CAPTURE_ERRLEN, "cannot write the synthesized records");
-	return -1;
+	return mt_capture_err_set(err, MT_CAPTURE_ESYNTH, 0, NULL, NULL);
 }

@@ -1,7 +1,7 @@
 /* mt-capture's side of the sample ring (sample_ring.h): make the ring, and
  * turn its records into the perf samples of the mt:alloc, mt:free and
  * mt:totals events, as their uprobes would have written them. */
-#include "capture/capture.h"
+#include "capture/capture_ring.h"
 #include "capture/sample_ring.h"
 #include "codec/perf_stream.h"
 
@@ -37,27 +37,26 @@ struct mt_capture_ring {
 };
 
 int mt_capture_ring_new(struct mt_capture_ring **out, size_t data_size, unsigned stack_size,
-			int wait, char **env, char *err)
+			int wait, char **env, struct mt_capture_err *err)
 {
 	struct mt_capture_ring *r = calloc(1, sizeof(*r));
 	uint64_t token = 0;
-	if (!r) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "out of memory");
-		return -1;
-	}
+	char size[32];
+	if (!r)
+		return mt_capture_err_set(err, MT_CAPTURE_ENOMEM, 0, NULL, NULL);
 	r->map = MAP_FAILED;
 	r->lost_read_ns = mt_sample_ring_now();
 	r->map_size = MT_SAMPLE_RING_HEADER + data_size;
+	snprintf(size, sizeof(size), "%zu", r->map_size);
 	/* Close-on-exec: the command opens /proc/OUR_PID/fd/N instead, which
 	 * also works after it closes its descriptors or execs. */
 	r->fd = memfd_create("mt-sample-ring", MFD_CLOEXEC);
 	if (r->fd < 0 || ftruncate(r->fd, (off_t)r->map_size) ||
 	    (r->map = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0)) ==
 		    MAP_FAILED) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "cannot make the sample ring (%zu bytes): %s",
-			 r->map_size, strerror(errno));
+		mt_capture_err_set(err, MT_CAPTURE_ERING, errno, size, NULL);
 		mt_capture_ring_free(r);
-		return -1;
+		return MT_CAPTURE_ERING;
 	}
 	if (getrandom(&token, sizeof(token), 0) != sizeof(token))
 		token = mt_sample_ring_now() ^ (uint64_t)getpid() << 40;
@@ -70,12 +69,16 @@ int mt_capture_ring_new(struct mt_capture_ring **out, size_t data_size, unsigned
 	h->pid_ns = mt_sample_ring_pid_ns();
 	h->reader_pid = (uint64_t)getpid();
 	r->made = *h;
-	if (mt_sample_ring_attach(&r->ring, r->map, r->map_size, token) ||
-	    asprintf(env, "%s=%llx:/proc/%d/fd/%d", MT_SAMPLE_RING_ENV, (unsigned long long)token,
-		     (int)getpid(), r->fd) < 0) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "cannot make the sample ring");
+	/* Attaching to the header just written fails only if it is not one. */
+	if (mt_sample_ring_attach(&r->ring, r->map, r->map_size, token)) {
+		mt_capture_err_set(err, MT_CAPTURE_ERING, EINVAL, size, NULL);
 		mt_capture_ring_free(r);
-		return -1;
+		return MT_CAPTURE_ERING;
+	}
+	if (asprintf(env, "%s=%llx:/proc/%d/fd/%d", MT_SAMPLE_RING_ENV, (unsigned long long)token,
+		     (int)getpid(), r->fd) < 0) {
+		mt_capture_ring_free(r);
+		return mt_capture_err_set(err, MT_CAPTURE_ENOMEM, 0, NULL, NULL);
 	}
 	*out = r;
 	return 0;
@@ -288,8 +291,8 @@ int mt_capture_ring_drain(struct mt_capture_ring *r, struct mt_perf_writer *w,
 			d->abandoned += a == 1;
 			continue;
 		}
-		if (!rc)	/* after a write error, records are only consumed */
-			rc = write_sample(r, w, &rec, stack);
+		if (!rc && write_sample(r, w, &rec, stack))
+			rc = MT_CAPTURE_EWRITE;	/* from now on records are only consumed */
 		d->samples++;
 		d->bytes += rec.size;
 		mt_sample_ring_release(ring, &rec);
@@ -301,8 +304,8 @@ int mt_capture_ring_drain(struct mt_capture_ring *r, struct mt_perf_writer *w,
 		uint64_t lost = __atomic_load_n(&ring->h->lost[k], __ATOMIC_RELAXED);
 		uint64_t n = lost - r->ev[k].lost_seen + r->ev[k].abandoned;
 		if (n) {
-			if (!rc)
-				rc = write_lost(r, w, k, n);
+			if (!rc && write_lost(r, w, k, n))
+				rc = MT_CAPTURE_EWRITE;
 			d->lost += n;
 			r->ev[k].lost_seen = lost;
 			r->ev[k].abandoned = 0;

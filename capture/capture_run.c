@@ -1,7 +1,11 @@
 /* The capture run: start or attach, open the events with libperf, drain the
  * ring buffers into a perf pipe stream, stop cleanly. */
-#include "capture/capture.h"
+#include "capture/capture_run.h"
+#include "capture/capture_events.h"
+#include "capture/capture_proc.h"
+#include "capture/capture_ring.h"
 #include "codec/perf_stream.h"
+#include "common/cli.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -82,7 +86,7 @@ static void child_exec(const struct mt_capture_run_opts *o, int go_fd, int err_f
 	if (o->out_fd == 1)
 		dup2(2, 1);
 	if (read(go_fd, &c, 1) != 1)
-		_exit(127);	/* mt-capture gave up before starting us */
+		_exit(MT_EXIT_CAPTURE_FAILED);	/* mt-capture gave up before starting us */
 	close(go_fd);
 	static const char stream_var[] = "MT_SAMPLER_STREAM=";
 	static char stream[96];
@@ -99,21 +103,39 @@ static void child_exec(const struct mt_capture_run_opts *o, int go_fd, int err_f
 	int e = errno;
 	if (write(err_fd, &e, sizeof(e)) < 0) {
 	}
-	_exit(127);
+	/* The parent reports e and ignores this status, env(1)'s all the same. */
+	_exit(e == ENOENT ? MT_EXIT_NOT_FOUND : MT_EXIT_CANNOT_RUN);
 }
 
-static int launch(struct run *r, char *err)
+/* The output's failure as MT_CAPTURE_EWRITE, with the writer's message
+ * (else rc's, an MT_PERF_E* code). */
+static int write_error(struct run *r, int rc, struct mt_capture_err *err)
+{
+	const char *why = r->w ? mt_perf_writer_error(r->w) : "";
+	return mt_capture_err_set(err, MT_CAPTURE_EWRITE, 0, r->o->out_name,
+				  *why ? why : mt_perf_strerror(rc));
+}
+
+static int launch(struct run *r, struct mt_capture_err *err)
 {
 	int go[2], ep[2];
-	if (pipe2(go, O_CLOEXEC) || pipe2(ep, O_CLOEXEC)) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "pipe: %s", strerror(errno));
-		return -1;
+	if (pipe2(go, O_CLOEXEC))
+		return mt_capture_err_set(err, MT_CAPTURE_ESYS, errno, "pipe", NULL);
+	if (pipe2(ep, O_CLOEXEC)) {
+		mt_capture_err_set(err, MT_CAPTURE_ESYS, errno, "pipe", NULL);
+		close(go[0]);
+		close(go[1]);
+		return MT_CAPTURE_ESYS;
 	}
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "fork: %s", strerror(errno));
-		return -1;
+		mt_capture_err_set(err, MT_CAPTURE_ESYS, errno, "fork", NULL);
+		for (int i = 0; i < 2; i++) {
+			close(go[i]);
+			close(ep[i]);
+		}
+		return MT_CAPTURE_ESYS;
 	}
 	if (pid == 0) {
 		close(go[1]);
@@ -130,8 +152,9 @@ static int launch(struct run *r, char *err)
 
 /* Uprobe events cannot be inherited cheaply: the kernel builds a new uprobe
  * for every inherited copy, in each new thread and child, and tears it down
- * at its exit (about 80 ms per event and CPU here), and it reads the path
- * again from config1 in the address space of the task that clones.  So:
+ * at its exit, slowly (docs/capture.md, "UPROBES AND THREADS"), and it
+ * reads the path again from config1 in the address space of the task that
+ * clones.  So:
  * - launched command: the uprobes are system-wide (every CPU, any task) on
  *   a private copy of the probed file that only the command's processes map
  *   (mt-capture preloads or puts it first in the library path), and a dummy
@@ -140,80 +163,61 @@ static int launch(struct run *r, char *err)
  * - running process (-p): uprobes on its existing threads, not inherited,
  *   behind the same dummy; threads and children it creates later are counted
  *   (FORK records) and reported as not followed. */
-static int prepare_uprobes(struct run *r, char *err)
+static int prepare_uprobes(struct run *r, struct mt_capture_err *err)
 {
 	struct mt_capture_events *evs = r->o->evs;
-	int uprobes = 0;
-	for (int i = 0; i < evs->nr; i++)
-		uprobes += evs->ev[i].path[0] != 0;
+	int uprobes = 0, nr = mt_capture_events_nr(evs);
+	for (int i = 0; i < nr; i++)
+		uprobes += mt_capture_events_uprobe_path(evs, i) != NULL;
 	r->first[0] = 0;
-	r->nr[0] = evs->nr;
+	r->nr[0] = nr;
 	if (!uprobes)
 		return 0;
-	if (evs->nr >= MT_CAPTURE_MAX_EVENTS) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "too many events");
-		return -1;
-	}
-	memmove(&evs->ev[1], &evs->ev[0], sizeof(evs->ev[0]) * (size_t)evs->nr);
-	evs->nr++;
-	struct mt_capture_event *d = &evs->ev[0];
-	*d = evs->ev[1];
-	snprintf(d->name, sizeof(d->name), "dummy:u");
-	d->path[0] = 0;
-	d->ring_kind = 0;
-	d->attr.type = PERF_TYPE_SOFTWARE;
-	d->attr.config = PERF_COUNT_SW_DUMMY;
-	d->attr.uprobe_path = 0;
-	d->attr.probe_offset = 0;
-	struct perf_event_attr *a = &evs->ev[1].attr;
-	a->mmap = a->mmap2 = a->mmap_data = a->comm = a->comm_exec = a->task = a->build_id = 0;
-	for (int i = 1; i < evs->nr; i++) {
-		evs->ev[i].attr.inherit = 0;
-		evs->ev[i].attr.uprobe_path = (uint64_t)(uintptr_t)evs->ev[i].path;
-	}
+	int rc = mt_capture_events_track_apart(evs, err);
+	if (rc)
+		return rc;
+	nr = mt_capture_events_nr(evs);
+	for (int i = 1; i < nr; i++)
+		mt_capture_events_attr(evs, i)->inherit = 0;
 	if (r->o->ring) {
 		r->nr[0] = 1;	/* the markers' events come from the sample ring */
 	} else if (r->o->pid) {
-		r->nr[0] = evs->nr;
+		r->nr[0] = nr;
 		r->tracks_new_tasks = 1;
 	} else {
 		r->nr[0] = 1;
 		r->first[1] = 1;
-		r->nr[1] = evs->nr - 1;
-		for (int i = 1; i < evs->nr; i++)
-			evs->ev[i].attr.disabled = 0;	/* only our copy is probed */
+		r->nr[1] = nr - 1;
+		for (int i = 1; i < nr; i++)
+			mt_capture_events_attr(evs, i)->disabled = 0;	/* only our copy is probed */
 	}
 	return 0;
 }
 
-static int open_list(struct run *r, int l, char *err)
+static int open_list(struct run *r, int l, struct mt_capture_err *err)
 {
 	struct mt_capture_events *evs = r->o->evs;
 	struct perf_evlist *list = r->evlist[l] = perf_evlist__new();
-	if (!list) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "out of memory");
-		return -1;
-	}
+	if (!list)
+		return mt_capture_err_set(err, MT_CAPTURE_ENOMEM, 0, NULL, NULL);
 	long page = sysconf(_SC_PAGESIZE);
 	int first = r->first[l], n = r->nr[l];
 	for (int i = first; i < first + n; i++) {
-		struct perf_event_attr *a = &evs->ev[i].attr;
+		struct perf_event_attr *a = mt_capture_events_attr(evs, i);
 		a->enable_on_exec = r->child && a->disabled ? 1 : 0;
 		/* Wake the reader when a quarter of the ring is used. */
 		a->watermark = 1;
 		a->wakeup_watermark = (uint32_t)((uint64_t)r->o->mmap_pages * (uint64_t)page / 4);
 		r->evsel[i] = perf_evsel__new(a);
-		if (!r->evsel[i]) {
-			snprintf(err, MT_CAPTURE_ERRLEN, "out of memory");
-			return -1;
-		}
+		if (!r->evsel[i])
+			return mt_capture_err_set(err, MT_CAPTURE_ENOMEM, 0, NULL, NULL);
 		perf_evlist__add(list, r->evsel[i]);
 	}
 	perf_evlist__set_maps(list, r->cpus, r->threads[l]);
 	int rc = perf_evlist__open(list);
 	/* 6.18 refuses a uprobe with ESRCH while the same one (same file and
 	 * offset, e.g. libc's malloc from an earlier capture) is still being torn
-	 * down, which takes up to seconds (see close_events): wait for it. */
+	 * down, which is slow (see close_events): wait for it. */
 	for (int tries = 0; rc == -ESRCH && tries < 200 && kill(r->o->pid ? r->o->pid : r->child, 0) == 0;
 	     tries++) {
 		usleep(50000);
@@ -231,36 +235,29 @@ static int open_list(struct run *r, int l, char *err)
 			perf_evsel__attr(r->evsel[i])->exclude_kernel = 1;
 		rc = perf_evlist__open(list);
 	}
-	if (rc == -EACCES || rc == -EPERM) {
-		snprintf(err, MT_CAPTURE_ERRLEN,
-			 "perf_event_open denied: %s (lower /proc/sys/kernel/perf_event_paranoid, "
-			 "or grant CAP_PERFMON, e.g. setcap cap_perfmon+ep mt-capture)", strerror(-rc));
-		return MT_CAPTURE_EPERM;
-	}
+	if (rc == -EACCES || rc == -EPERM)
+		return mt_capture_err_set(err, MT_CAPTURE_EPERM, -rc, NULL, NULL);
 	if (rc) {
 		/* The kernel's answer when the CPU has no such counter (virtual
 		 * machines often have none). */
 		int no_pmu = (rc == -ENOENT || rc == -EOPNOTSUPP) &&
 			     (perf_evsel__attr(r->evsel[first])->type == PERF_TYPE_HARDWARE ||
 			      perf_evsel__attr(r->evsel[first])->type == PERF_TYPE_RAW);
-		snprintf(err, MT_CAPTURE_ERRLEN, "cannot open event '%s'%s: %s%s", evs->ev[first].name,
-			 n > 1 ? " and the others" : "", strerror(-rc),
-			 no_pmu ? " (no hardware counter for it here, a virtual machine? "
-				  "cpu-clock and task-clock need none)" : "");
-		return -1;
+		return mt_capture_err_set(err, no_pmu ? MT_CAPTURE_ENOPMU : MT_CAPTURE_EEVENTOPEN, -rc,
+					  mt_capture_events_name(evs, first), n > 1 ? " and the others" : "");
 	}
 	r->ring_size = (size_t)r->o->mmap_pages * (size_t)page;
 	rc = perf_evlist__mmap(list, (int)r->o->mmap_pages);
 	if (rc) {
-		snprintf(err, MT_CAPTURE_ERRLEN,
-			 "cannot map the ring buffers (%u pages per CPU): %s%s", r->o->mmap_pages,
-			 strerror(-rc), rc == -EPERM ? " (see /proc/sys/kernel/perf_event_mlock_kb)" : "");
-		return rc == -EPERM ? MT_CAPTURE_EPERM : -1;
+		char pages[16];
+		snprintf(pages, sizeof(pages), "%u", r->o->mmap_pages);
+		return mt_capture_err_set(err, rc == -EPERM ? MT_CAPTURE_EMLOCK : MT_CAPTURE_EMMAP, -rc,
+					  pages, NULL);
 	}
 	return 0;
 }
 
-static int open_events(struct run *r, char *err)
+static int open_events(struct run *r, struct mt_capture_err *err)
 {
 	for (int l = 0; l < 2; l++) {
 		if (!r->nr[l])
@@ -273,26 +270,26 @@ static int open_events(struct run *r, char *err)
 }
 
 /* The pipe header, and an attr with its sample ids and a name per event. */
-static int write_header(struct run *r, uint64_t *first_id, char *err)
+static int write_header(struct run *r, uint64_t *first_id, struct mt_capture_err *err)
 {
 	struct mt_capture_events *evs = r->o->evs;
 	int ncpu = perf_cpu_map__nr(r->cpus), nthr = perf_thread_map__nr(r->threads[0]);
 	uint64_t *ids = calloc((size_t)ncpu * (size_t)nthr, sizeof(*ids));
 	int rc = mt_perf_writer_pipe_header(r->w);
-	if (!ids) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "out of memory");
-		return -1;
-	}
-	for (int i = 0; !rc && i < evs->nr; i++) {
+	if (!ids)
+		return mt_capture_err_set(err, MT_CAPTURE_ENOMEM, 0, NULL, NULL);
+	for (int i = 0; !rc && i < mt_capture_events_nr(evs); i++) {
 		size_t n = 0;
-		if (evs->ev[i].ring_kind) {
+		const char *name = mt_capture_events_name(evs, i);
+		int kind = mt_capture_events_ring_kind(evs, i);
+		if (kind) {
 			uint64_t id = RING_ID_BASE + (uint64_t)i;
-			struct perf_event_attr a = evs->ev[i].attr;
+			struct perf_event_attr a = *mt_capture_events_attr(evs, i);
 			a.uprobe_path = 0;
-			mt_capture_ring_event(r->o->ring, evs->ev[i].ring_kind, &a, id);
+			mt_capture_ring_event(r->o->ring, kind, &a, id);
 			rc = mt_perf_writer_attr(r->w, &a, &id, 1);
 			if (!rc)
-				rc = mt_perf_writer_event_name(r->w, id, evs->ev[i].name);
+				rc = mt_perf_writer_event_name(r->w, id, name);
 			continue;
 		}
 		int threads = i < r->first[0] + r->nr[0] ? nthr : 1;
@@ -304,28 +301,21 @@ static int write_header(struct run *r, uint64_t *first_id, char *err)
 			}
 		}
 		if (!n) {
-			snprintf(err, MT_CAPTURE_ERRLEN, "cannot read the sample ids of '%s'",
-				 evs->ev[i].name);
 			free(ids);
-			return -1;
+			return mt_capture_err_set(err, MT_CAPTURE_EIDS, 0, name, NULL);
 		}
 		if (i == 0)
 			*first_id = ids[0];
 		/* The stream's copy: config1 is a pointer into this process. */
 		struct perf_event_attr a = *perf_evsel__attr(r->evsel[i]);
-		if (evs->ev[i].path[0])
+		if (mt_capture_events_uprobe_path(evs, i))
 			a.uprobe_path = 0;
 		rc = mt_perf_writer_attr(r->w, &a, ids, n);
 		if (!rc)
-			rc = mt_perf_writer_event_name(r->w, ids[0], evs->ev[i].name);
+			rc = mt_perf_writer_event_name(r->w, ids[0], name);
 	}
 	free(ids);
-	if (rc) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "cannot write '%s': %s", r->o->out_name,
-			 mt_perf_strerror(rc));
-		return MT_CAPTURE_EWRITE;
-	}
-	return 0;
+	return rc ? write_error(r, rc, err) : 0;
 }
 
 static struct ring *ring_of(struct run *r, struct perf_mmap *map)
@@ -344,8 +334,7 @@ static struct ring *ring_of(struct run *r, struct perf_mmap *map)
  * parts: libperf 6.1 copies such a record into a buffer of its own but
  * only its first sizeof(union perf_event) = 4168 bytes, so a sample with an
  * 8 KiB stack came out with the rest of an earlier one (its stack tail and
- * dyn_size: 15 of 4127 mt:alloc samples of capture_bench 4 2000000 had
- * dyn_size 0).  @return : 0 or the writer's error. */
+ * dyn_size, which then read 0).  @return : 0 or the writer's error. */
 static int copy_record(struct run *r, struct ring *rg, union perf_event *ev,
 		       const struct perf_event_header *instead)
 {
@@ -467,11 +456,10 @@ static uint64_t drain(struct run *r)
 		/* Not perf_mmap__read_done(): libperf 6.1's sets the read
 		 * position to the ring's head as it is then, which skips what
 		 * the kernel wrote since the last read_event (never read nor
-		 * reported lost: mt-unwind counted 19-31 marker events of
-		 * capture_bench 4 2000000 as dropped when a write came between
-		 * the two; it is the "kernel drop without a LOST record" of
-		 * docs/formats/capture-events.md).  read_event leaves the read
-		 * position after the last record read. */
+		 * reported lost: mt-unwind counted marker events as dropped when
+		 * a write came between the two; it is the "kernel drop without a
+		 * LOST record" of docs/formats/capture-events.md).  read_event
+		 * leaves the read position after the last record read. */
 	}
 	}
 	if (n && !r->write_failed && !r->ring_last.pending) {
@@ -483,11 +471,12 @@ static uint64_t drain(struct run *r)
 	return n;
 }
 
-/* Closing a uprobe event waits for RCU grace periods under a global lock
- * (about 80 ms per fd on this kernel, 3 s for trace mode's events on two
- * CPUs).  The events are disabled and drained by now: a child process takes
- * over our references and pays that in the background, so closing here only
- * drops a reference and mt-capture exits at once. */
+/* Closing a uprobe event waits for RCU grace periods under a global lock,
+ * for each fd in turn, which adds up for trace mode's many events
+ * (docs/capture.md, "UPROBES AND THREADS").  The events are disabled and
+ * drained by now: a child process takes over our references and pays that
+ * in the background, so closing here only drops a reference and mt-capture
+ * exits at once. */
 static void close_events(struct run *r)
 {
 	for (int l = 0; l < 2; l++)
@@ -537,40 +526,42 @@ static int process_gone(pid_t pid)
 	return kill(pid, 0) < 0 && errno == ESRCH;
 }
 
-int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats *st, char *err)
+int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats *st,
+		   struct mt_capture_err *err)
 {
 	struct run r = { .o = o, .st = st, .go_fd = -1, .err_fd = -1 };
-	int rc = -1;
+	int rc;
 	pid_t *tids = NULL;
 	memset(st, 0, sizeof(*st));
 	libperf_init(libperf_quiet);	/* also sets its page size */
 	double t0 = now();
 
-	if (prepare_uprobes(&r, err))
-		return -1;
-	if (o->pid) {
+	rc = prepare_uprobes(&r, err);
+	if (!rc && o->pid) {
 		int n = mt_capture_proc_threads(o->pid, &tids, err);
-		if (n < 0)
-			return -1;
-		r.threads[0] = perf_thread_map__new_array(n, tids);
-	} else {
-		if (launch(&r, err))
-			return -1;
-		r.threads[0] = perf_thread_map__new_array(1, &r.child);
+		rc = n < 0 ? n : 0;
+		if (!rc)
+			r.threads[0] = perf_thread_map__new_array(n, tids);
+	} else if (!rc) {
+		rc = launch(&r, err);
+		if (!rc)
+			r.threads[0] = perf_thread_map__new_array(1, &r.child);
+	}
+	if (rc) {
+		close(o->out_fd);
+		return rc;
 	}
 	r.threads[1] = perf_thread_map__new_dummy();	/* pid -1: any task */
 	r.cpus = perf_cpu_map__new(NULL);
 	if (!r.threads[0] || !r.threads[1] || !r.cpus) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "out of memory");
+		rc = mt_capture_err_set(err, MT_CAPTURE_ENOMEM, 0, NULL, NULL);
 		goto out;
 	}
 	rc = open_events(&r, err);
 	if (rc)
 		goto out;
-	rc = mt_perf_writer_new(&r.w, o->out_fd, o->out_name);
-	if (rc) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "out of memory");
-		rc = -1;
+	if (mt_perf_writer_new(&r.w, o->out_fd, o->out_name)) {
+		rc = mt_capture_err_set(err, MT_CAPTURE_ENOMEM, 0, NULL, NULL);
 		goto out;
 	}
 	uint64_t first_id = 0;
@@ -583,17 +574,15 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 			goto out;
 		perf_evlist__enable(r.evlist[0]);
 	}
-	if (mt_perf_writer_flush(r.w)) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "cannot write '%s': %s", o->out_name,
-			 mt_perf_writer_error(r.w));
-		rc = MT_CAPTURE_EWRITE;
+	rc = mt_perf_writer_flush(r.w);
+	if (rc) {
+		rc = write_error(&r, rc, err);
 		goto out;
 	}
 	if (r.child) {
 		int e = 0;
 		if (write(r.go_fd, "g", 1) != 1) {
-			snprintf(err, MT_CAPTURE_ERRLEN, "cannot start the command: %s", strerror(errno));
-			rc = -1;
+			rc = mt_capture_err_set(err, MT_CAPTURE_ESTART, errno, NULL, NULL);
 			goto out;
 		}
 		close(r.go_fd);
@@ -605,10 +594,12 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 		while ((got = read(r.err_fd, &e, sizeof(e))) < 0 && errno == EINTR)
 			;
 		if (got == sizeof(e)) {
-			snprintf(err, MT_CAPTURE_ERRLEN, "cannot run '%s': %s", o->argv[0], strerror(e));
+			/* As env(1): 127 for a command not found, 126 for one
+			 * found that cannot run. */
+			rc = mt_capture_err_set(err, e == ENOENT ? MT_CAPTURE_ENOTFOUND : MT_CAPTURE_ECANTRUN,
+						e, o->argv[0], NULL);
 			wait_for(r.child, NULL);
 			r.child = 0;
-			rc = MT_CAPTURE_ENOEXEC;
 			goto out;
 		}
 	}
@@ -665,13 +656,8 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 		drain(&r);
 	}
 	st->ring_unread = r.ring_last.pending ? r.ring_last.unread : 0;
-	if (r.write_failed || mt_perf_writer_flush(r.w)) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "cannot write '%s': %s", o->out_name,
-			 mt_perf_writer_error(r.w));
-		rc = MT_CAPTURE_EWRITE;
-	} else {
-		rc = 0;
-	}
+	rc = mt_perf_writer_flush(r.w);
+	rc = r.write_failed || rc ? write_error(&r, rc ? rc : MT_PERF_EIO, err) : 0;
 out:
 	if (o->ring)
 		mt_capture_ring_close(o->ring);
@@ -683,7 +669,7 @@ out:
 			st->exited = 1;
 		}
 	} else if (r.child && !st->exited) {
-		close(r.go_fd);	/* never started: it exits 127 */
+		close(r.go_fd);	/* never started: it exits at once */
 		r.go_fd = -1;
 		wait_for(r.child, NULL);
 	}
@@ -697,10 +683,8 @@ out:
 	}
 	/* The stream is complete: let its reader see the end now, before the
 	 * slow teardown of uprobe events. */
-	if (close(o->out_fd) && !rc) {
-		snprintf(err, MT_CAPTURE_ERRLEN, "cannot write '%s': %s", o->out_name, strerror(errno));
-		rc = MT_CAPTURE_EWRITE;
-	}
+	if (close(o->out_fd) && !rc)
+		rc = mt_capture_err_set(err, MT_CAPTURE_EWRITE, errno, o->out_name, NULL);
 	if (r.evlist[0] || r.evlist[1]) {
 		close_events(&r);
 		for (int l = 0; l < 2; l++)

@@ -1,74 +1,28 @@
-/* mt-capture: options, checks and exit codes around mt_capture_run(). */
-#include "capture/capture.h"
+/* mt-capture: what the options ask for set up around mt_capture_run(), the
+ * report after it, and the exit status. */
+#include "capture/capture_err.h"
+#include "capture/capture_events.h"
+#include "capture/capture_files.h"
 #include "capture/capture_keep.h"
+#include "capture/capture_opts.h"
+#include "capture/capture_ring.h"
+#include "capture/capture_run.h"
+#include "common/cli.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
-#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-enum { EXIT_DATA = 1, EXIT_USAGE = 2, EXIT_ENV = 3 };
 
 /* The sample ring's size in --mmap-pages units (8 MiB by default): one
  * ring for all CPUs. */
 #define RING_PAGES 4
-
-static const char usage_text[] =
-	"usage: mt-capture [options] [--] COMMAND [ARGS...]\n"
-	"       mt-capture [options] -p PID\n"
-	"\n"
-	"Capture allocations (or any perf event) with user stacks as a perf pipe\n"
-	"stream on stdout, for mt-encode, mt-unwind or `perf script -i`.\n"
-	"\n"
-	"Modes:\n"
-	"  --mode sample   (default with a command) preload libmt-sampler.so: byte-sampled\n"
-	"                  allocations with stacks, frees of sampled pointers, exact totals\n"
-	"  --mode trace    (default with -p) uprobes on every allocator call in libc or --lib\n"
-	"  --mode event    (default with -e) any perf event, e.g. -e cpu-clock -F 999\n"
-	"\n"
-	"Options:\n"
-	"  -o, --output FILE      write the stream to FILE instead of stdout\n"
-	"  -p, --pid PID          attach to a running process (trace, event; sample if it\n"
-	"                         already preloads libmt-sampler.so)\n"
-	"      --rate BYTES       sample mode: mean bytes between sample points (524288);\n"
-	"                         1 records every allocation\n"
-	"      --seed N           sample mode: reproducible sampling (default: fresh seed)\n"
-	"      --lib PATH         trace mode: the allocator to probe (default: libc)\n"
-	"  -e, --event NAME       event mode: the event (cpu-clock, task-clock, cycles, ...,\n"
-	"                         a tracepoint SYSTEM:EVENT such as sched:sched_switch,\n"
-	"                         a raw hardware event rHEX)\n"
-	"  -F, --freq HZ          event mode: samples per second (default 999; tracepoints:\n"
-	"                         every hit unless -F or -c)\n"
-	"  -c, --count N          event mode: a sample every N events; trace mode: record\n"
-	"                         every Nth call of each function (no return probes)\n"
-	"      --stack-size N     bytes of user stack per sample (8192, at most 65528;\n"
-	"                         deep stacks, as clang's, want 65528)\n"
-	"      --mmap-pages N     ring buffer pages per CPU, a power of two (512); sample\n"
-	"                         mode's sample ring is 4 times that\n"
-	"      --no-ring          sample mode: the sampler's events reach mt-capture through\n"
-	"                         uprobes on its markers, not a shared ring (slower)\n"
-	"      --no-wait          sample mode: when the sample ring is full, drop samples\n"
-	"                         (counted as lost) instead of making the program wait\n"
-	"  -h, --help             this text\n"
-	"\n"
-	"Environment: MT_SAMPLER=PATH overrides where libmt-sampler.so is found\n"
-	"(default: DIR/../lib/mt, DIR/.. and DIR, DIR holding mt-capture). Sample mode\n"
-	"keeps a copy of each sampler build in $XDG_CACHE_HOME/mt/build-id (else\n"
-	"~/.cache/mt/build-id), for mt-unwind once mt is rebuilt or upgraded.\n"
-	"\n"
-	"At the end one line on stderr: samples, lost samples, bytes, duration.\n"
-	"Exit status: the command's (128+N when killed by signal N); with -p 0.\n"
-	"Errors: 1 output failed or data lost in writing (also: the program wrote\n"
-	"over the sample ring), 2 usage (also: COMMAND not found, unknown event or\n"
-	"tracepoint), 3 environment (perf_event_open denied: perf_event_paranoid /\n"
-	"CAP_PERFMON; sampler or uprobe PMU missing; tracefs unreadable or not mounted).\n";
 
 static volatile sig_atomic_t stops, stop_signal;
 
@@ -85,410 +39,151 @@ static void on_stop(int sig)
 	stops++;
 }
 
-static int fail(int code, const char *fmt, const char *a, const char *b)
+/* What main sets up for the run, and removes after it. */
+struct setup {
+	struct mt_capture_events *evs;
+	struct mt_capture_ring *ring;	/* sample mode with a command, else NULL */
+	char *env[6];		/* NAME=VALUE for the command, malloc'd, NULL-ended */
+	/* The file the events probe or the command preloads: the sampler, or
+	 * a private copy of it or of the probed library. */
+	char path[PATH_MAX];
+	char orig[PATH_MAX];	/* the sampler found, or trace mode's libc */
+	char tmpdir[PATH_MAX];	/* the private copy's directory, or "" */
+	const char *probed;	/* trace mode with a command: the library asked for */
+};
+
+/* What main made.  Static: reachable when mt_die exits, and by the handler
+ * below. */
+static struct setup made;
+
+/* The private copy goes, whichever way mt-capture ends (the mappings of a
+ * removed copy stay valid). */
+static void remove_copy(void)
 {
-	fprintf(stderr, "mt-capture: ");
-	fprintf(stderr, fmt, a, b);
-	fputc('\n', stderr);
-	return code;
+	if (made.tmpdir[0]) {
+		unlink(made.path);
+		rmdir(made.tmpdir);
+		made.tmpdir[0] = 0;
+	}
 }
 
-static int parse_u64(const char *s, uint64_t *v)
+/* The exit status for a library error, as env(1): 127 the command was
+ * not found, 126 it cannot be run, 125 mt-capture itself failed. */
+static enum mt_exit failed(int code)
 {
-	char *end;
-	errno = 0;
-	if (!s || !*s || *s == '-')
-		return -1;
-	unsigned long long x = strtoull(s, &end, 0);
-	if (errno || *end)
-		return -1;
-	*v = x;
-	return 0;
+	return code == MT_CAPTURE_ENOTFOUND ? MT_EXIT_NOT_FOUND :
+	       code == MT_CAPTURE_ECANTRUN ? MT_EXIT_CANNOT_RUN : MT_EXIT_CAPTURE_FAILED;
 }
 
-/* Is cmd runnable (a path, or a name found in PATH)? */
-static int command_exists(const char *cmd, char *why, size_t len)
+static noreturn void die_err(const struct mt_capture_err *err)
 {
-	if (strchr(cmd, '/')) {
-		if (access(cmd, X_OK) == 0)
-			return 1;
-		snprintf(why, len, "%s", strerror(errno));
-		return 0;
-	}
-	const char *path = getenv("PATH");
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (const char *p = path;; p++) {
-		const char *e = strchrnul(p, ':');
-		char full[PATH_MAX];
-		snprintf(full, sizeof(full), "%.*s/%s", (int)(e - p), e == p ? "." : p, cmd);
-		struct stat sb;
-		if (stat(full, &sb) == 0 && S_ISREG(sb.st_mode) && access(full, X_OK) == 0)
-			return 1;
-		if (!*e)
-			break;
-		p = e;
-	}
-	snprintf(why, len, "command not found");
-	return 0;
+	char msg[MT_CAPTURE_MSGLEN];
+	mt_die(failed(err->code), "%s", mt_capture_err_message(err, msg, sizeof(msg)));
 }
 
-/* Our preload library libmt-sampler.so (name): $MT_SAMPLER itself when set
- * (other names: a file in its directory), else beside the binary (installed
- * layout PREFIX/bin + PREFIX/lib/mt, build tree build/bin + build).  out:
- * PATH_MAX bytes, the real path. */
-static int find_lib(const char *name, char *out)
+/* Sample mode: the sampler's markers, its environment and the sample ring. */
+static void setup_sample(const struct mt_capture_opts *o, struct setup *s)
 {
-	const char *env = getenv("MT_SAMPLER");
-	if (env && *env) {
-		char dir[PATH_MAX], cand[PATH_MAX * 2];
-		if (!strcmp(name, "libmt-sampler.so"))
-			return realpath(env, out) ? 0 : -1;
-		snprintf(dir, sizeof(dir), "%s", env);
-		snprintf(cand, sizeof(cand), "%s/%s", dirname(dir), name);
-		return realpath(cand, out) ? 0 : -1;
+	struct mt_capture_err err = { 0 };
+	char msg[MT_CAPTURE_MSGLEN];
+	if (o->pid) {
+		if (mt_capture_find_mapped(o->pid, "libmt-sampler", s->path, sizeof(s->path)))
+			mt_die(MT_EXIT_CAPTURE_FAILED, "process %d does not preload libmt-sampler.so: "
+			       "use --mode trace", (int)o->pid);
+	} else if (mt_capture_find_sampler(s->orig, &err)) {
+		die_err(&err);
+	} else if (!o->no_ring) {
+		/* No uprobe on it: the sampler itself, which stays after the
+		 * capture for mt-unwind to read. */
+		snprintf(s->path, sizeof(s->path), "%s", s->orig);
+	} else if (mt_capture_private_copy(s->orig, s->tmpdir, s->path, &err)) {
+		die_err(&err);
 	}
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return -1;
-	exe[n] = 0;
-	const char *dir = dirname(exe);
-	static const char *const rel[] = { "../lib/mt/", "../", "" };
-	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		char cand[PATH_MAX * 2];
-		snprintf(cand, sizeof(cand), "%s/%s%s", dir, rel[i], name);
-		if (access(cand, R_OK) == 0 && realpath(cand, out))
-			return 0;
-	}
-	return -1;
-}
-
-/* "LD_PRELOAD=..." for the command: mt-capture's LD_PRELOAD with every
- * entry that is the file real (a realpath) replaced by copy, since a
- * library preloaded by its path would bypass the copy that LD_LIBRARY_PATH
- * puts first.  @return : the string, or NULL when nothing was replaced or
- * memory ran out (then the warning after the capture says what happened). */
-static char *preload_the_copy(const char *real, const char *copy)
-{
+	/* So that rebuilding or upgrading mt leaves this capture readable
+	 * (capture_keep.h). */
+	if (mt_capture_keep_by_build_id(o->pid ? s->path : s->orig, &err))
+		mt_warn("%s", mt_capture_err_message(&err, msg, sizeof(msg)));
+	int ring = o->cmd && !o->no_ring;
+	if (mt_capture_events_sample(s->evs, s->path, o->stack_size, ring, &err))
+		die_err(&err);
+	if (!o->cmd)
+		return;
 	const char *old = getenv("LD_PRELOAD");
-	if (!old || !*old)
-		return NULL;
-	size_t cap = sizeof("LD_PRELOAD=") + strlen(old) * (strlen(copy) + 1);
-	char *out = malloc(cap), *o = out, entry[PATH_MAX], found[PATH_MAX];
-	if (!out)
-		return NULL;
-	o += sprintf(o, "LD_PRELOAD=");
-	int replaced = 0, first = 1;
-	for (const char *p = old; *p; ) {
-		size_t n = strcspn(p, ": ");
-		if (n) {
-			int same = 0;
-			if (n < sizeof(entry)) {
-				memcpy(entry, p, n);
-				entry[n] = 0;
-				same = strchr(entry, '/') && realpath(entry, found) && !strcmp(found, real);
-			}
-			if (!first)
-				*o++ = ':';
-			first = 0;
-			if (same) {
-				o += sprintf(o, "%s", copy);
-				replaced = 1;
-			} else {	/* as it was, however long */
-				memcpy(o, p, n);
-				o += n;
-				*o = 0;
-			}
-		}
-		p += n;
-		p += strspn(p, ": ");
-	}
-	if (!replaced) {
-		free(out);
-		return NULL;
-	}
-	return out;
+	if (asprintf(&s->env[0], "LD_PRELOAD=%s%s%s", s->path, old && *old ? ":" : "",
+		     old ? old : "") < 0 ||
+	    asprintf(&s->env[1], "MT_SAMPLER_RATE=%" PRIu64, o->rate) < 0 ||
+	    (o->seeded && asprintf(&s->env[2], "MT_SAMPLER_SEED=%" PRIu64, o->seed) < 0) ||
+	    /* The first image's stream (capture/sampler.c, "process images"):
+	     * what it starts unseen mixes in its pid. */
+	    (o->seeded && !(s->env[3] = strdup("MT_SAMPLER_STREAM=0000000000000000"))))
+		mt_die(MT_EXIT_CAPTURE_FAILED, "out of memory");
+	if (!ring)
+		return;
+	/* The sample ring: RING_PAGES times the per-CPU ring, and room for 32
+	 * samples and 64 KiB at least. */
+	size_t size = RING_PAGES * o->mmap_pages * (size_t)sysconf(_SC_PAGESIZE);
+	while (size < 32 * ((size_t)o->stack_size + 512) || size < 65536)
+		size *= 2;
+	if (mt_capture_ring_new(&s->ring, size, o->stack_size, !o->no_wait,
+				&s->env[o->seeded ? 4 : 2], &err))
+		die_err(&err);
 }
 
-/* A private copy of file in a new directory under $TMPDIR: uprobes on it
- * fire only in the processes mt-capture starts (see capture_run.c).
- * dir and out: PATH_MAX bytes.  @return : 0 or -1 with errno. */
-static int private_copy(const char *file, char *dir, char *out)
+/* Trace mode: probes on the allocator, through a private copy of it when
+ * mt-capture starts the command. */
+static void setup_trace(const struct mt_capture_opts *o, struct setup *s)
 {
-	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, PATH_MAX, "%s/mt-capture.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
-		return -1;
-	char copy[PATH_MAX], base[PATH_MAX];
-	snprintf(base, sizeof(base), "%s", file);
-	snprintf(copy, sizeof(copy), "%.*s/%s", PATH_MAX / 2, dir, basename(base));
-	int in = open(file, O_RDONLY | O_CLOEXEC), outfd = -1, rc = -1;
-	if (in < 0)
-		goto out;
-	outfd = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
-	if (outfd < 0)
-		goto out;
-	char buf[65536];
-	ssize_t n;
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(outfd, buf, (size_t)n) != n)
-			goto out;
-	if (n == 0 && close(outfd) == 0) {
-		outfd = -1;
-		snprintf(out, PATH_MAX, "%s", copy);
-		rc = 0;
+	struct mt_capture_err err = { 0 };
+	const char *lib = o->lib;
+	if (!lib) {
+		if (mt_capture_find_mapped(o->pid, "libc.so", s->orig, sizeof(s->orig)) &&
+		    mt_capture_find_mapped(o->pid, "libc-", s->orig, sizeof(s->orig)))
+			mt_die(MT_EXIT_CAPTURE_FAILED, "cannot find the libc%s; use --lib PATH",
+			       o->pid ? " of that process" : "");
+		lib = s->orig;
 	}
-out:
-	if (in >= 0)
-		close(in);
-	if (outfd >= 0)
-		close(outfd);
-	if (rc) {
-		int e = errno;
-		unlink(copy);
-		rmdir(dir);
-		errno = e;
+	if (o->cmd) {
+		/* The command finds our copy first in its library path; a static
+		 * program given as --lib runs as the copy itself. */
+		char real_lib[PATH_MAX] = "", real_cmd[PATH_MAX];
+		int is_cmd = realpath(lib, real_lib) && strchr(o->cmd[0], '/') &&
+			     realpath(o->cmd[0], real_cmd) && !strcmp(real_lib, real_cmd);
+		if (mt_capture_private_copy(lib, s->tmpdir, s->path, &err))
+			die_err(&err);
+		const char *old = getenv("LD_LIBRARY_PATH");
+		if (is_cmd)
+			o->cmd[0] = s->path;
+		else if (asprintf(&s->env[0], "LD_LIBRARY_PATH=%s%s%s", s->tmpdir,
+				  old && *old ? ":" : "", old ? old : "") < 0)
+			mt_die(MT_EXIT_CAPTURE_FAILED, "out of memory");
+		else if (real_lib[0])
+			s->env[1] = mt_capture_preload_the_copy(real_lib, s->path);
+		s->probed = lib;
+		lib = s->path;
 	}
-	return rc;
+	if (mt_capture_events_trace(s->evs, lib, o->stack_size, o->count ? o->count : 1, &err))
+		die_err(&err);
 }
 
-/* The first mapped file of pid (0: ourselves) whose basename starts with
- * prefix, e.g. the libc or the sampler a running process uses. */
-static int find_mapped(pid_t pid, const char *prefix, char *out, size_t len)
+/* The output: -o FILE, else stdout (not a terminal).  @return : its fd. */
+static int open_output(const struct mt_capture_opts *o, const char **name)
 {
-	char path[64], line[PATH_MAX + 256];
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/maps");
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	int rc = -1;
-	while (rc && fgets(line, sizeof(line), f)) {
-		char *name = strchr(line, '/');
-		if (!name)
-			continue;
-		name[strcspn(name, "\n")] = 0;
-		const char *base = strrchr(name, '/') + 1;
-		if (!strncmp(base, prefix, strlen(prefix))) {
-			snprintf(out, len, "%s", name);
-			rc = 0;
-		}
-	}
-	fclose(f);
-	return rc;
-}
-
-int main(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "rate", required_argument, NULL, 'r' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "lib", required_argument, NULL, 'l' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "stack-size", required_argument, NULL, 'S' },
-		{ "mmap-pages", required_argument, NULL, 'M' },
-		{ "no-ring", no_argument, NULL, 'R' },
-		{ "no-wait", no_argument, NULL, 'W' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *output = NULL, *mode_s = NULL, *lib = NULL, *event = NULL;
-	uint64_t pid = 0, rate = 524288, seed = 0, freq = 0, count = 0, stack = 8192, pages = 512;
-	int seeded = 0, no_ring = 0, no_wait = 0, opt;
-	char err[MT_CAPTURE_ERRLEN];
-
-	while ((opt = getopt_long(argc, argv, "+o:p:e:F:c:h", longopts, NULL)) != -1) {
-		uint64_t *num = NULL;
-		switch (opt) {
-		case 'o': output = optarg; break;
-		case 'm': mode_s = optarg; break;
-		case 'l': lib = optarg; break;
-		case 'e':
-			if (event)	/* one event per capture: not the last one silently */
-				return fail(EXIT_USAGE, "-e given twice ('%s', '%s'): one event per capture",
-					    event, optarg);
-			event = optarg;
-			break;
-		case 'p': num = &pid; break;
-		case 'r': num = &rate; break;
-		case 's': num = &seed; seeded = 1; break;
-		case 'F': num = &freq; break;
-		case 'c': num = &count; break;
-		case 'S': num = &stack; break;
-		case 'M': num = &pages; break;
-		case 'R': no_ring = 1; break;
-		case 'W': no_wait = 1; break;
-		case 'h': fputs(usage_text, stdout); return 0;
-		default: fputs(usage_text, stderr); return EXIT_USAGE;
-		}
-		if (num && parse_u64(optarg, num))
-			return fail(EXIT_USAGE, "invalid number '%s' for -%s", optarg,
-				    (char[]){ (char)(opt < 'a' && opt != 'F' ? '-' : opt), 0 });
-	}
-	char **cmd = argv + optind;
-	int have_cmd = optind < argc;
-	if (have_cmd == (pid != 0))
-		return fail(EXIT_USAGE, "give a command or -p PID (one of them)%s%s", "",
-			    "\nTry 'mt-capture --help'.");
-	if (pid > INT32_MAX)
-		return fail(EXIT_USAGE, "invalid pid", "", "");
-	enum mt_capture_mode mode = event ? MT_CAPTURE_EVENT : pid ? MT_CAPTURE_TRACE : MT_CAPTURE_SAMPLE;
-	if (mode_s) {
-		if (!strcmp(mode_s, "sample"))
-			mode = MT_CAPTURE_SAMPLE;
-		else if (!strcmp(mode_s, "trace"))
-			mode = MT_CAPTURE_TRACE;
-		else if (!strcmp(mode_s, "event"))
-			mode = MT_CAPTURE_EVENT;
-		else
-			return fail(EXIT_USAGE, "unknown mode '%s' (sample, trace or event)", mode_s, "");
-	}
-	if (stack > 65528 || stack % 8)
-		return fail(EXIT_USAGE, "--stack-size must be a multiple of 8, at most 65528%s%s", "", "");
-	if (!pages || (pages & (pages - 1)) || pages > (1u << 20))
-		return fail(EXIT_USAGE, "--mmap-pages must be a power of two%s%s", "", "");
-	if (!rate)
-		return fail(EXIT_USAGE, "--rate must be at least 1%s%s", "", "");
-	if (freq && count)
-		return fail(EXIT_USAGE, "-F and -c exclude each other%s%s", "", "");
-	if (event && mode != MT_CAPTURE_EVENT)
-		return fail(EXIT_USAGE, "-e needs --mode event%s%s", "", "");
-	if (freq && mode != MT_CAPTURE_EVENT)
-		return fail(EXIT_USAGE, "-F is for event mode%s%s", "", "");
-	if (count && mode == MT_CAPTURE_SAMPLE)
-		return fail(EXIT_USAGE, "-c is for trace and event modes (sample mode: --rate)%s%s", "", "");
-	if (lib && mode != MT_CAPTURE_TRACE)
-		return fail(EXIT_USAGE, "--lib is for trace mode%s%s", "", "");
-	if (no_ring && (mode != MT_CAPTURE_SAMPLE || pid))
-		return fail(EXIT_USAGE, "--no-ring is for sample mode with a command (-p always uses "
-			    "uprobes)%s%s", "", "");
-	if (no_wait && (mode != MT_CAPTURE_SAMPLE || pid || no_ring))
-		return fail(EXIT_USAGE, "--no-wait is for sample mode with a command through the "
-			    "sample ring (uprobe events cannot wait)%s%s", "", "");
-	if (have_cmd) {
-		char why[128];
-		if (!command_exists(cmd[0], why, sizeof(why)))
-			return fail(EXIT_USAGE, "cannot run '%s': %s", cmd[0], why);
-	}
-
-	static struct mt_capture_events evs;
-	char path[PATH_MAX], orig[PATH_MAX], tmpdir[PATH_MAX] = "";
-	char *env[6] = { NULL };
-	const char *probed = NULL;	/* trace mode: the library asked for */
-	struct mt_capture_ring *ring = NULL;
-	int use_ring = mode == MT_CAPTURE_SAMPLE && have_cmd && !no_ring, rc;
-	switch (mode) {
-	case MT_CAPTURE_SAMPLE:
-		if (pid) {
-			if (find_mapped((pid_t)pid, "libmt-sampler", path, sizeof(path)))
-				return fail(EXIT_USAGE,
-					    "process %s does not preload libmt-sampler.so: use --mode trace%s",
-					    argv[optind - 1], "");
-		} else if (find_lib("libmt-sampler.so", orig)) {
-			return fail(EXIT_ENV, "cannot find libmt-sampler.so (set MT_SAMPLER=PATH)%s%s",
-				    "", "");
-		} else if (strncmp(strrchr(orig, '/') ? strrchr(orig, '/') + 1 : orig,
-				   "libmt-sampler.so", 16)) {
-			/* mt-unwind tells the sampler's frames and processes by
-			 * the file name mapped: another name would read as a
-			 * capture without the sampler. */
-			return fail(EXIT_ENV, "the sampler '%s': its file name must begin with"
-				    " libmt-sampler.so%s", orig, "");
-		} else if (!no_ring) {
-			/* No uprobe on it: the sampler itself, which stays after
-			 * the capture for mt-unwind to read. */
-			snprintf(path, sizeof(path), "%s", orig);
-		} else if (private_copy(orig, tmpdir, path)) {
-			return fail(EXIT_ENV, "cannot copy '%s' to a private directory: %s", orig,
-				    strerror(errno));
-		}
-		/* So that rebuilding or upgrading mt leaves this capture
-		 * readable (capture_keep.h). */
-		if (mt_capture_keep_by_build_id(pid ? path : orig) != 0)
-			fprintf(stderr, "mt-capture: warning: cannot keep a copy of '%s' in the cache"
-				" (%s): after mt is rebuilt, mt-unwind will not read this capture's"
-				" stacks\n", pid ? path : orig, strerror(errno));
-		rc = mt_capture_events_sample(&evs, path, (unsigned)stack, use_ring, err);
-		if (!rc && have_cmd) {
-			const char *old = getenv("LD_PRELOAD");
-			if (asprintf(&env[0], "LD_PRELOAD=%s%s%s", path, old && *old ? ":" : "",
-				     old ? old : "") < 0 ||
-			    asprintf(&env[1], "MT_SAMPLER_RATE=%" PRIu64, rate) < 0 ||
-			    (seeded && asprintf(&env[2], "MT_SAMPLER_SEED=%" PRIu64, seed) < 0) ||
-			    /* The first image's stream (capture/sampler.c, "process
-			     * images"): what it starts unseen mixes in its pid. */
-			    (seeded && !(env[3] = strdup("MT_SAMPLER_STREAM=0000000000000000"))))
-				return fail(EXIT_ENV, "out of memory%s%s", "", "");
-		}
-		if (!rc && use_ring) {
-			/* The sample ring: RING_PAGES times the per-CPU ring, and
-			 * room for 32 samples and 64 KiB at least. */
-			size_t ring_size = RING_PAGES * pages * (size_t)sysconf(_SC_PAGESIZE);
-			while (ring_size < 32 * (stack + 512) || ring_size < 65536)
-				ring_size *= 2;
-			if (mt_capture_ring_new(&ring, ring_size, (unsigned)stack, !no_wait,
-						&env[seeded ? 4 : 2], err))
-				return fail(EXIT_ENV, "%s%s", err, "");
-		}
-		break;
-	case MT_CAPTURE_TRACE:
-		if (!lib) {
-			if (find_mapped((pid_t)pid, "libc.so", orig, sizeof(orig)) &&
-			    find_mapped((pid_t)pid, "libc-", orig, sizeof(orig)))
-				return fail(EXIT_ENV, "cannot find the libc %s; use --lib PATH%s",
-					    pid ? "of that process" : "", "");
-			lib = orig;
-		}
-		if (have_cmd) {
-			/* The command finds our copy first in its library path; a
-			 * static program given as --lib runs as the copy itself. */
-			char real_lib[PATH_MAX] = "", real_cmd[PATH_MAX];
-			int is_cmd = realpath(lib, real_lib) && strchr(cmd[0], '/') &&
-				     realpath(cmd[0], real_cmd) && !strcmp(real_lib, real_cmd);
-			if (private_copy(lib, tmpdir, path))
-				return fail(EXIT_ENV, "cannot copy '%s' to a private directory: %s", lib,
-					    strerror(errno));
-			const char *old = getenv("LD_LIBRARY_PATH");
-			if (is_cmd)
-				cmd[0] = path;
-			else if (asprintf(&env[0], "LD_LIBRARY_PATH=%s%s%s", tmpdir,
-					  old && *old ? ":" : "", old ? old : "") < 0)
-				return fail(EXIT_ENV, "out of memory%s%s", "", "");
-			else if (real_lib[0])
-				env[1] = preload_the_copy(real_lib, path);
-			probed = lib;
-			lib = path;
-		}
-		rc = mt_capture_events_trace(&evs, lib, (unsigned)stack, count ? count : 1, err);
-		break;
-	default:
-		rc = mt_capture_events_named(&evs, event ? event : "cpu-clock", (unsigned)stack,
-					     freq, count, err);
-		break;
-	}
-	if (rc)
-		return fail(rc == MT_CAPTURE_EUSAGE ? EXIT_USAGE : EXIT_ENV, "%s%s", err, "");
-
-	int fd = 1;
-	const char *out_name = "stdout";
-	if (output && strcmp(output, "-")) {
-		fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	*name = "stdout";
+	if (o->output && strcmp(o->output, "-")) {
+		int fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0)
-			return fail(EXIT_ENV, "cannot open '%s': %s", output, strerror(errno));
-		out_name = output;
-	} else if (isatty(1)) {
-		return fail(EXIT_USAGE, "refusing to write a binary stream to a terminal: use -o FILE "
-			    "or a pipe%s%s", "", "");
+			mt_die(MT_EXIT_CAPTURE_FAILED, "cannot open '%s': %s", o->output, strerror(errno));
+		*name = o->output;
+		return fd;
 	}
+	if (isatty(1))
+		mt_die(MT_EXIT_CAPTURE_FAILED, "refusing to write a binary stream to a terminal: "
+		       "use -o FILE or a pipe");
+	return 1;
+}
 
+static void handle_signals(void)
+{
 	struct sigaction sa = { .sa_handler = on_stop };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -497,74 +192,139 @@ int main(int argc, char **argv)
 	sigaction(SIGCHLD, &sa, NULL);
 	sigaction(SIGURG, &sa, NULL);	/* the sample ring is half full (sample_ring.h) */
 	signal(SIGPIPE, SIG_IGN);
+}
+
+/* The lines on stderr after the capture: what it got, and what it missed.
+ * watch: the file the command had to map (NULL: none was watched);
+ * write_failed: the stream could not be written (which is said after). */
+static void report(const struct mt_capture_opts *o, const struct setup *s,
+		   const struct mt_capture_stats *st, uint64_t waited_ns, const char *watch,
+		   int write_failed)
+{
+	/* The closing line: a report, not an error. */
+	fprintf(stderr, "%s: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64 " bytes, %.3f s%s\n",
+		mt_prog(), st->samples, st->lost, st->bytes, st->seconds,
+		!st->lost ? "" : o->no_wait ?
+		" (samples lost: without --no-wait the program waits for room)" :
+		" (samples lost: raise --mmap-pages, or --rate in sample mode)");
+	if (waited_ns >= 1000000)
+		fprintf(stderr, "%s: the program's threads waited %.0f ms in all for room in the "
+			"sample ring (--no-wait drops samples instead)\n", mt_prog(),
+			(double)waited_ns / 1e6);
+	if (st->ring_abandoned || st->ring_unread || st->ring_gap_bytes)
+		mt_error("sample ring: %" PRIu64 " records abandoned by their writer, %" PRIu64
+			 " bytes never completed, %" PRIu64 " bytes read past (their writer died "
+			 "before writing, or the program wrote over them)", st->ring_abandoned,
+			 st->ring_unread, st->ring_gap_bytes);
+	if (st->ring_damaged && !write_failed)
+		mt_error("the sample ring was written over (by the program?): its records were read "
+			 "no further, and what they held is lost");
+	if (watch && st->exited && !st->watch_maps && o->mode == MT_CAPTURE_SAMPLE)
+		mt_error("no process of the command loaded the sampler (%s), so nothing was sampled: "
+			 "a static program, or one that clears LD_PRELOAD, cannot be sampled (for a "
+			 "static one: --mode trace --lib PROGRAM)", watch);
+	else if (watch && st->exited && !st->watch_maps)
+		mt_error("no process of the command mapped the probed copy of %s, so no allocator "
+			 "call was seen: the command does not load it, or loads it by its path "
+			 "(LD_PRELOAD set in the command, dlopen of a path, DT_RPATH), which bypasses "
+			 "the copy that LD_LIBRARY_PATH puts first; preload it by name, or set "
+			 "LD_PRELOAD for mt-capture itself", s->probed);
+	if (st->unfollowed)
+		mt_error("%" PRIu64 " threads or processes started after attaching were not followed "
+			 "(uprobe events cannot be inherited into a running process)", st->unfollowed);
+}
+
+/* What was lost, in words ("" when nothing was) into buf. */
+static const char *losses(const struct mt_capture_stats *st, char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = 0;
+	if (st->lost)
+		n += (size_t)snprintf(buf + n, len - n, "%" PRIu64 " samples lost", st->lost);
+	if (st->ring_unread && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%s%" PRIu64 " bytes of the sample ring never "
+				      "completed", n ? ", " : "", st->ring_unread);
+	if (st->ring_gap_bytes && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%s%" PRIu64 " bytes of the sample ring read "
+				      "past", n ? ", " : "", st->ring_gap_bytes);
+	if (st->ring_damaged && n < len)
+		snprintf(buf + n, len - n, "%sthe sample ring's records after it was written over",
+			 n ? ", " : "");
+	return buf;
+}
+
+/* As env(1) and timeout(1): the command's status (128+N for a signal N)
+ * when the capture succeeded, else 125 with a message that says why and
+ * what the command's status was.  err: the run's failure, if any. */
+static int exit_status(const struct mt_capture_opts *o, const struct mt_capture_stats *st,
+		       const struct mt_capture_err *err)
+{
+	int status = st->detached ? 128 + (int)stop_signal :
+		     !st->exited ? 0 :
+		     WIFEXITED(st->status) ? WEXITSTATUS(st->status) : 128 + WTERMSIG(st->status);
+	char msg[MT_CAPTURE_MSGLEN], lost[512];
+	if (err->code) {	/* the stream could not be written */
+		mt_error("%s", mt_capture_err_message(err, msg, sizeof(msg)));
+		if (st->exited)
+			mt_die(MT_EXIT_CAPTURE_FAILED, "the capture failed after the command ran: exit "
+			       "status 125, not the command's %d", status);
+		exit(MT_EXIT_CAPTURE_FAILED);
+	}
+	if (o->strict && *losses(st, lost, sizeof(lost)))
+		mt_die(MT_EXIT_CAPTURE_FAILED, "--strict: the capture lost data (%s): exit status "
+		       "125, not %s%d", lost, st->exited ? "the command's " : "", status);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	mt_cli_init("mt-capture");
+	struct mt_capture_opts o;
+	int parsed = mt_capture_opts_parse(argc, argv, &o);
+	if (parsed)
+		return parsed > 0 ? MT_EXIT_OK : MT_EXIT_CAPTURE_FAILED;
+	struct mt_capture_err err = { 0 };
+	atexit(remove_copy);
+	if (o.cmd && mt_capture_command_check(o.cmd[0], &err))
+		die_err(&err);
+	if (mt_capture_events_new(&made.evs))
+		mt_die(MT_EXIT_CAPTURE_FAILED, "out of memory");
+	if (o.mode == MT_CAPTURE_SAMPLE)
+		setup_sample(&o, &made);
+	else if (o.mode == MT_CAPTURE_TRACE)
+		setup_trace(&o, &made);
+	else if (mt_capture_events_named(made.evs, o.event ? o.event : "cpu-clock", o.stack_size,
+					 o.freq, o.count, &err))
+		die_err(&err);
+	const char *out_name;
+	int fd = open_output(&o, &out_name);
+	handle_signals();
 
 	/* The file the command must map for anything to be seen: the sampler
 	 * (sample mode) or the probed copy (trace mode), by its kernel name. */
 	char watch[PATH_MAX], watch_as[PATH_MAX];
-	int watched = have_cmd && mode != MT_CAPTURE_EVENT && realpath(path, watch);
+	int watched = o.cmd && o.mode != MT_CAPTURE_EVENT && realpath(made.path, watch);
 	/* A private copy is deleted at the end: the stream names the original. */
-	const char *copied = mode == MT_CAPTURE_SAMPLE ? orig : probed;
-	int renamed = watched && tmpdir[0] && copied && realpath(copied, watch_as);
+	const char *copied = o.mode == MT_CAPTURE_SAMPLE ? made.orig : made.probed;
+	int renamed = watched && made.tmpdir[0] && copied && realpath(copied, watch_as);
 	struct mt_capture_run_opts ro = {
-		.evs = &evs, .pid = (pid_t)pid, .argv = have_cmd ? cmd : NULL, .env = env,
-		.mmap_pages = (unsigned)pages, .ring = ring, .out_fd = fd, .out_name = out_name,
+		.evs = made.evs, .pid = o.pid, .argv = o.cmd, .env = made.env,
+		.mmap_pages = o.mmap_pages, .ring = made.ring, .out_fd = fd, .out_name = out_name,
 		.stops = &stops, .stop_signal = &stop_signal, .watch = watched ? watch : NULL,
 		.watch_as = renamed ? watch_as : NULL,
 	};
 	struct mt_capture_stats st;
-	rc = mt_capture_run(&ro, &st, err);
-	uint64_t waited_ns = ring ? mt_capture_ring_waited_ns(ring) : 0;
-	for (int i = 0; env[i]; i++)
-		free(env[i]);
-	mt_capture_ring_free(ring);
-	if (tmpdir[0]) {	/* mapped copies stay valid after the unlink */
-		unlink(path);
-		rmdir(tmpdir);
-	}
-	if (rc && rc != MT_CAPTURE_EWRITE) {
-		fprintf(stderr, "mt-capture: %s\n", err);
-		return rc == MT_CAPTURE_ENOEXEC ? EXIT_USAGE : EXIT_ENV;
-	}
-	fprintf(stderr, "mt-capture: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64
-		" bytes, %.3f s%s\n", st.samples, st.lost, st.bytes, st.seconds,
-		!st.lost ? "" : no_wait ? " (samples lost: without --no-wait the program waits for room)"
-				       : " (samples lost: raise --mmap-pages, or --rate in sample mode)");
-	if (waited_ns >= 1000000)
-		fprintf(stderr, "mt-capture: the program's threads waited %.0f ms in all for room in "
-			"the sample ring (--no-wait drops samples instead)\n", (double)waited_ns / 1e6);
-	if (st.ring_abandoned || st.ring_unread || st.ring_gap_bytes)
-		fprintf(stderr, "mt-capture: sample ring: %" PRIu64 " records abandoned by their "
-			"writer, %" PRIu64 " bytes never completed, %" PRIu64 " bytes read past (their "
-			"writer died before writing, or the program wrote over them)\n", st.ring_abandoned,
-			st.ring_unread, st.ring_gap_bytes);
-	if (st.ring_damaged && !rc)
-		fprintf(stderr, "mt-capture: the sample ring was written over (by the program?): "
-			"its records were read no further, and what they held is lost\n");
-	if (watched && st.exited && !st.watch_maps)
-		fprintf(stderr, mode == MT_CAPTURE_SAMPLE ?
-			"mt-capture: no process of the command loaded the sampler (%s), so nothing "
-			"was sampled: a static program, or one that clears LD_PRELOAD, cannot be "
-			"sampled (for a static one: --mode trace --lib PROGRAM)\n" :
-			"mt-capture: no process of the command mapped the probed copy of %s, so no "
-			"allocator call was seen: the command does not load it, or loads it by its "
-			"path (LD_PRELOAD set in the command, dlopen of a path, DT_RPATH), which "
-			"bypasses the copy that LD_LIBRARY_PATH puts first; preload it by name, or "
-			"set LD_PRELOAD for mt-capture itself\n", mode == MT_CAPTURE_SAMPLE ? watch : probed);
-	if (st.unfollowed)
-		fprintf(stderr, "mt-capture: %" PRIu64 " threads or processes started after attaching "
-			"were not followed (uprobe events cannot be inherited into a running "
-			"process)\n", st.unfollowed);
-	if (rc) {
-		fprintf(stderr, "mt-capture: %s\n", err);
-		return EXIT_DATA;
-	}
-	if (st.ring_damaged)
-		return EXIT_DATA;
-	if (st.detached)
-		return 128 + (int)stop_signal;
-	if (st.exited)
-		return WIFEXITED(st.status) ? WEXITSTATUS(st.status) : 128 + WTERMSIG(st.status);
-	return 0;
+	int rc = mt_capture_run(&ro, &st, &err);
+	uint64_t waited_ns = made.ring ? mt_capture_ring_waited_ns(made.ring) : 0;
+	for (int i = 0; made.env[i]; i++)
+		free(made.env[i]);
+	mt_capture_ring_free(made.ring);
+	mt_capture_events_free(made.evs);
+	remove_copy();
+	if (rc && rc != MT_CAPTURE_EWRITE)
+		die_err(&err);	/* the command did not run */
+	report(&o, &made, &st, waited_ns, watched ? watch : NULL, rc != 0);
+	return exit_status(&o, &st, &err);
 }
 
 /* Under LeakSanitizer (SANITIZE=1): libperf 6.1's perf_evsel__delete()

@@ -62,7 +62,7 @@ enum { SCOPE_THREAD = 1, SCOPE_PROCESS = 2, SCOPE_EXEC = 3 };
 
 /* 128-byte aligned: blocks of different threads share no cache line (nor
  * the adjacent line the prefetcher pairs with it); false sharing between
- * them cost about 10 ns per call.
+ * them slowed every call.
  *
  * The fast path updates as few words as it can, each with one instruction:
  * alloc_bytes is drawn - remaining (the sampling countdown counts requested
@@ -161,9 +161,8 @@ static uint64_t untracked;
  * q[-1] is where free() reads the chunk size of an ordinary block: one test
  * of the word it loads anyway finds sampled blocks, where free() looked
  * every pointer up in a 64 KiB filter of sampled pointers first (a cache
- * miss at random; free's fast path 21 -> 16 instructions; capture_bench
- * 4 8000000 preloaded, medians of 15 interleaved runs: 1.103x -> 1.082x of
- * uninstrumented CPU).  The cost: 16 bytes (or the alignment) more per
+ * miss at random, and a longer fast path for free; bench/capture.sh, the
+ * preloaded row).  The cost: 16 bytes (or the alignment) more per
  * sampled block, and a realloc of a sampled block always moves it. */
 #define TAG 8
 

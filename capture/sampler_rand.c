@@ -4,7 +4,8 @@
 #include <math.h>
 
 /* Beyond this many expected points a bulk draw replaces the per-point loop,
- * which keeps a 1 GiB allocation at a small rate from taking seconds. */
+ * which keeps a huge allocation at a small rate from costing a loop turn
+ * per point. */
 #define BULK_POINTS 64
 
 void mt_sampler_gapgen_init(struct mt_sampler_gapgen *g, uint64_t rate)

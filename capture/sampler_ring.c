@@ -14,7 +14,7 @@
  * pointer outside it (a signal handler on an alternate stack, a coroutine's
  * stack) has its mapping looked up each time, up to 16 times per thread,
  * then is copied with process_vm_readv(), which stops at unmapped memory by
- * itself (2 us for 8 KiB here, against 0.2 us for a memcpy).  Nothing here
+ * itself (a system call, many times slower than a memcpy).  Nothing here
  * allocates. */
 #include "capture/sampler_ring.h"
 #include "capture/sample_ring.h"

@@ -4,8 +4,9 @@
  * then hand their registers themselves.
  *
  * Each marker starts with `push %rbp`, an instruction the kernel's uprobe
- * code emulates instead of single-stepping: about 1 us per hit where a
- * marker starting with `ret` costs ~15 us.  Not a 5-byte nop: kernel 6.18
+ * code emulates instead of single-stepping, so a hit costs far less than
+ * on a marker starting with `ret`, which is single-stepped (--no-ring's
+ * cost: docs/BENCHMARKS.md, mt-capture).  Not a 5-byte nop: kernel 6.18
  * optimizes a probed nop5 into a call to a trampoline page that a fork()ed
  * child does not get, and the child dies of SIGSEGV at its next marker.
  * tests/capture/sampler_markers_test.c checks these first bytes in the .so.

@@ -1,7 +1,7 @@
 /* mt-capture's side of the sample ring (capture/capture_ring.c): records
  * written as samples, an incomplete record skipped only when its writer is
  * gone, and a header the program wrote over stops the reading. */
-#include "capture/capture.h"
+#include "capture/capture_ring.h"
 #include "capture/sample_ring.h"
 #include "codec/perf_stream.h"
 
@@ -20,8 +20,10 @@ static int out_fd = -1;
 
 static void setup(void)
 {
-	char err[MT_CAPTURE_ERRLEN], *env;
-	cr_assert_eq(mt_capture_ring_new(&cr, 65536, 64, 0, &env, err), 0, "%s", err);
+	struct mt_capture_err err = { 0 };
+	char msg[MT_CAPTURE_MSGLEN], *env;
+	cr_assert_eq(mt_capture_ring_new(&cr, 65536, 64, 0, &env, &err), 0, "%s",
+		     mt_capture_err_message(&err, msg, sizeof(msg)));
 	/* env: NAME=TOKEN:PATH, the way the sampler finds it */
 	char *v = strchr(env, '=') + 1, *path = strchr(v, ':') + 1;
 	uint64_t token = strtoull(v, NULL, 16);

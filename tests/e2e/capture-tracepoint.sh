@@ -3,7 +3,7 @@
 # write(2) of the command (no -F nor -c: every hit, as perf does), each with
 # its user stack, under the tracepoint's name; dd with bs=1 count=300 makes
 # 300 writes of one byte, plus its statistics on stderr.  Bad tracepoint
-# names are refused before anything runs (exit 2), and a raw hardware event
+# names are refused before anything runs (exit 125), and a raw hardware event
 # (rHEX) is opened or refused with the reason.
 . "$(dirname "$0")/capture-lib.sh"
 capture_skip_unless_perf
@@ -28,7 +28,7 @@ p=$(perf script -i "$T/w.data" -F event 2>/dev/null | grep -c "$tp" || true)
 
 for bad in syscalls:no_such_tracepoint ../../x:y 'a:b:c' ':write'; do
 	rc=0; "$CAP" -e "$bad" -o "$T/x.data" -- true 2>"$T/err" || rc=$?
-	[ "$rc" = 2 ] && grep -Eq "unknown tracepoint|not a tracepoint name" "$T/err" ||
+	[ "$rc" = 125 ] && grep -Eq "unknown tracepoint|not a tracepoint name" "$T/err" ||
 		fail "-e $bad: status $rc, $(cat "$T/err")"
 done
 rc=0; "$CAP" -e r00c0 -o "$T/x.data" -- true 2>"$T/err" || rc=$?

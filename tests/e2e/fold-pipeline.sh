@@ -22,7 +22,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 rc=0
 mt-capture -o "$tmp/trial.perf" -- true 2>"$tmp/trial.err" || rc=$?
-if [ "$rc" -eq 3 ]; then
+if [ "$rc" -eq 125 ]; then
 	echo "skip: mt-capture cannot open perf events (perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)): $(tail -n 1 "$tmp/trial.err")"
 	exit 77
 fi

@@ -39,6 +39,6 @@ grep -q $'^alloc\t.*;alloc_small;malloc end=complete$' s.txt ||
 rm "$p/lib/mt/libmt-sampler.so"
 rc=0
 "$p/bin/mt-capture" -o s2.perf -- true 2>cap2.err || rc=$?
-[ "$rc" = 3 ] && grep -q 'libmt-sampler.so' cap2.err ||
-	fail "without its sampler the installed mt-capture should say so and exit 3 (got $rc: $(cat cap2.err))"
+[ "$rc" = 125 ] && grep -q 'libmt-sampler.so' cap2.err ||
+	fail "without its sampler the installed mt-capture should say so and exit 125 (got $rc: $(cat cap2.err))"
 echo "ok: installed under $p; mt-capture found lib/mt/libmt-sampler.so"
