@@ -26,7 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define FINISHED_ROUND 68	/* PERF_RECORD_FINISHED_ROUND, a perf tool record */
 
 /* Event lists: [0] holds the events bound to the command's tasks (all of
  * them when nothing is system-wide); [1] the system-wide uprobes, opened on
@@ -463,7 +462,7 @@ static uint64_t drain(struct run *r)
 	}
 	}
 	if (n && !r->write_failed && !r->ring_last.pending) {
-		struct perf_event_header h = { .type = FINISHED_ROUND, .size = sizeof(h) };
+		struct perf_event_header h = { .type = MT_PERF_RECORD_FINISHED_ROUND, .size = sizeof(h) };
 		if (mt_perf_writer_record(r->w, &h) || mt_perf_writer_flush(r->w))
 			r->write_failed = 1;
 	}
