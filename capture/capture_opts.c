@@ -174,7 +174,9 @@ int mt_capture_opts_parse(int argc, char **argv, struct mt_capture_opts *o)
 		case 'W': o->no_wait = 1; break;
 		case 'X': o->strict = 1; break;
 		case 'h': fputs(usage_text, stdout); return 1;
-		default: fputs(usage_text, stderr); return -1;
+		default:	/* getopt said why */
+			mt_usage_hint("mt-capture [options] [--] COMMAND [ARGS...]");
+			return -1;
 		}
 		if (num && parse_u64(optarg, num))
 			return at >= 0 ? mt_error("invalid number '%s' for --%s", optarg, longopts[at].name)

@@ -172,7 +172,7 @@ static int open_output(const struct mt_capture_opts *o, const char **name)
 	if (o->output && strcmp(o->output, "-")) {
 		int fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0)
-			mt_die(MT_EXIT_CAPTURE_FAILED, "cannot open '%s': %s", o->output, strerror(errno));
+			mt_die(MT_EXIT_CAPTURE_FAILED, "cannot create '%s': %s", o->output, strerror(errno));
 		*name = o->output;
 		return fd;
 	}
@@ -278,7 +278,7 @@ static int exit_status(const struct mt_capture_opts *o, const struct mt_capture_
 
 int main(int argc, char **argv)
 {
-	mt_cli_init("mt-capture");
+	mt_cli_init("mt-capture", argv);
 	struct mt_capture_opts o;
 	int parsed = mt_capture_opts_parse(argc, argv, &o);
 	if (parsed)

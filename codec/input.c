@@ -13,15 +13,14 @@
 #include "codec/perf_internal.h"
 #include "common/buf.h"
 
-#define SNIFF_BYTES 16		/* a pipe header: magic and size */
 #define TAIL_MAX ((uint64_t)64 << 20)
 
 struct mt_input {
 	int fd;
 	int regular, rereadable;
-	enum mt_input_kind kind;
+	enum mt_file_kind kind;
 	const char *name;
-	uint8_t head[SNIFF_BYTES];	/* the sniffed bytes, replayed first */
+	uint8_t head[MT_FILE_KIND_BYTES];	/* the sniffed bytes, replayed first */
 	size_t nhead, pos;
 	uint64_t done;			/* bytes read from fd (atomic) */
 	struct mtz_reader *mtz;
@@ -32,34 +31,6 @@ struct mt_input {
 	size_t ndecoded;
 	char err[512];
 };
-
-const char *mt_input_kind_str(enum mt_input_kind kind)
-{
-	switch (kind) {
-	case MT_INPUT_EMPTY: return "an empty file";
-	case MT_INPUT_MTZ: return "an .mtz file";
-	case MT_INPUT_PERF_FILE: return "a perf.data file";
-	case MT_INPUT_PERF_PIPE: return "a perf pipe stream";
-	case MT_INPUT_UNWIND_TEXT: return "mt-unwind output";
-	case MT_INPUT_OTHER: break;
-	}
-	return "not a file mt reads";
-}
-
-static enum mt_input_kind sniff(const uint8_t *p, size_t n)
-{
-	static const char text[] = "# mt-unwind ";
-	if (n == 0)
-		return MT_INPUT_EMPTY;
-	if (mtz_is_mtz(p, n))
-		return MT_INPUT_MTZ;
-	if (n >= 16 && mt_ld64(p) == MT_PERF_MAGIC)
-		return mt_ld64(p + 8) == MT_PERF_PIPE_HEADER_SIZE ? MT_INPUT_PERF_PIPE
-								  : MT_INPUT_PERF_FILE;
-	if (n >= sizeof(text) - 1 && memcmp(p, text, sizeof(text) - 1) == 0)
-		return MT_INPUT_UNWIND_TEXT;
-	return MT_INPUT_OTHER;
-}
 
 int mt_input_open(struct mt_input **out, const char *path)
 {
@@ -94,7 +65,7 @@ int mt_input_open(struct mt_input **out, const char *path)
 	}
 	struct stat st;
 	in->regular = fstat(in->fd, &st) == 0 && S_ISREG(st.st_mode);
-	in->kind = sniff(in->head, in->nhead);
+	in->kind = mt_file_kind(in->head, in->nhead);
 	return 0;
 }
 
@@ -109,7 +80,7 @@ void mt_input_free(struct mt_input *in)
 	free(in);
 }
 
-enum mt_input_kind mt_input_kind(const struct mt_input *in) { return in->kind; }
+enum mt_file_kind mt_input_kind(const struct mt_input *in) { return in->kind; }
 const char *mt_input_name(const struct mt_input *in) { return in->name; }
 int mt_input_fd(const struct mt_input *in) { return in->fd; }
 int mt_input_is_regular(const struct mt_input *in) { return in->regular; }
@@ -167,7 +138,7 @@ int mt_input_perf_reader(struct mt_input *in, const struct mt_input_mtz_opts *mt
 		*out = in->reader;
 		return 0;
 	}
-	if (in->kind == MT_INPUT_MTZ) {
+	if (in->kind == MT_FILE_MTZ) {
 		rc = mtz_reader_new(&in->mtz, replay_read, in, in->name);
 		if (rc != 0) {
 			snprintf(in->err, sizeof(in->err), "'%s': %s", in->name, mtz_strerror(rc));
@@ -272,7 +243,7 @@ int mt_input_features(struct mt_input *in, struct mt_perf_features **out)
 	*out = NULL;
 	if (!in->regular)
 		return 0;
-	if (in->kind != MT_INPUT_MTZ) {
+	if (in->kind != MT_FILE_MTZ) {
 		uint8_t hdr[MT_PERF_FILE_HEADER_SIZE];
 		if (fd_pread(&in->fd, hdr, sizeof(hdr), 0) != 0)
 			return 0;

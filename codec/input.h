@@ -13,18 +13,8 @@
 
 #include "codec/mtz.h"
 #include "codec/perf_stream.h"
+#include "common/filekind.h"
 
-enum mt_input_kind {
-	MT_INPUT_EMPTY,		/* not a byte */
-	MT_INPUT_MTZ,		/* an .mtz file (mt-encode) */
-	MT_INPUT_PERF_FILE,	/* a perf.data file */
-	MT_INPUT_PERF_PIPE,	/* a perf pipe-mode stream (mt-capture, perf record -o -) */
-	MT_INPUT_UNWIND_TEXT,	/* mt-unwind's output ("# mt-unwind N") */
-	MT_INPUT_OTHER,		/* none of these */
-};
-
-/* @return : "an .mtz file", "a perf.data file", ..., for messages. */
-const char *mt_input_kind_str(enum mt_input_kind kind);
 
 struct mt_input;
 
@@ -37,7 +27,8 @@ int mt_input_open(struct mt_input **out, const char *path);
 /* Closes the file (not stdin) and frees the readers made here.  Accepts NULL. */
 void mt_input_free(struct mt_input *in);
 
-enum mt_input_kind mt_input_kind(const struct mt_input *in);
+/* What the first bytes say it is (common/filekind.h). */
+enum mt_file_kind mt_input_kind(const struct mt_input *in);
 
 /* The name for messages: the path, or "<stdin>".  Valid while in lives. */
 const char *mt_input_name(const struct mt_input *in);

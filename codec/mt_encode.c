@@ -12,6 +12,7 @@
 #include "codec/perf_stream.h"
 #include "common/prealloc.h"
 #include "common/cli.h"
+#include "common/filekind.h"
 #include "common/progress.h"
 
 
@@ -85,6 +86,7 @@ static int close_output(const char *path, int fd, int status)
 
 struct opts {
 	const char *in, *out;
+	const char *in_name, *out_name;	/* for messages: "<stdin>", "<stdout>" for "-" */
 	int decode, stats, quiet, force;
 	int threads_set;	/* -T given */
 	struct mtz_options mtz;
@@ -97,21 +99,17 @@ static int encode(const struct opts *o)
 {
 	struct mt_perf_reader *pr = NULL;
 	struct mtz_writer *w = NULL;
-	const char *oname = o->out ? o->out : "-";
 	int status = MT_EXIT_OK, rc;
 	double t0 = now();
 
 	if ((rc = mt_perf_reader_open(&pr, o->in))) {
 		const char *msg = mt_perf_reader_error(NULL);
-		if (rc == MT_PERF_EIO) {	/* the message names the file */
-			if (*msg)
-				mt_error("%s", msg);
-			else
-				mt_error("cannot open '%s': %s", o->in,
-					strerror(errno));
+		if (rc == MT_PERF_EIO) {	/* errno kept */
+			mt_error("cannot %s '%s': %s", strncmp(msg, "cannot open", 11) == 0 ?
+				 "open" : "read", o->in_name, strerror(errno));
 			return MT_EXIT_ENV;
 		}
-		mt_error("'%s': %s", o->in, *msg ? msg : mt_perf_strerror(rc));
+		mt_error("'%s': %s", o->in_name, *msg ? msg : mt_perf_strerror(rc));
 		return MT_EXIT_DATA;
 	}
 	int ofd = open_output(o->out);
@@ -119,7 +117,7 @@ static int encode(const struct opts *o)
 		mt_perf_reader_free(pr);
 		return MT_EXIT_ENV;
 	}
-	if ((rc = mtz_writer_new(&w, ofd, oname, &o->mtz))) {
+	if ((rc = mtz_writer_new(&w, ofd, o->out_name, &o->mtz))) {
 		mt_error("%s", mtz_strerror(rc));
 		mt_perf_reader_free(pr);
 		return close_output(o->out, ofd, rc == MTZ_ENOMEM ? MT_EXIT_ENV : MT_EXIT_USAGE);
@@ -148,7 +146,7 @@ static int encode(const struct opts *o)
 			mt_progress_release(&prog_line);
 			status = MT_EXIT_DATA;
 			if (mt_perf_reader_fatal(pr)) {	/* the framing is lost */
-				mt_error("'%s': %s", o->in, mt_perf_reader_error(pr));
+				mt_error("'%s': %s", o->in_name, mt_perf_reader_error(pr));
 				/* The rest as it is: decoding still gives the
 				 * input back. */
 				if (!salvaged && mt_perf_reader_salvage(pr) == 0) {
@@ -161,7 +159,7 @@ static int encode(const struct opts *o)
 			/* Its size holds, its content does not: kept as it is,
 			 * not delta-coded, so that decoding still gives the
 			 * input back. */
-			mt_error("'%s': %s: kept as it is", o->in, mt_perf_reader_error(pr));
+			mt_error("'%s': %s: kept as it is", o->in_name, mt_perf_reader_error(pr));
 			kept++;
 		}
 		if ((rc = mtz_writer_item(w, pr, &item))) {
@@ -185,14 +183,14 @@ static int encode(const struct opts *o)
 	mt_progress_release(&prog_line);
 	if (stopped)
 		mt_error("'%s': the input could not be read past the error above: "
-			 "the output holds what came before it", o->in);
+			 "the output holds what came before it", o->in_name);
 	else if (salvaged)
 		mt_error("'%s': the input from offset %llu on, after the error above, "
 			 "is kept as it is (not parsed nor delta-coded): decoding gives it back",
-			 o->in, (unsigned long long)salvaged);
+			 o->in_name, (unsigned long long)salvaged);
 	if (kept)
 		mt_error("'%s': %llu record%s could not be parsed and %s kept as "
-			 "%s (not delta-coded)", o->in, (unsigned long long)kept,
+			 "%s (not delta-coded)", o->in_name, (unsigned long long)kept,
 			kept == 1 ? "" : "s", kept == 1 ? "is" : "are", kept == 1 ? "it is" : "they are");
 
 	struct mtz_stats st;
@@ -280,19 +278,18 @@ static int write_all(int fd, const void *p, size_t n)
 static int decode(const struct opts *o)
 {
 	struct mtz_reader *r = NULL;
-	const char *oname = o->out ? o->out : "-";
 	double t0 = now();
 	struct counted_input in = { .fd = STDIN_FILENO };
 	if (strcmp(o->in, "-") != 0 && (in.fd = open(o->in, O_RDONLY | O_CLOEXEC)) < 0) {
-		mt_error("cannot open '%s': %s", o->in, strerror(errno));
+		mt_error("cannot open '%s': %s", o->in_name, strerror(errno));
 		return MT_EXIT_ENV;
 	}
-	int rc = mtz_reader_new(&r, counted_read, &in, o->in);
+	int rc = mtz_reader_new(&r, counted_read, &in, o->in_name);
 	if (rc) {
 		if (rc == MTZ_EIO)
-			mt_error("cannot read '%s': %s", o->in, strerror(errno));
+			mt_error("cannot read '%s': %s", o->in_name, strerror(errno));
 		else
-			mt_error("'%s': %s", o->in, mtz_strerror(rc));
+			mt_error("'%s': %s", o->in_name, mtz_strerror(rc));
 		if (in.fd != STDIN_FILENO)
 			close(in.fd);
 		return rc == MTZ_ENOMEM || rc == MTZ_EIO ? MT_EXIT_ENV : MT_EXIT_DATA;
@@ -331,7 +328,7 @@ static int decode(const struct opts *o)
 		if (write_all(ofd, p, (size_t)n)) {
 			int e = errno;
 			mt_progress_release(&prog_line);
-			mt_error("cannot write '%s': %s", oname, strerror(e));
+			mt_error("cannot write '%s': %s", o->out_name, strerror(e));
 			status = MT_EXIT_ENV;
 			break;
 		}
@@ -344,7 +341,7 @@ static int decode(const struct opts *o)
 		status = MT_EXIT_DATA;
 	double secs = now() - t0;
 	if (st.frames_lost)
-		mt_error("'%s': %llu frame%s lost (%llu bytes of .mtz skipped)", o->in,
+		mt_error("'%s': %llu frame%s lost (%llu bytes of .mtz skipped)", o->in_name,
 			 (unsigned long long)st.frames_lost,
 			st.frames_lost == 1 ? "" : "s", (unsigned long long)st.bytes_lost);
 	if (o->stats)
@@ -374,6 +371,26 @@ static int parse_num(const char *s, long lo, long hi, long *v)
 	return 0;
 }
 
+/* An input of the other direction's kind, or mt-unwind text: said, with
+ * what to run instead.  @return : 1 when so (reported), else 0. */
+static int wrong_kind(const struct opts *o)
+{
+	enum mt_file_kind k;
+	if (mt_file_kind_peek(o->in, &k) != 0)
+		return 0;	/* stdin, or opening it will say why */
+	if (k == MT_FILE_EMPTY)
+		return mt_error("'%s' is empty", o->in_name), 1;
+	if (k == MT_FILE_UNWIND_TEXT)
+		return mt_error("'%s' is mt-unwind output: fold it with mt-fold", o->in_name), 1;
+	if (!o->decode && k == MT_FILE_MTZ)
+		return mt_error("'%s' is an .mtz file already: decode it with mt-decode, or"
+				" unwind it with mt-unwind", o->in_name), 1;
+	if (o->decode && (k == MT_FILE_PERF_DATA || k == MT_FILE_PERF_PIPE))
+		return mt_error("'%s' is %s, not an .mtz file: encode it with mt-encode",
+				o->in_name, mt_file_kind_str(k)), 1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	enum { OPT_RAW = 256, OPT_STATS, OPT_FRAME, OPT_HASH_BITS };
@@ -395,15 +412,16 @@ int main(int argc, char **argv)
 	const char *base = strrchr(argv[0], '/');
 	base = base ? base + 1 : argv[0];
 	mtz_options_init(&o.mtz);
-	mt_cli_init("mt-encode");
 	if (strcmp(base, "mt-decode") == 0) {
-		mt_cli_init("mt-decode");
+		mt_cli_init("mt-decode", argv);
 		o.decode = 1;
+	} else {
+		mt_cli_init("mt-encode", argv);
 	}
+	const char *synopsis = o.decode ? "mt-decode [options] [IN]" : "mt-encode [options] [IN]";
 	int c;
 	long v;
-	opterr = 0;	/* our messages: "mt-encode: ...", not argv[0] */
-	while ((c = getopt_long(argc, argv, ":o:dl:T:qfh", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:dl:T:qfh", longs, NULL)) != -1) {
 		switch (c) {
 		case 'o': o.out = optarg; break;
 		case 'd': o.decode = 1; break;
@@ -411,21 +429,21 @@ int main(int argc, char **argv)
 		case 'l':
 			if (parse_num(optarg, 1, 19, &v)) {
 				mt_error("--level wants 1..19, not '%s'", optarg);
-				return MT_EXIT_USAGE;
+				return mt_usage_hint(synopsis);
 			}
 			o.mtz.level = (int)v;
 			break;
 		case OPT_FRAME:
 			if (parse_num(optarg, 4096, 64L << 20, &v)) {
 				mt_error("--frame-size wants 4096..67108864, not '%s'", optarg);
-				return MT_EXIT_USAGE;
+				return mt_usage_hint(synopsis);
 			}
 			o.mtz.frame_size = (size_t)v;
 			break;
 		case 'T':
 			if (parse_num(optarg, 0, 8, &v)) {
 				mt_error("--threads wants 0..8, not '%s'", optarg);
-				return MT_EXIT_USAGE;
+				return mt_usage_hint(synopsis);
 			}
 			o.mtz.threads = (int)v;
 			o.threads_set = 1;
@@ -434,7 +452,7 @@ int main(int argc, char **argv)
 			if (parse_num(optarg, 32, 64, &v) || (v != 32 && v != 64)) {
 				mt_error("--hash-bits wants 32 or 64, not '%s'",
 					optarg);
-				return MT_EXIT_USAGE;
+				return mt_usage_hint(synopsis);
 			}
 			o.mtz.hash_bits = (int)v;
 			break;
@@ -442,28 +460,19 @@ int main(int argc, char **argv)
 		case 'q': o.quiet = 1; break;
 		case 'f': o.force = 1; break;
 		case 'h': usage(stdout); return MT_EXIT_OK;
-		case ':':
-		case '?': {
-			/* a value missing at the end, or a bad long option: the argument
-			 * read last; a bad short option (maybe in a cluster): optopt */
-			char shortopt[3] = { '-', (char)optopt, 0 };
-			const char *what = c == ':' || optopt <= 0 || optopt >= 128
-					   ? argv[optind - 1] : shortopt;
-			mt_error(c == ':' ? "option '%s' wants a value" : "unknown option '%s'",
-				 what);
-			usage(stderr);
-			return MT_EXIT_USAGE;
-		}
-		default: usage(stderr); return MT_EXIT_USAGE;
+		default: return mt_usage_hint(synopsis);	/* getopt said why */
 		}
 	}
 	if (argc - optind > 1) {
-		mt_error("one input at most");
-		usage(stderr);
-		return MT_EXIT_USAGE;
+		mt_error("more than one input given");
+		return mt_usage_hint(synopsis);
 	}
 	if (optind < argc)
 		o.in = argv[optind];
+	o.in_name = strcmp(o.in, "-") == 0 ? "<stdin>" : o.in;
+	o.out_name = !o.out || strcmp(o.out, "-") == 0 ? "<stdout>" : o.out;
+	if (wrong_kind(&o))
+		return MT_EXIT_DATA;
 	/* Binary output to a terminal is refused before any input is read. */
 	if ((!o.out || strcmp(o.out, "-") == 0) && !o.force && isatty(STDOUT_FILENO)) {
 		mt_error("refusing to write binary data to a terminal "

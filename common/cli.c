@@ -7,9 +7,17 @@
 
 static const char *prog_name = "mt";
 
-void mt_cli_init(const char *prog)
+void mt_cli_init(const char *prog, char **argv)
 {
 	prog_name = prog;
+	if (argv && argv[0])
+		argv[0] = (char *)prog;
+}
+
+int mt_usage_hint(const char *synopsis)
+{
+	fprintf(stderr, "usage: %s   (see --help)\n", synopsis);
+	return MT_EXIT_USAGE;
 }
 
 const char *mt_prog(void)

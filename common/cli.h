@@ -26,8 +26,10 @@ enum mt_exit {
 };
 
 /* Names the program in every message; call first in main.  prog must
- * outlive every later call (a string literal). */
-void mt_cli_init(const char *prog);
+ * outlive every later call (a string literal).  argv (may be NULL) gets
+ * prog as its argv[0], so that getopt's messages about options name the
+ * program as ours do, not the path it was run by. */
+void mt_cli_init(const char *prog, char **argv);
 
 /* The name given to mt_cli_init ("mt" before it is called). */
 const char *mt_prog(void);
@@ -44,6 +46,10 @@ void mt_info(const char *fmt, ...);
 /* "PROG: warning: text\n" on stderr. */
 __attribute__((format(printf, 1, 2)))
 void mt_warn(const char *fmt, ...);
+
+/* After a usage error: "usage: SYNOPSIS   (see --help)\n" on stderr.
+ * @return : MT_EXIT_USAGE. */
+int mt_usage_hint(const char *synopsis);
 
 /* "PROG: text\n" on stderr, then exit(code).  For mains only. */
 __attribute__((format(printf, 2, 3)))

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/cli.h"
+#include "common/filekind.h"
 #include "fold/line.h"
 #include "fold/profile.h"
 #include "fold/render.h"
@@ -13,8 +14,10 @@
 
 #define MAX_BAD_SHOWN 10
 
+#define SYNOPSIS "mt-fold [options] [FILE...]"
+
 static const char usage[] =
-	"usage: mt-fold [options] [FILE...]\n"
+	"usage: " SYNOPSIS "\n"
 	"Folds mt-unwind output (FILEs merged, stdin when none or '-') into collapsed\n"
 	"stacks for FlameGraph, inferno and speedscope, or a report whose every\n"
 	"estimate carries its sample count, error and 95% interval.\n"
@@ -63,9 +66,20 @@ static void on_bad_line(void *vctx, const char *file, uint64_t lineno, int err,
 			mt_fold_strerror(err));
 }
 
+/* What the file at path is if it is a capture (an .mtz, perf.data or perf
+ * stream) rather than mt-unwind output, else NULL. */
+static const char *capture_kind(const char *path)
+{
+	enum mt_file_kind k;
+	if (mt_file_kind_peek(path, &k) != 0)
+		return NULL;
+	return k == MT_FILE_MTZ || k == MT_FILE_PERF_DATA || k == MT_FILE_PERF_PIPE
+	       ? mt_file_kind_str(k) : NULL;
+}
+
 /* Read every file into p; an input that cannot be opened is reported and
  * the others are still folded.  @return : exit status so far (MT_EXIT_OK or
- * MT_EXIT_ENV), or -1 when out of memory (nothing sensible can be written). */
+ * MT_EXIT_ENV, or MT_EXIT_DATA for a capture given instead), or -1 when out of memory (nothing sensible can be written). */
 static int read_inputs(struct mt_fold_profile *p, char **files, int nfiles,
 		       struct bad_ctx *bad)
 {
@@ -82,6 +96,15 @@ static int read_inputs(struct mt_fold_profile *p, char **files, int nfiles,
 		if (!f) {
 			mt_error("cannot open '%s': %s", files[i], strerror(errno));
 			status = MT_EXIT_ENV;
+			continue;
+		}
+		const char *capture = capture_kind(files[i]);
+		if (capture) {
+			mt_error("'%s' is %s, not mt-unwind output: unwind it first"
+				 " (mt-unwind '%s' | mt-fold)", name, capture, name);
+			if (status < MT_EXIT_DATA)
+				status = MT_EXIT_DATA;
+			fclose(f);
 			continue;
 		}
 		int r = mt_fold_profile_read(p, f, name, on_bad_line, bad);
@@ -152,22 +175,23 @@ static int check_events(const struct mt_fold_profile *p, const struct mt_fold_pr
 	return MT_EXIT_USAGE;
 }
 
-static int parse_uint(const char *opt, const char *s, uint64_t *out)
+/* A decimal in 0..max for option opt.  @return : 0, or -1 (reported). */
+static int parse_uint(const char *opt, const char *s, uint64_t max, uint64_t *out)
 {
 	char *end;
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
-	if (!*s || *end || errno || s[0] == '-') {
-		mt_error("%s wants a non-negative integer, not '%s'", opt, s);
-		return -1;
-	}
+	if (!*s || *end || errno || s[0] == '-')
+		return mt_error("%s wants a non-negative integer, not '%s'", opt, s);
+	if (v > max)
+		return mt_error("%s wants at most %llu, not '%s'", opt, (unsigned long long)max, s);
 	*out = v;
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	mt_cli_init("mt-fold");
+	mt_cli_init("mt-fold", argv);
 	enum { O_METRIC = 256, O_COMM, O_PID, O_TID, O_REPORT, O_JSON, O_TOP, O_MIN,
 	       O_FEW, O_CONF, O_DIFF, O_EVENT };
 	static const struct option longopts[] = {
@@ -197,8 +221,7 @@ int main(int argc, char **argv)
 		case O_METRIC:
 			if (mt_fold_metric_parse(optarg, &opt.metric)) {
 				mt_error("unknown metric '%s'", optarg);
-				fputs(usage, stderr);
-				return MT_EXIT_USAGE;
+				return mt_usage_hint(SYNOPSIS);
 			}
 			have_metric = 1;
 			break;
@@ -208,17 +231,17 @@ int main(int argc, char **argv)
 		case O_REPORT: report = 1; break;
 		case O_JSON: json = 1; break;
 		case O_TOP:
-			if (parse_uint("--top", optarg, &u) || u > UINT32_MAX)
-				return MT_EXIT_USAGE;
+			if (parse_uint("--top", optarg, UINT32_MAX, &u))
+				return mt_usage_hint(SYNOPSIS);
 			opt.top = (uint32_t)u;
 			break;
 		case O_MIN:
-			if (parse_uint("--min-samples", optarg, &opt.min_samples))
-				return MT_EXIT_USAGE;
+			if (parse_uint("--min-samples", optarg, UINT64_MAX, &opt.min_samples))
+				return mt_usage_hint(SYNOPSIS);
 			break;
 		case O_FEW:
-			if (parse_uint("--few", optarg, &opt.few))
-				return MT_EXIT_USAGE;
+			if (parse_uint("--few", optarg, UINT64_MAX, &opt.few))
+				return mt_usage_hint(SYNOPSIS);
 			break;
 		case O_CONF: {
 			char *end;
@@ -226,7 +249,7 @@ int main(int argc, char **argv)
 			if (*end || !(opt.conf > 0 && opt.conf < 1)) {
 				mt_error("--confidence wants a level between 0 and 1, "
 					"not '%s'", optarg);
-				return MT_EXIT_USAGE;
+				return mt_usage_hint(SYNOPSIS);
 			}
 			break;
 		}
@@ -235,9 +258,8 @@ int main(int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return MT_EXIT_OK;
-		default:
-			fputs(usage, stderr);
-			return MT_EXIT_USAGE;
+		default:	/* getopt said why */
+			return mt_usage_hint(SYNOPSIS);
 		}
 	}
 	if (report && json) {

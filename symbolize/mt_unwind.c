@@ -223,10 +223,10 @@ static int setup(struct run *r, int out_fd)
 	const struct opts *o = r->o;
 	const char *name = mt_input_name(r->in);
 	switch (mt_input_kind(r->in)) {
-	case MT_INPUT_EMPTY:
+	case MT_FILE_EMPTY:
 		mt_error("'%s' is empty", name);
 		return MT_EXIT_DATA;
-	case MT_INPUT_UNWIND_TEXT:
+	case MT_FILE_UNWIND_TEXT:
 		mt_error("'%s' is mt-unwind output already: fold it with mt-fold", name);
 		return MT_EXIT_DATA;
 	default:
@@ -342,7 +342,7 @@ static int read_records(struct run *r)
 
 int main(int argc, char **argv)
 {
-	mt_cli_init("mt-unwind");
+	mt_cli_init("mt-unwind", argv);
 	struct opts o = { 0 };
 	struct run r = { .o = &o };
 	int status, out_fd = 1, rc;
@@ -350,8 +350,7 @@ int main(int argc, char **argv)
 	 * touched as they are used): fewer mprotect calls in the threads' heaps. */
 	mallopt(M_TOP_PAD, 16 << 20);
 	if (parse_args(argc, argv, &o) != 0) {
-		fprintf(stderr, "usage: mt-unwind [options] IN   (see --help)\n");
-		status = MT_EXIT_USAGE;
+		status = mt_usage_hint("mt-unwind [options] IN");
 		goto out;
 	}
 	if ((rc = mt_input_open(&r.in, o.input)) != 0) {
@@ -359,11 +358,11 @@ int main(int argc, char **argv)
 		status = MT_EXIT_ENV;
 		goto out;
 	}
-	if (o.output && !o.decode_only && mt_input_kind(r.in) != MT_INPUT_EMPTY &&
-	    mt_input_kind(r.in) != MT_INPUT_UNWIND_TEXT) {
+	if (o.output && !o.decode_only && mt_input_kind(r.in) != MT_FILE_EMPTY &&
+	    mt_input_kind(r.in) != MT_FILE_UNWIND_TEXT) {
 		out_fd = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 		if (out_fd < 0) {
-			mt_error("cannot open '%s': %s", o.output, strerror(errno));
+			mt_error("cannot create '%s': %s", o.output, strerror(errno));
 			status = MT_EXIT_ENV;
 			goto out;
 		}

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "codec/mtz.h"
+#include "codec/perf_stream.h"
+#include "common/filekind.h"
 #include "common/buf.h"
 #include "codec/mtz_delta.h"
 #include "codec/mtz_frame.h"
@@ -684,4 +686,22 @@ Test(mtz_container, hash4_equals_four_hashes)
 	uint64_t want = (((MT_FNV_BASIS ^ w) * MT_FNV_PRIME) ^ 9) * MT_FNV_PRIME;
 	cr_assert_eq(mt_fnv(nine, 9), want);
 	cr_assert_eq(mt_fnv(nine, 0), MT_FNV_BASIS);
+}
+
+/* common/filekind.c keeps its own copies of the magics (common/ depends on
+ * nothing): they must be the codec's. */
+Test(filekind, tells_the_codecs_files_apart)
+{
+	uint8_t b[32] = { 0 };
+	memcpy(b, MTZ_MAGIC, MTZ_MAGIC_SIZE);
+	cr_assert_eq(mt_file_kind(b, sizeof(b)), MT_FILE_MTZ);
+	cr_assert(mtz_is_mtz(b, sizeof(b)));
+	memcpy(b, "PERFILE2", 8);
+	mt_st64(b + 8, MT_PERF_PIPE_HEADER_SIZE);
+	cr_assert_eq(mt_file_kind(b, sizeof(b)), MT_FILE_PERF_PIPE);
+	mt_st64(b + 8, MT_PERF_FILE_HEADER_SIZE);
+	cr_assert_eq(mt_file_kind(b, sizeof(b)), MT_FILE_PERF_DATA);
+	cr_assert_eq(mt_file_kind("# mt-unwind 1\n", 14), MT_FILE_UNWIND_TEXT);
+	cr_assert_eq(mt_file_kind("main;f 10\n", 10), MT_FILE_OTHER);
+	cr_assert_eq(mt_file_kind(b, 0), MT_FILE_EMPTY);
 }

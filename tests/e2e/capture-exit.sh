@@ -52,7 +52,7 @@ status 125 "a bad option" --no-such-option -o "$T/x.data" -- true
 status 125 "--rate 0" --rate 0 -o "$T/x.data" -- true
 status 125 "no command" -o "$T/x.data"
 status 125 "an output that cannot be opened" -o "$T/no/such/dir/x.data" -- true
-grep -q "^mt-capture: cannot open '$T/no/such/dir/x.data': No such file or directory" "$T/err" ||
+grep -q "^mt-capture: cannot create '$T/no/such/dir/x.data': No such file or directory" "$T/err" ||
 	fail "output: $(cat "$T/err")"
 
 # The stream fails after the command ran: the command's reader goes away

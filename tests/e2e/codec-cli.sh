@@ -52,14 +52,14 @@ usage_error "mt-encode: --threads wants 0..8, not '9'" -T 9
 usage_error "mt-encode: --threads wants 0..8, not '1x'" -T 1x
 usage_error "mt-encode: --hash-bits wants 32 or 64, not '48'" --hash-bits 48
 usage_error "mt-encode: --hash-bits wants 32 or 64, not '16'" --hash-bits 16
-usage_error "mt-encode: unknown option '--bogus'" --bogus
-usage_error "mt-encode: unknown option '-z'" -qz
-usage_error "mt-encode: one input at most" "$T/empty.pipe"
+usage_error "mt-encode: unrecognized option '--bogus'" --bogus
+usage_error "mt-encode: invalid option -- 'z'" -qz
+usage_error "mt-encode: more than one input given" "$T/empty.pipe"
 rc=0; "$ENC" --level 2>"$T/err" || rc=$?
-[ "$rc" = 2 ] && grep -q "^mt-encode: option '--level' wants a value" "$T/err" ||
+[ "$rc" = 2 ] && grep -q "^mt-encode: option '--level' requires an argument" "$T/err" ||
 	fail "--level without a value: $rc $(cat "$T/err")"
 rc=0; "$DEC" --bogus 2>"$T/err" || rc=$?
-[ "$rc" = 2 ] && grep -q "^mt-decode: unknown option '--bogus'" "$T/err" ||
+[ "$rc" = 2 ] && grep -q "^mt-decode: unrecognized option '--bogus'" "$T/err" ||
 	fail "mt-decode --bogus: $rc $(cat "$T/err")"
 # environment (3) and data (1) errors
 rc=0; "$ENC" -q -o "$T/no/such/dir" "$T/empty.pipe" 2>"$T/err" || rc=$?
