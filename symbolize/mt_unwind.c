@@ -71,7 +71,8 @@ static void usage(FILE *f)
 "\n"
 "Exit codes: 0 ok; 1 data problem (input truncated, corrupt or partly\n"
 "undecodable: what could be read is still written); 2 usage; 3 environment\n"
-"(cannot open or read the input, out of memory).\n");
+"(cannot open or read the input, cannot create or write the output, out of\n"
+"memory).\n");
 }
 
 /* ---- options ------------------------------------------------------------ */
