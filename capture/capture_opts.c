@@ -85,7 +85,7 @@ static int check(struct mt_capture_opts *o, const char *mode, uint64_t pid, uint
 		 uint64_t pages)
 {
 	if (!o->cmd == !pid)
-		return mt_error("give a command or -p PID (one of them)\nTry 'mt-capture --help'.");
+		return mt_error("give a command or -p PID (one of them)");
 	if (pid > INT32_MAX)
 		return mt_error("invalid pid");
 	o->pid = (pid_t)pid;
@@ -174,9 +174,7 @@ int mt_capture_opts_parse(int argc, char **argv, struct mt_capture_opts *o)
 		case 'W': o->no_wait = 1; break;
 		case 'X': o->strict = 1; break;
 		case 'h': fputs(usage_text, stdout); return 1;
-		default:	/* getopt said why */
-			mt_usage_hint("mt-capture [options] [--] COMMAND [ARGS...]");
-			return -1;
+		default: return -1;	/* getopt said why */
 		}
 		if (num && parse_u64(optarg, num))
 			return at >= 0 ? mt_error("invalid number '%s' for --%s", optarg, longopts[at].name)

@@ -281,8 +281,12 @@ int main(int argc, char **argv)
 	mt_cli_init("mt-capture", argv);
 	struct mt_capture_opts o;
 	int parsed = mt_capture_opts_parse(argc, argv, &o);
-	if (parsed)
-		return parsed > 0 ? MT_EXIT_OK : MT_EXIT_CAPTURE_FAILED;
+	if (parsed > 0)
+		return MT_EXIT_OK;
+	if (parsed < 0) {	/* said why */
+		mt_usage_hint("mt-capture [options] [--] COMMAND [ARGS...]");
+		return MT_EXIT_CAPTURE_FAILED;
+	}
 	struct mt_capture_err err = { 0 };
 	atexit(remove_copy);
 	if (o.cmd && mt_capture_command_check(o.cmd[0], &err))

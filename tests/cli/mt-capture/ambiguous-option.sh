@@ -1,0 +1,2 @@
+# a prefix of several long options
+mt-capture --no -- true

@@ -1,0 +1,2 @@
+# a mode that does not exist
+mt-capture --mode bogus -- true

@@ -1,0 +1,2 @@
+# --rate 0 samples nothing
+mt-capture --rate 0 -- true

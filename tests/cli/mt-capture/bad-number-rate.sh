@@ -1,0 +1,2 @@
+# --rate must be a number
+mt-capture --rate x -- true

@@ -1,0 +1,2 @@
+# -p takes a process id
+mt-capture -p x

@@ -1,0 +1,2 @@
+# -e in sample mode
+mt-capture --mode sample -e cpu-clock -- true

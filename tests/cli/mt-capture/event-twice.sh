@@ -1,0 +1,2 @@
+# one event per capture
+mt-capture -e cpu-clock -e task-clock -- true

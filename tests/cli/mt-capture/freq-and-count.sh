@@ -1,0 +1,2 @@
+# -F and -c both set the sampling period
+mt-capture --mode event -F 99 -c 10 -- true

@@ -1,0 +1,2 @@
+# -F in trace mode
+mt-capture --mode trace -F 99 -- true

@@ -1,0 +1,2 @@
+# -o as the last argument, without its file
+mt-capture -o

@@ -1,0 +1,2 @@
+# neither a command nor -p: usage error
+mt-capture

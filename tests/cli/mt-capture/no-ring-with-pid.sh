@@ -1,0 +1,2 @@
+# --no-ring with -p
+mt-capture --no-ring -p 1

@@ -1,0 +1,2 @@
+# --no-wait in trace mode
+mt-capture --mode trace --no-wait -- true

@@ -1,0 +1,2 @@
+# an option mt-capture does not have
+mt-capture --bogus -- true

@@ -1,0 +1,2 @@
+# a short option mt-capture does not have
+mt-capture -z -- true

@@ -1,0 +1,2 @@
+# a value given to an option that takes none
+mt-capture --no-ring=1 -- true
