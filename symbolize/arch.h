@@ -10,6 +10,8 @@
 #include <asm/perf_regs.h>
 #include <stdint.h>
 
+#include "symbolize/error.h"
+
 /* perf register indices of the registers the capture-events contract
  * (docs/formats/capture-events.md) puts event fields in. */
 #define MT_UNWIND_PREG_AX PERF_REG_X86_AX
@@ -38,7 +40,8 @@ struct mt_unwind_regs {
 
 /* Translate perf's REGS_USER values (in mask bit order, nr of them) into
  * DWARF numbering; registers absent from mask stay invalid.
- * @return : 0, or -1 when the sample lacks the instruction or stack pointer. */
+ * @return : 0, or MT_UNWIND_EFORMAT when the sample lacks the instruction or
+ *           stack pointer. */
 int mt_unwind_arch_regs_from_perf(struct mt_unwind_regs *out, uint64_t mask,
 				  const uint64_t *vals, unsigned nr);
 

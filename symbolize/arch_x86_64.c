@@ -37,7 +37,7 @@ int mt_unwind_arch_regs_from_perf(struct mt_unwind_regs *out, uint64_t mask,
 		out->valid |= 1u << d;
 	}
 	const uint32_t need = (1u << MT_UNWIND_REG_SP) | (1u << MT_UNWIND_REG_RA);
-	return (out->valid & need) == need ? 0 : -1;
+	return (out->valid & need) == need ? 0 : MT_UNWIND_EFORMAT;
 }
 
 void mt_unwind_arch_fp_rule(struct mt_unwind_rule *rule)

@@ -12,7 +12,7 @@ int mt_unwind_batch_reserve(struct mt_unwind_batch *b, size_t nframes)
 		size_t c = b->cap_segs ? b->cap_segs * 2 : 1024;
 		struct mt_unwind_seg *g = realloc(b->segs, c * sizeof(*g));
 		if (!g)
-			return -1;
+			return MT_UNWIND_ENOMEM;
 		b->segs = g;
 		b->cap_segs = c;
 	}
@@ -22,7 +22,7 @@ int mt_unwind_batch_reserve(struct mt_unwind_batch *b, size_t nframes)
 			c *= 2;
 		struct mt_unwind_dframe *d = realloc(b->dframes, c * sizeof(*d));
 		if (!d)
-			return -1;
+			return MT_UNWIND_ENOMEM;
 		b->dframes = d;
 		b->cap_dframes = c;
 	}
@@ -71,7 +71,7 @@ void mt_unwind_last_stack_release(struct mt_unwind_last_stack *l)
 	free(l->at);
 }
 
-/* Room for n frames in l.  @return : 0 or -1 (ENOMEM). */
+/* Room for n frames in l.  @return : 0 or MT_UNWIND_ENOMEM. */
 static int last_reserve(struct mt_unwind_last_stack *l, uint32_t n)
 {
 	if (n <= l->cap)
@@ -86,7 +86,7 @@ static int last_reserve(struct mt_unwind_last_stack *l, uint32_t n)
 	if (at)
 		l->at = at;
 	if (!fr || !at)
-		return -1;
+		return MT_UNWIND_ENOMEM;
 	l->cap = cap;
 	return 0;
 }

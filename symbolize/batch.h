@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "symbolize/error.h"
 #include "symbolize/module.h"
 #include "symbolize/out.h"
 #include "symbolize/sym.h"
@@ -46,7 +47,8 @@ struct mt_unwind_frame_counts {
 	uint64_t frames, inl;
 };
 
-/* Room for one more segment of nframes frames.  @return : 0 or -1 (ENOMEM). */
+/* Room for one more segment of nframes frames.
+ * @return : 0 or MT_UNWIND_ENOMEM. */
 int mt_unwind_batch_reserve(struct mt_unwind_batch *b, size_t nframes);
 
 void mt_unwind_batch_release(struct mt_unwind_batch *b);

@@ -8,6 +8,7 @@ UNWIND_SRCS := \
 	symbolize/debug_cache.c \
 	symbolize/demangle.c \
 	symbolize/emit.c \
+	symbolize/error.c \
 	symbolize/events.c \
 	symbolize/hashmap.c \
 	symbolize/maps.c \

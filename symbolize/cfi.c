@@ -318,8 +318,9 @@ int mt_unwind_expr_eval(const struct mt_unwind_expr *e, const struct mt_unwind_r
 {
 	uint64_t st[64];
 	size_t sp = 0;
-#define NEED(n) do { if (sp < (n)) return -1; } while (0)
-#define PUSH(v) do { uint64_t v_ = (v); if (sp >= 64) return -1; st[sp] = v_; sp++; } while (0)
+#define NEED(n) do { if (sp < (n)) return MT_UNWIND_EFORMAT; } while (0)
+#define PUSH(v) do { uint64_t v_ = (v); if (sp >= 64) return MT_UNWIND_EFORMAT; \
+			  st[sp] = v_; sp++; } while (0)
 	for (uint32_t i = 0; i < e->nops; i++) {
 		const Dwarf_Op *op = &e->ops[i];
 		unsigned a = op->atom;
@@ -328,7 +329,7 @@ int mt_unwind_expr_eval(const struct mt_unwind_expr *e, const struct mt_unwind_r
 		int64_t off;
 		if (breg_of(op, &reg, &off) == 0) {
 			if (reg >= MT_UNWIND_NREGS || !(regs->valid & (1u << reg)))
-				return -1;
+				return MT_UNWIND_EFORMAT;
 			PUSH(regs->r[reg] + (uint64_t)off);
 			continue;
 		}
@@ -348,7 +349,7 @@ int mt_unwind_expr_eval(const struct mt_unwind_expr *e, const struct mt_unwind_r
 		case DW_OP_deref:
 			NEED(1);
 			if (mt_unwind_memory_read(mem, st[sp - 1], &x) != 0)
-				return -2;
+				return MT_UNWIND_ERANGE;
 			st[sp - 1] = x;
 			break;
 		case DW_OP_dup: NEED(1); PUSH(st[sp - 1]); break;
@@ -356,7 +357,7 @@ int mt_unwind_expr_eval(const struct mt_unwind_expr *e, const struct mt_unwind_r
 		case DW_OP_over: NEED(2); PUSH(st[sp - 2]); break;
 		case DW_OP_pick:
 			if (op->number >= sp)
-				return -1;
+				return MT_UNWIND_EFORMAT;
 			PUSH(st[sp - 1 - op->number]);
 			break;
 		case DW_OP_swap:
@@ -399,13 +400,13 @@ int mt_unwind_expr_eval(const struct mt_unwind_expr *e, const struct mt_unwind_r
 			break;
 		case DW_OP_nop: break;
 		default:
-			return -1;
+			return MT_UNWIND_EFORMAT;
 		}
 	}
 #undef NEED
 #undef PUSH
 	if (sp == 0)
-		return -1;
+		return MT_UNWIND_EFORMAT;
 	*result = st[sp - 1];
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "symbolize/arch.h"
+#include "symbolize/error.h"
 #include "symbolize/module.h"
 
 enum mt_unwind_rule_status {
@@ -79,13 +80,14 @@ struct mt_unwind_memory {
 	uint64_t size;
 };
 
-/* Read the word at addr from the dump.  @return : 0, or -1 outside it. */
+/* Read the word at addr from the dump.  @return : 0, or MT_UNWIND_ERANGE
+ * outside it. */
 static inline int mt_unwind_memory_read(const struct mt_unwind_memory *mem, uint64_t addr,
 					uint64_t *val)
 {
 	uint64_t off = addr - mem->base;
 	if (addr < mem->base || off > mem->size || mem->size - off < 8)
-		return -1;
+		return MT_UNWIND_ERANGE;
 	__builtin_memcpy(val, mem->data + off, 8);
 	return 0;
 }
@@ -164,7 +166,8 @@ static inline int mt_unwind_rule_apply_common(const struct mt_unwind_rule *rule,
 }
 
 /* Evaluate a DWARF expression (cfa pushed first when push_cfa).
- * @return : 0 with *result, or -1 (unsupported op, bad register, memory). */
+ * @return : 0 with *result; MT_UNWIND_EFORMAT for an unsupported op, a bad
+ *           register or stack; MT_UNWIND_ERANGE when it reads outside the dump. */
 int mt_unwind_expr_eval(const struct mt_unwind_expr *e, const struct mt_unwind_regs *regs,
 			const struct mt_unwind_memory *mem, uint64_t cfa, uint64_t *result);
 

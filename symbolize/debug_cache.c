@@ -78,13 +78,13 @@ int mt_unwind_cache_mkdirs(const char *dir)
 {
 	char *p = strdup(dir);
 	if (!p)
-		return -1;
+		return MT_UNWIND_EIO;
 	for (char *s = strchr(p + 1, '/');; s = strchr(s + 1, '/')) {
 		if (s)
 			*s = '\0';
 		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
 			free(p);
-			return -1;
+			return MT_UNWIND_EIO;
 		}
 		if (!s)
 			break;

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "symbolize/error.h"
+
 struct mt_unwind_debug_cache_stats {
 	unsigned hits;		/* copies found and used */
 	unsigned written;	/* copies made in this run */
@@ -31,7 +33,8 @@ struct mt_unwind_debug_cache_stats {
  * variable is set (no cache) or on ENOMEM. */
 char *mt_unwind_debug_cache_default_dir(void);
 
-/* Make directory dir and its parents, as mkdir -p.  @return : 0, or -1. */
+/* Make directory dir and its parents, as mkdir -p.  @return : 0, or
+ * MT_UNWIND_EIO (errno kept). */
 int mt_unwind_cache_mkdirs(const char *dir);
 
 /* The copy for build-id @id in @dir, if there is a sound one (one that is

@@ -846,7 +846,7 @@ int mt_unwind_events_new(struct mt_unwind_events **out, const struct mt_unwind_e
 	struct mt_unwind_events *s = calloc(1, sizeof(*s));
 	*out = s;
 	if (!s)
-		return -1;
+		return MT_UNWIND_ENOMEM;
 	s->o = *o;
 	s->reader = reader;
 	s->features = features;

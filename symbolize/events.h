@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "codec/perf_stream.h"
+#include "symbolize/error.h"
 #include "symbolize/emit.h"
 #include "symbolize/maps.h"
 
@@ -65,7 +66,7 @@ struct mt_unwind_events_stats {
 /* Events of reader's stream (its evsels name them; features, which may be
  * NULL, names those it does not) written through emit; maps is the
  * address-space replay's (replay.h), stack writes stacks (ctx passed on).
- * All must outlive ev.  @return : 0, or -1 out of memory. */
+ * All must outlive ev.  @return : 0, or MT_UNWIND_ENOMEM. */
 int mt_unwind_events_new(struct mt_unwind_events **ev, const struct mt_unwind_events_opts *o,
 			 const struct mt_perf_reader *reader,
 			 const struct mt_perf_features *features, struct mt_unwind_emit *emit,

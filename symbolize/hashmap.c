@@ -40,7 +40,7 @@ int mt_unwind_hashmap_put(struct mt_unwind_hashmap *h, uint64_t key, uint64_t va
 		if (!keys || !vals) {
 			free(keys);
 			free(vals);
-			return -1;
+			return MT_UNWIND_ENOMEM;
 		}
 		memset(keys, 0xff, cap * sizeof(*keys));
 		size_t len = 0;

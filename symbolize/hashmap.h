@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "symbolize/error.h"
+
 struct mt_unwind_hashmap {
 	uint64_t *keys;		/* MT_UNWIND_HASH_EMPTY marks a free slot */
 	uint64_t *vals;
@@ -45,11 +47,11 @@ static inline int mt_unwind_hashmap_get(struct mt_unwind_hashmap *h, uint64_t ke
 	return 0;
 }
 
-/* Insert or replace.  @return : 0, -1 when out of memory, or
+/* Insert or replace.  @return : 0, MT_UNWIND_ENOMEM, or
  *           MT_UNWIND_HASH_NO_KEY for the key MT_UNWIND_HASH_EMPTY, which
  *           marks free slots (a pc or vaddr a recording can make up: the
  *           caller keeps that entry apart). */
-#define MT_UNWIND_HASH_NO_KEY (-2)
+#define MT_UNWIND_HASH_NO_KEY MT_UNWIND_ERANGE
 int mt_unwind_hashmap_put(struct mt_unwind_hashmap *h, uint64_t key, uint64_t val);
 
 #endif

@@ -23,7 +23,7 @@ int mt_unwind_maps_new(struct mt_unwind_maps **out, struct mt_unwind_modules *ms
 {
 	struct mt_unwind_maps *mp = calloc(1, sizeof(*mp));
 	if (!mp)
-		return -ENOMEM;
+		return MT_UNWIND_ENOMEM;
 	mp->modules = ms;
 	*out = mp;
 	return 0;
@@ -128,7 +128,7 @@ static int space_reserve(struct mt_unwind_space *sp, size_t extra)
 		cap *= 2;
 	struct mt_unwind_map *m = realloc(sp->maps, cap * sizeof(*m));
 	if (!m)
-		return -ENOMEM;
+		return MT_UNWIND_ENOMEM;
 	sp->maps = m;
 	sp->cap = cap;
 	return 0;
@@ -145,12 +145,12 @@ static int space_punch(struct mt_unwind_space *sp, uint64_t start, uint64_t end)
 		space_changed(sp);
 		if (m->start < start && m->end > end) {	/* split in two */
 			if (space_reserve(sp, 1) != 0)
-				return -ENOMEM;
+				return MT_UNWIND_ENOMEM;
 			m = &sp->maps[i];
 			struct mt_unwind_map tail = *m;
 			tail.path = strdup(m->path);
 			if (!tail.path)
-				return -ENOMEM;
+				return MT_UNWIND_ENOMEM;
 			tail.pgoff += end - m->start;
 			tail.start = end;
 			tail.resolved = 0;
@@ -191,23 +191,23 @@ int mt_unwind_maps_mmap(struct mt_unwind_maps *mp, uint32_t pid, uint64_t start,
 {
 	struct mt_unwind_space *sp = space_get(mp, pid);
 	if (!sp)
-		return -ENOMEM;
+		return MT_UNWIND_ENOMEM;
 	uint64_t end = start + len;
 	if (end < start)
 		end = UINT64_MAX;
 	/* Data mappings (most mmaps: heap arenas) leave the memo alone
 	 * unless they cut into code. */
 	if (space_punch(sp, start, end) != 0)
-		return -ENOMEM;
+		return MT_UNWIND_ENOMEM;
 	if (!executable || len == 0)
 		return 0;
 	space_changed(sp);
 	if (space_reserve(sp, 1) != 0)
-		return -ENOMEM;
+		return MT_UNWIND_ENOMEM;
 	struct mt_unwind_map m = { .start = start, .end = end, .pgoff = pgoff };
 	m.path = strdup(path);
 	if (!m.path)
-		return -ENOMEM;
+		return MT_UNWIND_ENOMEM;
 	if (build_id_len > 20)
 		build_id_len = 20;
 	if (!build_id_len) {
@@ -237,7 +237,7 @@ int mt_unwind_maps_add_build_id(struct mt_unwind_maps *mp, const char *path,
 	struct build_id_entry *e = calloc(1, sizeof(*e));
 	if (!e || !(e->path = strdup(path))) {
 		free(e);
-		return -ENOMEM;
+		return MT_UNWIND_ENOMEM;
 	}
 	e->len = len > 20 ? 20 : len;
 	memcpy(e->id, id, e->len);
@@ -251,7 +251,7 @@ int mt_unwind_maps_comm(struct mt_unwind_maps *mp, uint32_t pid, uint32_t tid,
 {
 	struct mt_unwind_thread *t = thread_get(mp, pid, tid);
 	if (!t)
-		return -ENOMEM;
+		return MT_UNWIND_ENOMEM;
 	snprintf(t->comm, sizeof(t->comm), "%s", comm);
 	if (exec) {
 		/* exec: the old image is gone; its new mappings follow. */
@@ -268,7 +268,7 @@ int mt_unwind_maps_fork(struct mt_unwind_maps *mp, uint32_t pid, uint32_t ppid,
 	struct mt_unwind_thread *parent = mt_unwind_maps_thread(mp, ptid);
 	struct mt_unwind_thread *t = thread_get(mp, pid, tid);
 	if (!t)
-		return -ENOMEM;
+		return MT_UNWIND_ENOMEM;
 	t->exited = 0;
 	if (parent)
 		memcpy(t->comm, parent->comm, sizeof(t->comm));
@@ -277,18 +277,18 @@ int mt_unwind_maps_fork(struct mt_unwind_maps *mp, uint32_t pid, uint32_t ppid,
 	struct mt_unwind_space *from = mt_unwind_maps_space(mp, ppid);
 	struct mt_unwind_space *sp = space_get(mp, pid);
 	if (!sp)
-		return -ENOMEM;
+		return MT_UNWIND_ENOMEM;
 	space_clear(sp);
 	if (!from || from == sp)
 		return 0;
 	if (space_reserve(sp, from->nr) != 0)
-		return -ENOMEM;
+		return MT_UNWIND_ENOMEM;
 	for (size_t i = 0; i < from->nr; i++) {
 		sp->maps[i] = from->maps[i];
 		sp->maps[i].path = strdup(from->maps[i].path);
 		if (!sp->maps[i].path) {
 			sp->nr = i;
-			return -ENOMEM;
+			return MT_UNWIND_ENOMEM;
 		}
 	}
 	sp->nr = from->nr;

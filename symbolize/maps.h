@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "symbolize/error.h"
 #include "symbolize/hashmap.h"
 #include "symbolize/module.h"
 
@@ -59,11 +60,11 @@ struct mt_unwind_thread {
 struct mt_unwind_maps;
 
 /* Address spaces sharing the module cache ms (which must outlive them).
- * @return : 0 or -ENOMEM. */
+ * @return : 0 or MT_UNWIND_ENOMEM. */
 int mt_unwind_maps_new(struct mt_unwind_maps **out, struct mt_unwind_modules *ms);
 void mt_unwind_maps_free(struct mt_unwind_maps *mp);
 
-/* Record events.  Each @return : 0 or -ENOMEM. */
+/* Record events.  Each @return : 0 or MT_UNWIND_ENOMEM. */
 int mt_unwind_maps_mmap(struct mt_unwind_maps *mp, uint32_t pid, uint64_t start,
 			uint64_t len, uint64_t pgoff, const char *path,
 			const uint8_t *build_id, unsigned build_id_len, int executable);
@@ -74,7 +75,7 @@ int mt_unwind_maps_fork(struct mt_unwind_maps *mp, uint32_t pid, uint32_t ppid,
 int mt_unwind_maps_exit(struct mt_unwind_maps *mp, uint32_t pid, uint32_t tid);
 
 /* Build-ids known from elsewhere (perf.data's build-id table, HEADER_BUILD_ID
- * records): used for mappings of path that carry none.  @return : 0/-ENOMEM */
+ * records): used for mappings of path that carry none.  @return : 0/MT_UNWIND_ENOMEM */
 int mt_unwind_maps_add_build_id(struct mt_unwind_maps *mp, const char *path,
 				const uint8_t *id, unsigned len);
 

@@ -230,20 +230,20 @@ int mt_unwind_modules_new(struct mt_unwind_modules **out, const char *debuginfo_
 {
 	struct mt_unwind_modules *ms = calloc(1, sizeof(*ms));
 	if (!ms)
-		return -ENOMEM;
+		return MT_UNWIND_ENOMEM;
 	if (debuginfo_path && *debuginfo_path) {
 		size_t n = strlen(debuginfo_path) + strlen(default_debuginfo_path) + 2;
 		ms->debuginfo_path = malloc(n);
 		if (!ms->debuginfo_path) {
 			free(ms);
-			return -ENOMEM;
+			return MT_UNWIND_ENOMEM;
 		}
 		snprintf(ms->debuginfo_path, n, "%s%s", debuginfo_path, default_debuginfo_path);
 	}
 	if (alt_dirs_init(ms, debuginfo_path) != 0) {
 		free(ms->debuginfo_path);
 		free(ms);
-		return -ENOMEM;
+		return MT_UNWIND_ENOMEM;
 	}
 	ms->kept_dir = mt_cache_dir("build-id");
 	ms->callbacks.find_elf = dwfl_build_id_find_elf;
@@ -628,7 +628,7 @@ int mt_unwind_module_vaddr_delta(const struct mt_unwind_module *m, uint64_t offs
 		}
 	}
 	if (!best)
-		return -1;
+		return MT_UNWIND_ERANGE;
 	*delta = (int64_t)(best->vaddr - best->offset);
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "symbolize/error.h"
 #include "symbolize/debug_cache.h"
 #include "symbolize/hashmap.h"
 #include "symbolize/scopes.h"
@@ -97,7 +98,7 @@ struct mt_unwind_modules;
 
 /* A module cache.  debuginfo_path: extra directories (colon-separated) to
  * search for separate debug info before the default ones; may be NULL.
- * @return : 0, or -ENOMEM. */
+ * @return : 0, or MT_UNWIND_ENOMEM. */
 int mt_unwind_modules_new(struct mt_unwind_modules **out, const char *debuginfo_path);
 
 /* Use inflated copies of compressed debug files kept in @dir (see
@@ -144,7 +145,7 @@ void mt_unwind_modules_each(struct mt_unwind_modules *ms,
 
 /* Translate the file offset at which an executable mapping starts to an
  * ELF virtual address, with the PT_LOAD that holds it: *delta = vaddr -
- * offset.  @return : 0, or -1 when no segment covers offset. */
+ * offset.  @return : 0, or MT_UNWIND_ERANGE when no segment covers offset. */
 int mt_unwind_module_vaddr_delta(const struct mt_unwind_module *m, uint64_t offset,
 				 int64_t *delta);
 

@@ -265,15 +265,15 @@ static int setup(struct run *r, int out_fd)
 	struct mt_unwind_events_opts eo = {
 		.pids = &o->pids, .tids = &o->tids, .decode_only = o->decode_only,
 	};
-	if (mt_unwind_modules_new(&r->modules, o->debuginfo_path) != 0 ||
-	    mt_unwind_maps_new(&r->maps, r->modules) != 0)
-		return mt_error("out of memory"), MT_EXIT_ENV;
+	if ((rc = mt_unwind_modules_new(&r->modules, o->debuginfo_path)) != 0 ||
+	    (rc = mt_unwind_maps_new(&r->maps, r->modules)) != 0)
+		return mt_error("%s", mt_unwind_strerror(rc)), MT_EXIT_ENV;
 	mt_unwind_emit_init(&r->emit, o->decode_only ? -1 : out_fd, !o->decode_only, &o->sym,
 			    r->maps, r->modules);
-	if (mt_unwind_replay_new(&r->replay, &ro, r->reader, r->maps, &r->emit) != 0 ||
-	    mt_unwind_events_new(&r->events, &eo, r->reader, r->features, &r->emit, r->maps,
-				 mt_unwind_replay_put_stack, r->replay) != 0)
-		return mt_error("out of memory"), MT_EXIT_ENV;
+	if ((rc = mt_unwind_replay_new(&r->replay, &ro, r->reader, r->maps, &r->emit)) != 0 ||
+	    (rc = mt_unwind_events_new(&r->events, &eo, r->reader, r->features, &r->emit, r->maps,
+				       mt_unwind_replay_put_stack, r->replay)) != 0)
+		return mt_error("%s", mt_unwind_strerror(rc)), MT_EXIT_ENV;
 	mt_unwind_replay_set_events(r->replay, r->events);
 	for (size_t i = 0; i < mt_perf_features_nr_build_ids(r->features); i++)
 		mt_unwind_replay_build_id(r->replay, mt_perf_features_build_id(r->features, i));

@@ -44,7 +44,7 @@ struct mt_unwind_order {
 int mt_unwind_order_new(struct mt_unwind_order **out)
 {
 	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : -ENOMEM;
+	return *out ? 0 : MT_UNWIND_ENOMEM;
 }
 
 static void chunk_free(struct chunk *c)
@@ -163,7 +163,7 @@ int mt_unwind_order_push(struct mt_unwind_order *q, int kind, const void *a, siz
 {
 	uint8_t *room = mt_unwind_order_reserve(q, alen + blen);
 	if (!room)
-		return -ENOMEM;
+		return MT_UNWIND_ENOMEM;
 	memcpy(room, a, alen);
 	if (blen)
 		memcpy(room + alen, b, blen);

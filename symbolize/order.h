@@ -10,15 +10,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "symbolize/error.h"
+
 struct mt_unwind_order;
 
-/* @return : 0 or -ENOMEM. */
+/* @return : 0 or MT_UNWIND_ENOMEM. */
 int mt_unwind_order_new(struct mt_unwind_order **out);
 void mt_unwind_order_free(struct mt_unwind_order *q);
 
 /* Queue a copy of a (alen bytes) followed by b (blen bytes, b may be NULL
  * when blen is 0) with its time and a kind the caller chooses.
- * @return : 0 or -ENOMEM. */
+ * @return : 0 or MT_UNWIND_ENOMEM. */
 int mt_unwind_order_push(struct mt_unwind_order *q, int kind, const void *a, size_t alen,
 			 const void *b, size_t blen, uint64_t time);
 

@@ -24,7 +24,7 @@ int mt_unwind_out_flush(struct mt_unwind_out *o)
 	if (o->fd == -1)
 		o->len = 0;
 	if (o->fd < 0)
-		return o->error ? -1 : 0;
+		return o->error ? MT_UNWIND_EIO : 0;
 	size_t done = 0;
 	while (done < o->len && !o->error) {
 		ssize_t n = write(o->fd, o->buf + done, o->len - done);
@@ -36,7 +36,7 @@ int mt_unwind_out_flush(struct mt_unwind_out *o)
 			done += (size_t)n;
 	}
 	o->len = 0;
-	return o->error ? -1 : 0;
+	return o->error ? MT_UNWIND_EIO : 0;
 }
 
 void mt_unwind_out_grow(struct mt_unwind_out *o, size_t n)

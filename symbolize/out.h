@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "symbolize/error.h"
+
 struct mt_unwind_out {
 	char *buf;
 	size_t len, cap;
@@ -23,7 +25,8 @@ void mt_unwind_out_init_mem(struct mt_unwind_out *o);
  * when out of memory; o is released. */
 char *mt_unwind_out_detach(struct mt_unwind_out *o);
 
-/* fd mode: write what is buffered.  @return : 0, or -1 (o->error set). */
+/* fd mode: write what is buffered.  @return : 0, or MT_UNWIND_EIO (o->error
+ * set to the errno). */
 int mt_unwind_out_flush(struct mt_unwind_out *o);
 void mt_unwind_out_release(struct mt_unwind_out *o);
 

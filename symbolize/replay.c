@@ -480,7 +480,7 @@ int mt_unwind_replay_new(struct mt_unwind_replay **out, const struct mt_unwind_r
 	struct mt_unwind_replay *s = calloc(1, sizeof(*s));
 	*out = s;
 	if (!s)
-		return -1;
+		return MT_UNWIND_ENOMEM;
 	s->o = *o;
 	s->reader = reader;
 	s->maps = maps;
@@ -489,7 +489,7 @@ int mt_unwind_replay_new(struct mt_unwind_replay **out, const struct mt_unwind_r
 	    !(s->frames = calloc(o->max_depth, sizeof(*s->frames)))) {
 		mt_unwind_replay_free(s);
 		*out = NULL;
-		return -1;
+		return MT_UNWIND_ENOMEM;
 	}
 	return 0;
 }

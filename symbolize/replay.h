@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "codec/perf_stream.h"
+#include "symbolize/error.h"
 #include "symbolize/emit.h"
 #include "symbolize/events.h"
 #include "symbolize/maps.h"
@@ -45,7 +46,7 @@ struct mt_unwind_replay_stats {
 
 /* A replay of reader's records into maps, writing through emit; all must
  * outlive rp.  Its events are set with mt_unwind_replay_set_events before
- * the first record.  @return : 0, or -1 out of memory. */
+ * the first record.  @return : 0, or MT_UNWIND_ENOMEM. */
 int mt_unwind_replay_new(struct mt_unwind_replay **rp, const struct mt_unwind_replay_opts *o,
 			 struct mt_perf_reader *reader, struct mt_unwind_maps *maps,
 			 struct mt_unwind_emit *emit);

@@ -228,10 +228,10 @@ int mt_unwind_scopes_file_write(const char *dir, const uint8_t *id, size_t id_le
 	free(b);
 	free(tmp);
 	free(path);
-	return ok ? 0 : -1;
+	return ok ? 0 : MT_UNWIND_EIO;
 fail:
 	free(path);
-	return -1;
+	return MT_UNWIND_EIO;
 }
 
 void mt_unwind_scopes_file_release(struct mt_unwind_scopes_file *f)

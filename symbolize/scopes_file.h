@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "symbolize/error.h"
+
 /* One code range of a scope DIE.  The ranges of a well-formed tree nest or
  * are disjoint, so each has one tightest enclosing range: parent.  Sorted
  * by lo (then widest first). */
@@ -66,7 +68,7 @@ int mt_unwind_scopes_file_read(const char *dir, const uint8_t *id, size_t id_len
 			       uint64_t identity, struct mt_unwind_scopes_file *f);
 
 /* Write dir's file for build-id id: to a temporary name, then renamed, so
- * concurrent runs never see half a file.  @return : 0, or -1. */
+ * concurrent runs never see half a file.  @return : 0, or MT_UNWIND_EIO. */
 int mt_unwind_scopes_file_write(const char *dir, const uint8_t *id, size_t id_len,
 				uint64_t identity, const struct mt_unwind_scopes_entry *e,
 				size_t n);

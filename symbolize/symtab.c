@@ -27,7 +27,7 @@ int mt_unwind_symtab_load(struct mt_unwind_symtab *t, Dwfl_Module *mod)
 		return 0;
 	t->v = malloc((size_t)n * sizeof(*t->v));
 	if (!t->v)
-		return -ENOMEM;
+		return MT_UNWIND_ENOMEM;
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;

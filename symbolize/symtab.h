@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "symbolize/error.h"
+
 struct mt_unwind_symbol {
 	uint64_t addr, size;
 	const char *name;	/* owned by libdwfl's module, lives with it */
@@ -21,7 +23,7 @@ struct mt_unwind_symtab {
 
 /* Collect mod's symbols (.symtab, from the debug file when the main file
  * lacks one, else .dynsym, as libdwfl picks them).
- * @return : 0, or -ENOMEM.  An empty table is not an error. */
+ * @return : 0, or MT_UNWIND_ENOMEM.  An empty table is not an error. */
 int mt_unwind_symtab_load(struct mt_unwind_symtab *t, Dwfl_Module *mod);
 
 void mt_unwind_symtab_release(struct mt_unwind_symtab *t);

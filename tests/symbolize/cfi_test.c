@@ -5,6 +5,7 @@
 #include <gelf.h>
 #include <string.h>
 
+#include "symbolize/error.h"
 #include "symbolize/cfi.h"
 #include "symbolize/module.h"
 #include "tests/symbolize/unwind_util.h"
@@ -247,11 +248,11 @@ Test(cfi, expression_evaluator)
 	cr_assert_neq(mt_unwind_expr_eval((void *)&e, &regs, &mem, 0, &v), 0);
 	regs.valid = 1u << 7;
 	regs.r[7] = 0x200;	/* the read falls outside the dump */
-	cr_assert_eq(mt_unwind_expr_eval((void *)&e, &regs, &mem, 0, &v), -2);
+	cr_assert_eq(mt_unwind_expr_eval((void *)&e, &regs, &mem, 0, &v), MT_UNWIND_ERANGE);
 	e.ops[0] = (Dwarf_Op){ .atom = DW_OP_call_frame_cfa };
 	e.ops[1] = (Dwarf_Op){ .atom = DW_OP_nop };
 	cr_assert_eq(mt_unwind_expr_eval((void *)&e, &regs, &mem, 0x10, &v), 0);
 	cr_assert_eq(v, 0x10 * 8 + 5);
 	e.ops[1] = (Dwarf_Op){ .atom = DW_OP_GNU_push_tls_address };	/* unsupported */
-	cr_assert_eq(mt_unwind_expr_eval((void *)&e, &regs, &mem, 0x10, &v), -1);
+	cr_assert_eq(mt_unwind_expr_eval((void *)&e, &regs, &mem, 0x10, &v), MT_UNWIND_EFORMAT);
 }
