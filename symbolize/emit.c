@@ -128,7 +128,7 @@ static void dframe_of(struct mt_unwind_dframe *d, const struct mt_unwind_frame *
 		      struct mt_unwind_out *unk)
 {
 	struct mt_unwind_module *m = f->map ? f->map->mod : NULL;
-	if (m && m->state == MT_UNWIND_MOD_OK && f->map->delta_ok) {
+	if (m && mt_unwind_module_usable(m) && f->map->delta_ok) {
 		d->mod = m;
 		d->vaddr = f->lookup + (uint64_t)f->map->delta;
 		return;

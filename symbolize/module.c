@@ -676,3 +676,33 @@ void mt_unwind_module_load_dwarf(struct mt_unwind_module *m)
 	attach_scopes(m->owner, m);
 }
 
+
+int mt_unwind_module_usable(const struct mt_unwind_module *m)
+{
+	return m->state == MT_UNWIND_MOD_OK;
+}
+
+const char *mt_unwind_module_path(const struct mt_unwind_module *m)
+{
+	return m->path;
+}
+
+enum mt_unwind_module_state mt_unwind_module_state(const struct mt_unwind_module *m)
+{
+	return m->state;
+}
+
+void mt_unwind_module_build_id_hex(const struct mt_unwind_module *m, int recorded, char out[41])
+{
+	if (recorded)
+		mt_build_id_hex(out, m->want_id, m->want_id_len);
+	else
+		mt_build_id_hex(out, m->file_id, m->file_id_len);
+}
+
+void mt_unwind_module_cache_counts(const struct mt_unwind_module *m, uint64_t *hits,
+				   uint64_t *misses)
+{
+	*hits = m->rules.hits + m->frames.hits;
+	*misses = m->rules.misses + m->frames.misses;
+}

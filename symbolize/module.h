@@ -94,6 +94,25 @@ struct mt_unwind_module {
 	struct mt_unwind_module *next;	/* in the cache's list */
 };
 
+/* For the rooms outside the unwinder (the text writer, the summary), which
+ * read a module through these rather than its fields. */
+
+/* Can m's frames be symbolised (opened, an ELF file, the build-id the
+ * recording gave)? */
+int mt_unwind_module_usable(const struct mt_unwind_module *m);
+
+/* The module's path as mapped, and its state.  Valid while m lives. */
+const char *mt_unwind_module_path(const struct mt_unwind_module *m);
+enum mt_unwind_module_state mt_unwind_module_state(const struct mt_unwind_module *m);
+
+/* The build-id the recording gave (recorded) or the file has (else), as
+ * lowercase hex into out (41 bytes): "" when there is none. */
+void mt_unwind_module_build_id_hex(const struct mt_unwind_module *m, int recorded, char out[41]);
+
+/* Lookups of m's rule and symbol caches so far: found, and not found. */
+void mt_unwind_module_cache_counts(const struct mt_unwind_module *m, uint64_t *hits,
+				   uint64_t *misses);
+
 struct mt_unwind_modules;
 
 /* A module cache.  debuginfo_path: extra directories (colon-separated) to

@@ -4,7 +4,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "common/cache_dir.h"
 #include "common/cli.h"
 
 struct modsum {
@@ -17,15 +16,17 @@ static void module_summary(struct mt_unwind_module *m, void *arg)
 {
 	struct modsum *ms = arg;
 	ms->modules++;
-	ms->hits += m->rules.hits + m->frames.hits;
-	ms->misses += m->rules.misses + m->frames.misses;
-	if (m->state == MT_UNWIND_MOD_MISMATCH) {
+	uint64_t hits, misses;
+	mt_unwind_module_cache_counts(m, &hits, &misses);
+	ms->hits += hits;
+	ms->misses += misses;
+	if (mt_unwind_module_state(m) == MT_UNWIND_MOD_MISMATCH) {
 		char want[41], got[41];
-		mt_build_id_hex(want, m->want_id, m->want_id_len);
-		mt_build_id_hex(got, m->file_id, m->file_id_len);
+		mt_unwind_module_build_id_hex(m, 1, want);
+		mt_unwind_module_build_id_hex(m, 0, got);
 		ms->mismatches++;
 		mt_warn("'%s': build-id mismatch (recorded %s, file has %s): "
-			"its frames are not symbolised and are marked _[x]", m->path,
+			"its frames are not symbolised and are marked _[x]", mt_unwind_module_path(m),
 			want, got[0] ? got : "none");
 	}
 }
