@@ -19,11 +19,11 @@ LIBS += $(B)/libmtfold.a
 
 # Unit tests (Criterion).
 FOLD_TEST_SRCS := \
-	tests/fold/test_gamma.c \
-	tests/fold/test_line.c \
-	tests/fold/test_profile.c \
-	tests/fold/test_coverage.c \
-	tests/fold/test_render.c \
+	tests/fold/gamma_test.c \
+	tests/fold/line_test.c \
+	tests/fold/profile_test.c \
+	tests/fold/coverage_test.c \
+	tests/fold/render_test.c \
 	tests/fold/sim.c \
 	tests/fold/json_min.c
 

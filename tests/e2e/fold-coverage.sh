@@ -4,7 +4,7 @@
 # workers (forked processes, or threads) that allocate known bytes at two
 # sites; RUNS seeded sample-mode captures per kind go through mt-unwind and
 # mt-fold, and each site's interval is checked against its true total.
-# Garwood's interval covers >= 95% (tests/fold/test_coverage.c); workers
+# Garwood's interval covers >= 95% (tests/fold/coverage_test.c); workers
 # that sampled the same allocations (a forked child that kept its parent's
 # draws) made the sum's interval half as wide as its error: ~67%.
 . "$(dirname "$0")/capture-lib.sh"
