@@ -6,7 +6,8 @@ COMMON_OBJS := \
 	$(B)/obj/common/cli.o \
 	$(B)/obj/common/filekind.o \
 	$(B)/obj/common/prealloc.o \
-	$(B)/obj/common/progress.o
+	$(B)/obj/common/progress.o \
+	$(B)/obj/common/trust.o
 
 $(B)/libmtcommon.a: $(COMMON_OBJS)
 LIBS += $(B)/libmtcommon.a
