@@ -1,5 +1,6 @@
 /* The files a capture needs besides its events (see capture_files.h). */
 #include "capture/capture_files.h"
+#include "common/trust.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -121,18 +122,43 @@ char *mt_capture_preload_the_copy(const char *real, const char *copy)
 	return out;
 }
 
-int mt_capture_private_copy(const char *file, char *dir, char *copy, struct mt_capture_err *err)
+const char *mt_capture_copy_base(char *why, size_t len)
 {
 	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, PATH_MAX, "%s/mt-capture.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir)) {
+	why[0] = 0;
+	if (!tmp || !*tmp)
+		return "/tmp";
+	char reason[PATH_MAX + 64];
+	int t = mt_dir_trusted(tmp, reason, sizeof(reason));
+	if (t == 1)
+		return tmp;
+	snprintf(why, len, "TMPDIR '%s' is not safe for private copies (%s): using /tmp", tmp,
+		 reason);
+	return "/tmp";
+}
+
+int mt_capture_private_copy(const char *file, const char *base, char *dir, char *copy,
+			    struct mt_capture_err *err)
+{
+	char reason[PATH_MAX + 64];
+	if (mt_dir_trusted(base, reason, sizeof(reason)) != 1) {
+		dir[0] = 0;
+		return mt_capture_err_set(err, MT_CAPTURE_ECOPY, 0, file, reason);
+	}
+	snprintf(dir, PATH_MAX, "%s/mt-capture.XXXXXX", base);
+	/* 0755 once made: a command run as another user (capture_run.c) reads
+	 * the copies; no one else can change them. */
+	int made = mkdtemp(dir) != NULL;
+	if (!made || chmod(dir, 0755) != 0) {
 		int e = errno;
+		if (made)
+			rmdir(dir);
 		dir[0] = 0;
 		return mt_capture_err_set(err, MT_CAPTURE_ECOPY, e, file, NULL);
 	}
-	char to[PATH_MAX], base[PATH_MAX];
-	snprintf(base, sizeof(base), "%s", file);
-	snprintf(to, sizeof(to), "%.*s/%s", PATH_MAX / 2, dir, basename(base));
+	char to[PATH_MAX], name[PATH_MAX];
+	snprintf(name, sizeof(name), "%s", file);
+	snprintf(to, sizeof(to), "%.*s/%s", PATH_MAX / 2, dir, basename(name));
 	int in = open(file, O_RDONLY | O_CLOEXEC), out = -1, e = 0;
 	if (in < 0 || (out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755)) < 0) {
 		e = errno;

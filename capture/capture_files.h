@@ -27,14 +27,23 @@ int mt_capture_command_check(const char *cmd, struct mt_capture_err *err);
  * (subject: the file found) (err filled). */
 int mt_capture_find_sampler(char *out, struct mt_capture_err *err);
 
-/* A private copy of file, mode 0755, in a new directory under $TMPDIR (else
- * /tmp): uprobes on it fire only in the processes that map it (see
- * capture_run.c).  dir and copy get the directory and the copy's path
- * (PATH_MAX bytes each); the caller removes both when done (the mappings
- * of a removed copy stay valid).
- * @return : 0, or MT_CAPTURE_ECOPY (subject file, and the errno; nothing
- * is left behind, dir is "") (err filled). */
-int mt_capture_private_copy(const char *file, char *dir, char *copy, struct mt_capture_err *err);
+/* The directory private copies are made in: $TMPDIR when no other user
+ * can change it or a directory above it (see common/trust.h), else /tmp.
+ * why (len bytes) says why $TMPDIR was passed over, "" when it was not:
+ * another user could otherwise swap the copies the command maps. */
+const char *mt_capture_copy_base(char *why, size_t len);
+
+/* A private copy of file, mode 0755, in a new directory (mode 0755) under
+ * base, which must be trusted (see mt_capture_copy_base): uprobes on it
+ * fire only in the processes that map it (see capture_run.c).  dir and
+ * copy get the directory and the copy's path (PATH_MAX bytes each); the
+ * caller removes both when done (the mappings of a removed copy stay
+ * valid).
+ * @return : 0, or MT_CAPTURE_ECOPY (subject file, and the errno or the
+ * reason base is not trusted; nothing is left behind, dir is "") (err
+ * filled). */
+int mt_capture_private_copy(const char *file, const char *base, char *dir, char *copy,
+			    struct mt_capture_err *err);
 
 /* The first file that process pid (0: this one) maps whose name (past its
  * last '/') begins with prefix, e.g. the libc or the sampler a running

@@ -2,6 +2,7 @@
  * hard link: a later `cp` over the installed file would change both. */
 #include "capture/capture_keep.h"
 #include "common/cache_dir.h"
+#include "common/trust.h"
 
 #include <elfutils/libdwelf.h>
 #include <errno.h>
@@ -13,21 +14,6 @@
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* dir and its parents, as mkdir -p. */
-static int make_dirs(char *dir)
-{
-	for (char *p = dir + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		int rc = mkdir(dir, 0755);
-		*p = '/';
-		if (rc != 0 && errno != EEXIST)
-			return -1;
-	}
-	return mkdir(dir, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
 
 /* The build-id of the open ELF file fd, as lowercase hex in hex (room for
  * 129 bytes).  @return : its length in bytes, 0 when it has none. */
@@ -50,7 +36,7 @@ static int build_id_hex(int fd, char *hex)
 static int has_build_id(const char *path, const char *hex)
 {
 	char have[129];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return 0;
 	int ok = build_id_hex(fd, have) && !strcmp(have, hex);
@@ -98,11 +84,11 @@ int mt_capture_keep_by_build_id(const char *path, struct mt_capture_err *err)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return mt_capture_err_set(err, MT_CAPTURE_EKEEP, errno, path, NULL);
-	char hex[129], *root = NULL, *dir = NULL;
+	char hex[129], *root = NULL, *dir = NULL, why[8400];
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	struct stat st;
-	int rc = 0;
+	int rc = 0, untrusted = 0;
 	if (fstat(fd, &st) != 0) {
 		rc = -1;
 	} else if (S_ISREG(st.st_mode) && build_id_hex(fd, hex) && (root = mt_cache_dir("build-id"))) {
@@ -112,13 +98,22 @@ int mt_capture_keep_by_build_id(const char *path, struct mt_capture_err *err)
 		} else {
 			char have[4300];
 			snprintf(have, sizeof(have), "%s/%s", dir, base);
-			if (!has_build_id(have, hex))
-				rc = make_dirs(dir) != 0 ? -1 : copy_to(fd, dir, base, st.st_size, hex);
+			/* Only in directories no one else can change: root with
+			 * another user's HOME must not write where that user says. */
+			int t = mt_mkdirs_trusted(dir, why, sizeof(why));
+			if (t == 0)
+				untrusted = 1;
+			else if (t < 0)
+				rc = -1;
+			else if (!has_build_id(have, hex))
+				rc = copy_to(fd, dir, base, st.st_size, hex);
 		}
 	}
 	int e = errno;
 	free(root);
 	free(dir);
 	close(fd);
+	if (untrusted)
+		return mt_capture_err_set(err, MT_CAPTURE_EKEEP, 0, path, why);
 	return rc ? mt_capture_err_set(err, MT_CAPTURE_EKEEP, e, path, NULL) : 0;
 }

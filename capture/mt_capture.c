@@ -81,6 +81,16 @@ static noreturn void die_err(const struct mt_capture_err *err)
 	mt_die(failed(err->code), "%s", mt_capture_err_message(err, msg, sizeof(msg)));
 }
 
+/* Where private copies go (capture_files.h), said once when not $TMPDIR. */
+static const char *copy_base(void)
+{
+	char why[PATH_MAX * 2 + 128];
+	const char *base = mt_capture_copy_base(why, sizeof(why));
+	if (*why)
+		mt_warn("%s", why);
+	return base;
+}
+
 /* Sample mode: the sampler's markers, its environment and the sample ring. */
 static void setup_sample(const struct mt_capture_opts *o, struct setup *s)
 {
@@ -96,7 +106,7 @@ static void setup_sample(const struct mt_capture_opts *o, struct setup *s)
 		/* No uprobe on it: the sampler itself, which stays after the
 		 * capture for mt-unwind to read. */
 		snprintf(s->path, sizeof(s->path), "%s", s->orig);
-	} else if (mt_capture_private_copy(s->orig, s->tmpdir, s->path, &err)) {
+	} else if (mt_capture_private_copy(s->orig, copy_base(), s->tmpdir, s->path, &err)) {
 		die_err(&err);
 	}
 	/* So that rebuilding or upgrading mt leaves this capture readable
@@ -148,7 +158,7 @@ static void setup_trace(const struct mt_capture_opts *o, struct setup *s)
 		char real_lib[PATH_MAX] = "", real_cmd[PATH_MAX];
 		int is_cmd = realpath(lib, real_lib) && strchr(o->cmd[0], '/') &&
 			     realpath(o->cmd[0], real_cmd) && !strcmp(real_lib, real_cmd);
-		if (mt_capture_private_copy(lib, s->tmpdir, s->path, &err))
+		if (mt_capture_private_copy(lib, copy_base(), s->tmpdir, s->path, &err))
 			die_err(&err);
 		const char *old = getenv("LD_LIBRARY_PATH");
 		if (is_cmd)
