@@ -1,6 +1,9 @@
 /* Uncompressed copies of separate debug files; see debug_cache.h. */
 #include "symbolize/debug_cache.h"
+#include "common/buf.h"
 #include "common/cache_dir.h"
+#include "common/fnv.h"
+#include "common/trust.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -76,22 +79,89 @@ static int check_fd(int fd, const uint8_t *id, size_t id_len, int *compressed)
 
 int mt_unwind_cache_mkdirs(const char *dir)
 {
-	char *p = strdup(dir);
-	if (!p)
-		return MT_UNWIND_EIO;
-	for (char *s = strchr(p + 1, '/');; s = strchr(s + 1, '/')) {
-		if (s)
-			*s = '\0';
-		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-			free(p);
-			return MT_UNWIND_EIO;
-		}
-		if (!s)
+	char why[8192];
+	return mt_mkdirs_trusted(dir, why, sizeof(why)) == 1 ? 0 : MT_UNWIND_EIO;
+}
+
+/* The source a copy was made from, in a trailer after the copy's ELF
+ * (libelf reads by section and ignores it): the source's identity (device,
+ * inode, size, modification and change times: the kernel sets the last,
+ * no one can) and a hash of its content.  A copy serves only the file it
+ * was made from, or one with the same content. */
+#define TRAILER 64
+static const char trailer_magic[8] = "MTDCSRC1";
+
+struct source {
+	uint64_t dev, ino, size, mtime_ns, ctime_ns, content;
+};
+
+static void source_identity(const struct stat *st, struct source *s)
+{
+	s->dev = st->st_dev;
+	s->ino = st->st_ino;
+	s->size = (uint64_t)st->st_size;
+	s->mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
+	s->ctime_ns = (uint64_t)st->st_ctim.tv_sec * 1000000000u + (uint64_t)st->st_ctim.tv_nsec;
+}
+
+/* FNV over the whole file open on fd.  @return : 0, or -1. */
+static int content_hash(int fd, uint64_t *h)
+{
+	unsigned char buf[1 << 16];
+	uint64_t v = MT_FNV_BASIS;
+	for (off_t off = 0;;) {
+		ssize_t n = pread(fd, buf, sizeof(buf), off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
 			break;
-		*s = '/';
+		/* Whole buffers keep the word alignment mt_fnv_from needs. */
+		v = mt_fnv_from(v, buf, 0, (size_t)n);
+		off += n;
 	}
-	free(p);
+	*h = v;
 	return 0;
+}
+
+static void trailer_put(uint8_t *t, const struct source *s)
+{
+	memcpy(t, trailer_magic, 8);
+	const uint64_t f[6] = { s->dev, s->ino, s->size, s->mtime_ns, s->ctime_ns, s->content };
+	for (int i = 0; i < 6; i++)
+		mt_st64(t + 8 + 8 * i, f[i]);
+	mt_st64(t + 56, mt_fnv(t, 56));
+}
+
+/* The trailer of the copy open on fd, of size bytes.  @return : 0, or -1
+ * when it has none or a damaged one. */
+static int trailer_get(int fd, off_t size, struct source *s)
+{
+	uint8_t t[TRAILER];
+	if (size < TRAILER || pread(fd, t, TRAILER, size - TRAILER) != TRAILER ||
+	    memcmp(t, trailer_magic, 8) || mt_ld64(t + 56) != mt_fnv(t, 56))
+		return -1;
+	uint64_t *f[6] = { &s->dev, &s->ino, &s->size, &s->mtime_ns, &s->ctime_ns, &s->content };
+	for (int i = 0; i < 6; i++)
+		*f[i] = mt_ld64(t + 8 + 8 * i);
+	return 0;
+}
+
+/* Was the copy open on cfd (size bytes) made from the file open on src? */
+static int made_from(int cfd, off_t size, int src)
+{
+	struct source have, is;
+	struct stat st;
+	if (trailer_get(cfd, size, &have) != 0 || fstat(src, &st) != 0)
+		return 0;
+	source_identity(&st, &is);
+	if (is.dev == have.dev && is.ino == have.ino && is.size == have.size &&
+	    is.mtime_ns == have.mtime_ns && is.ctime_ns == have.ctime_ns)
+		return 1;
+	/* Another file (reinstalled, copied): the same only by content. */
+	return is.size == have.size && content_hash(src, &is.content) == 0 &&
+	       is.content == have.content;
 }
 
 static int copy_fd(int from, int to)
@@ -207,6 +277,16 @@ static int make_copy(const char *dir, const char *final, const char *hex, int fd
 	int t = mkstemp(tmp);
 	int ok = t >= 0 && fchmod(t, 0644) == 0 && copy_fd(fd, t) == 0 && inflate_fd(t) == 0;
 	int compressed = 1;
+	struct source src;
+	struct stat st, cst;
+	uint8_t trailer[TRAILER];
+	ok = ok && fstat(fd, &st) == 0 && content_hash(fd, &src.content) == 0 &&
+	     fstat(t, &cst) == 0;
+	if (ok) {
+		source_identity(&st, &src);
+		trailer_put(trailer, &src);
+		ok = pwrite(t, trailer, TRAILER, cst.st_size) == TRAILER;
+	}
 	ok = ok && check_fd(t, id, id_len, &compressed) == 0 && compressed == 0 &&
 	     rename(tmp, final) == 0;
 	if (!ok && t >= 0)
@@ -214,7 +294,7 @@ static int make_copy(const char *dir, const char *final, const char *hex, int fd
 	if (t >= 0)
 		close(t);
 	free(tmp);
-	return ok ? open(final, O_RDONLY | O_CLOEXEC) : -1;
+	return ok ? open(final, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
 }
 
 static char *copy_path(const char *dir, const uint8_t *id, size_t id_len, char *hex)
@@ -224,15 +304,26 @@ static char *copy_path(const char *dir, const uint8_t *id, size_t id_len, char *
 	return asprintf(&final, "%s/%s.debug", dir, hex) < 0 ? NULL : final;
 }
 
-int mt_unwind_debug_cache_lookup(const char *dir, const uint8_t *id, size_t id_len,
+int mt_unwind_debug_cache_lookup(const char *dir, const uint8_t *id, size_t id_len, int src,
 				 char **path_out, struct mt_unwind_debug_cache_stats *st)
 {
-	char hex[129], *final;
+	char hex[129], *final, why[64];
 	*path_out = NULL;
-	if (!dir || id_len == 0 || id_len > 64 || !(final = copy_path(dir, id, id_len, hex)))
+	if (!dir || src < 0 || id_len == 0 || id_len > 64 ||
+	    !(final = copy_path(dir, id, id_len, hex)))
 		return -1;
-	int compressed, c = open(final, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (c >= 0 && check_fd(c, id, id_len, &compressed) == 0 && compressed == 0) {
+	/* Only a regular file no one else can have written: a shared cache
+	 * directory holds other users' files too. */
+	int compressed, c = open(final, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	struct stat cst;
+	if (c >= 0 && (fstat(c, &cst) != 0 || !mt_file_trusted(&cst, why, sizeof(why)))) {
+		close(c);
+		free(final);
+		__atomic_add_fetch(&st->untrusted, 1, __ATOMIC_RELAXED);
+		return -1;
+	}
+	if (c >= 0 && check_fd(c, id, id_len, &compressed) == 0 && compressed == 0 &&
+	    made_from(c, cst.st_size, src)) {
 		__atomic_add_fetch(&st->hits, 1, __ATOMIC_RELAXED);
 		*path_out = final;
 		return c;

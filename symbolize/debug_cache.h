@@ -10,8 +10,9 @@
  * (module.c asks for one of the program itself when it has no debug file).  The cache keeps one
  * inflated copy per build-id, DIR/<build-id>.debug, written once (to a
  * temporary name, then renamed, so concurrent runs never see half a file)
- * and mapped directly by libdw afterwards.  A copy whose build-id or layout
- * does not check out is replaced, never used.
+ * and mapped directly by libdw afterwards.  A copy whose build-id, layout
+ * or source does not check out is replaced, never used; one another user
+ * could have written is not used either.
  */
 #ifndef MT_UNWIND_DEBUG_CACHE_H
 #define MT_UNWIND_DEBUG_CACHE_H
@@ -26,6 +27,8 @@ struct mt_unwind_debug_cache_stats {
 	unsigned written;	/* copies made in this run */
 	unsigned bad;		/* copies found unsound (replaced, if possible) */
 	unsigned failed;	/* could not be made (the original was used) */
+	unsigned untrusted;	/* found and not used: another user's, or writable
+				 * by others (common/trust.h) */
 };
 
 /* The default directory: $XDG_CACHE_HOME/mt/debug, else
@@ -33,15 +36,19 @@ struct mt_unwind_debug_cache_stats {
  * variable is set (no cache) or on ENOMEM. */
 char *mt_unwind_debug_cache_default_dir(void);
 
-/* Make directory dir and its parents, as mkdir -p.  @return : 0, or
- * MT_UNWIND_EIO (errno kept). */
+/* Make directory dir and its parents, as mkdir -p, every one of them
+ * changeable by no other user (common/trust.h).  @return : 0, or
+ * MT_UNWIND_EIO (errno kept; a directory that is not trusted too). */
 int mt_unwind_cache_mkdirs(const char *dir);
 
-/* The copy for build-id @id in @dir, if there is a sound one (one that is
- * not is counted as bad, and replaced by the next mt_unwind_debug_cache_add).
- * @path_out receives its malloc'ed path.  Thread-safe; @st is updated
- * atomically.  @return : an fd on it, or -1. */
-int mt_unwind_debug_cache_lookup(const char *dir, const uint8_t *id, size_t id_len,
+/* The copy for build-id @id in @dir, if there is a sound one made from the
+ * file open on @src (its identity, else its content: see the trailer in
+ * debug_cache.c) and owned by this user or root, writable by no one else
+ * (one that is not is counted as untrusted; one unsound, as bad, and
+ * replaced by the next mt_unwind_debug_cache_add).  @path_out receives its
+ * malloc'ed path.  Thread-safe; @st is updated atomically.  @return : an
+ * fd on it, or -1. */
+int mt_unwind_debug_cache_lookup(const char *dir, const uint8_t *id, size_t id_len, int src,
 				 char **path_out, struct mt_unwind_debug_cache_stats *st);
 
 /* Make the copy of the debug file open on @fd (not consumed), whose build-id

@@ -154,21 +154,22 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	int n;
 	if (ms && ms->debug_cache && (n = dwfl_module_build_id(mod, &id, &idaddr)) > 0) {
 		char *path;
-		int c = mt_unwind_debug_cache_lookup(ms->debug_cache, id, (size_t)n, &path,
-						     &ms->cache_stats);
-		int fd = c < 0 ? open_by_build_id(ms, id, n) : -1;
+		int fd = open_by_build_id(ms, id, n);
 		/* No debug file: libdwfl asks when the file's own DWARF could
 		 * not be read, as libelf before elfutils 0.189 cannot read
 		 * zstd-compressed sections.  An inflated copy of the file
 		 * itself then serves (the cache makes one only when it has
 		 * compressed sections). */
-		if (c < 0 && fd < 0 && file_name)
+		if (fd < 0 && file_name)
 			fd = open(file_name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		if (fd >= 0) {
+		/* A copy serves only the file it was made from. */
+		int c = mt_unwind_debug_cache_lookup(ms->debug_cache, id, (size_t)n, fd, &path,
+						     &ms->cache_stats);
+		if (c < 0 && fd >= 0)
 			c = mt_unwind_debug_cache_add(ms->debug_cache, fd, id, (size_t)n, &path,
 						      &ms->cache_stats);
+		if (fd >= 0)
 			close(fd);
-		}
 		if (c >= 0) {
 			*debuginfo_file_name = path;
 			return c;
@@ -176,6 +177,12 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	}
 	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
 					    debuglink_file, debuglink_crc, debuginfo_file_name);
+}
+
+void mt_unwind_modules_set_kept_dir(struct mt_unwind_modules *ms, const char *dir)
+{
+	free(ms->kept_dir);
+	ms->kept_dir = dir && *dir ? strdup(dir) : NULL;
 }
 
 void mt_unwind_modules_set_debug_cache(struct mt_unwind_modules *ms, const char *dir)
@@ -192,6 +199,7 @@ mt_unwind_modules_debug_cache_stats(struct mt_unwind_modules *ms)
 	__atomic_load(&ms->cache_stats.written, &st.written, __ATOMIC_RELAXED);
 	__atomic_load(&ms->cache_stats.bad, &st.bad, __ATOMIC_RELAXED);
 	__atomic_load(&ms->cache_stats.failed, &st.failed, __ATOMIC_RELAXED);
+	__atomic_load(&ms->cache_stats.untrusted, &st.untrusted, __ATOMIC_RELAXED);
 	return st;
 }
 
@@ -245,7 +253,6 @@ int mt_unwind_modules_new(struct mt_unwind_modules **out, const char *debuginfo_
 		free(ms);
 		return MT_UNWIND_ENOMEM;
 	}
-	ms->kept_dir = mt_cache_dir("build-id");
 	ms->callbacks.find_elf = dwfl_build_id_find_elf;
 	ms->callbacks.find_debuginfo = find_debuginfo;
 	ms->callbacks.section_address = dwfl_offline_section_address;

@@ -120,6 +120,10 @@ struct mt_unwind_modules;
  * @return : 0, or MT_UNWIND_ENOMEM. */
 int mt_unwind_modules_new(struct mt_unwind_modules **out, const char *debuginfo_path);
 
+/* Where mt-capture keeps copies by build-id (capture_keep.h): DIR/HEX/NAME
+ * is tried before the alternative directories.  NULL or "": none. */
+void mt_unwind_modules_set_kept_dir(struct mt_unwind_modules *ms, const char *dir);
+
 /* Use inflated copies of compressed debug files kept in @dir (see
  * debug_cache.h); NULL or "" turns the cache off (the default). */
 void mt_unwind_modules_set_debug_cache(struct mt_unwind_modules *ms, const char *dir);

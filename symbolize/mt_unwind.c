@@ -16,6 +16,8 @@
 
 #include "codec/input.h"
 #include "common/cli.h"
+#include "common/trust.h"
+#include "common/cache_dir.h"
 #include "common/progress.h"
 #include "symbolize/emit.h"
 #include "symbolize/events.h"
@@ -217,6 +219,18 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
+/* May the cache in dir be read?  Not when another user can change it
+ * (root with that user's HOME, say): said once.  One not made yet is
+ * checked as it is made (common/trust.h). */
+static int cache_dir_trusted(const char *dir, const char *what)
+{
+	char why[8192];
+	if (!dir || mt_dir_trusted(dir, why, sizeof(why)) != 0)
+		return 1;
+	mt_warn("not using the %s in '%s': %s", what, dir, why);
+	return 0;
+}
+
 /* The input, its features, the modules, maps, writer, replay and events.
  * @return : MT_EXIT_OK, or the exit code (reported). */
 static int setup(struct run *r, int out_fd)
@@ -277,9 +291,15 @@ static int setup(struct run *r, int out_fd)
 	mt_unwind_replay_set_events(r->replay, r->events);
 	for (size_t i = 0; i < mt_perf_features_nr_build_ids(r->features); i++)
 		mt_unwind_replay_build_id(r->replay, mt_perf_features_build_id(r->features, i));
+	char *kept = mt_cache_dir("build-id");
+	if (cache_dir_trusted(kept, "kept copies of the sampler"))
+		mt_unwind_modules_set_kept_dir(r->modules, kept);
+	free(kept);
 	if (!o->no_debug_cache) {
 		char *dir = o->debug_cache ? NULL : mt_unwind_debug_cache_default_dir();
-		mt_unwind_modules_set_debug_cache(r->modules, o->debug_cache ? o->debug_cache : dir);
+		const char *use = o->debug_cache ? o->debug_cache : dir;
+		if (cache_dir_trusted(use, "debug cache"))
+			mt_unwind_modules_set_debug_cache(r->modules, use);
 		free(dir);
 	}
 	/* Loaders read symbols (and DWARF for inline frames or file:line) in a

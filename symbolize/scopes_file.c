@@ -13,6 +13,7 @@
 #include "common/buf.h"
 #include "common/fnv.h"
 #include "symbolize/debug_cache.h"
+#include "common/trust.h"
 
 #define MAGIC "MTSCOPES"
 #define VERSION 1
@@ -140,13 +141,16 @@ int mt_unwind_scopes_file_read(const char *dir, const uint8_t *id, size_t id_len
 	char *path = file_path(dir, id, id_len);
 	if (!path)
 		return 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
 	free(path);
 	if (fd < 0)	/* none yet, or no directory: nothing to read */
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
 	struct stat st;
+	char why[64];
 	int rc = -1;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= MAX_FILE &&
+	/* Another user's file, in a shared cache directory, is unsound too. */
+	if (fstat(fd, &st) == 0 && mt_file_trusted(&st, why, sizeof(why)) &&
+	    (uint64_t)st.st_size <= MAX_FILE &&
 	    (f->buf = malloc(st.st_size ? (size_t)st.st_size : 1)) &&
 	    read_all(fd, f->buf, (size_t)st.st_size) == 0)
 		rc = parse(f, (size_t)st.st_size, id, id_len, identity);

@@ -62,7 +62,8 @@ struct mt_unwind_scopes_file {
 uint64_t mt_unwind_scopes_identity(Dwarf *dw);
 
 /* Read dir's file for build-id id, checking all of it (sizes, checksum,
- * build-id, identity, each range's order and nesting).
+ * build-id, identity, each range's order and nesting) and that no other
+ * user can have written it (common/trust.h).
  * @return : 1 read into f; 0 no such file; -1 unsound (f empty). */
 int mt_unwind_scopes_file_read(const char *dir, const uint8_t *id, size_t id_len,
 			       uint64_t identity, struct mt_unwind_scopes_file *f);

@@ -76,10 +76,13 @@ void mt_unwind_summary_print(const struct mt_unwind_summary *r, double secs)
 		probes ? 100.0 * rp->walk.memo_hits / probes : 0.0, probes,
 		look ? 100.0 * ms.hits / look : 0.0, look);
 	struct mt_unwind_debug_cache_stats dc = mt_unwind_modules_debug_cache_stats(r->modules);
-	if (dc.hits || dc.written || dc.failed || dc.bad)
+	if (dc.hits || dc.written || dc.failed || dc.bad || dc.untrusted)
 		mt_info("debug cache: %u inflated copies used, %u written, %u unsound"
 			" ones ignored, %u could not be written", dc.hits, dc.written,
 			dc.bad, dc.failed);
+	if (dc.untrusted)
+		mt_warn("debug cache: %u copies not used: another user's, or writable"
+			" by others", dc.untrusted);
 	const struct mt_unwind_scopes_stats *sc = r->scopes;
 	if (sc->loaded || sc->saved || sc->unsound || sc->failed)
 		mt_info("scope index cache: %u indexes read, %u built, %u saved, %u"
