@@ -63,6 +63,7 @@ E2E_TESTS += \
 	tests/e2e/capture-sample-rate.sh \
 	tests/e2e/capture-independent.sh \
 	tests/e2e/capture-keep.sh \
+	tests/e2e/security-files.sh \
 	tests/e2e/fold-coverage.sh \
 	tests/e2e/fold-forked.sh \
 	tests/e2e/capture-trace.sh \

@@ -8,6 +8,7 @@
 #include "capture/capture_ring.h"
 #include "capture/capture_run.h"
 #include "common/cli.h"
+#include "common/trust.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -180,9 +181,10 @@ static int open_output(const struct mt_capture_opts *o, const char **name)
 {
 	*name = "stdout";
 	if (o->output && strcmp(o->output, "-")) {
-		int fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		int fd = mt_open_output(o->output);
 		if (fd < 0)
-			mt_die(MT_EXIT_CAPTURE_FAILED, "cannot create '%s': %s", o->output, strerror(errno));
+			mt_die(MT_EXIT_CAPTURE_FAILED, "cannot create '%s': %s", o->output,
+			       mt_open_output_strerror(errno));
 		*name = o->output;
 		return fd;
 	}

@@ -14,6 +14,7 @@
 #include "common/cli.h"
 #include "common/filekind.h"
 #include "common/progress.h"
+#include "common/trust.h"
 
 
 static void usage(FILE *f)
@@ -67,9 +68,9 @@ static int open_output(const char *path)
 {
 	if (!path || strcmp(path, "-") == 0)
 		return STDOUT_FILENO;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = mt_open_output(path);
 	if (fd < 0)
-		mt_error("cannot create '%s': %s", path, strerror(errno));
+		mt_error("cannot create '%s': %s", path, mt_open_output_strerror(errno));
 	return fd;
 }
 

@@ -19,7 +19,11 @@ EOF
 	exit 3
 fi
 
+# Outputs hold stack memory and the program's names: 0600, as perf.data.
+umask 077
 mkdir -p "$out"
+rm -f "$out/demo.mtz" "$out/demo.unwound" "$out/demo.folded" "$out/report.txt" \
+	"$out/report.json" "$out/demo.svg"
 echo "mt demo: capturing $prog at one sample per $rate bytes" >&2
 "$bin/mt-capture" --rate "$rate" -o "$out/demo.perf" -- "$prog" 200000 3
 "$bin/mt-encode" -o "$out/demo.mtz" "$out/demo.perf"

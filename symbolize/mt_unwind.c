@@ -381,9 +381,9 @@ int main(int argc, char **argv)
 	}
 	if (o.output && !o.decode_only && mt_input_kind(r.in) != MT_FILE_EMPTY &&
 	    mt_input_kind(r.in) != MT_FILE_UNWIND_TEXT) {
-		out_fd = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		out_fd = mt_open_output(o.output);
 		if (out_fd < 0) {
-			mt_error("cannot create '%s': %s", o.output, strerror(errno));
+			mt_error("cannot create '%s': %s", o.output, mt_open_output_strerror(errno));
 			status = MT_EXIT_ENV;
 			goto out;
 		}
