@@ -44,6 +44,7 @@ CAPTURE_OBJS := \
 	$(B)/obj/capture/capture_proc.o \
 	$(B)/obj/capture/capture_ring.o \
 	$(B)/obj/capture/capture_keep.o \
+	$(B)/obj/capture/capture_user.o \
 	$(B)/obj/capture/sample_ring.o
 
 $(CAPTURE_OBJS): CPPFLAGS += $(LIBPERF_CFLAGS)
@@ -63,6 +64,7 @@ E2E_TESTS += \
 	tests/e2e/capture-sample-rate.sh \
 	tests/e2e/capture-independent.sh \
 	tests/e2e/capture-keep.sh \
+	tests/e2e/security-capture.sh \
 	tests/e2e/security-files.sh \
 	tests/e2e/fold-coverage.sh \
 	tests/e2e/fold-forked.sh \

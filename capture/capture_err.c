@@ -85,6 +85,9 @@ static const struct {
 	[-MT_CAPTURE_ESAMPLERNAME] = {
 		"the sampler's file name must begin with libmt-sampler.so",
 		"the sampler '{s}': its file name must begin with libmt-sampler.so" },
+	[-MT_CAPTURE_EUSER] = {
+		"cannot run the command as that user",
+		"cannot run the command as '{s}': {e}" },
 	[-MT_CAPTURE_ECOPY] = {
 		"cannot make a private copy",
 		"cannot copy '{s}' to a private directory: {e}" },

@@ -58,7 +58,8 @@ enum mt_capture_error {
 	MT_CAPTURE_ENOSAMPLER = -32,	/* libmt-sampler.so cannot be found */
 	MT_CAPTURE_ESAMPLERNAME = -33,	/* the sampler's file has another name */
 	MT_CAPTURE_ECOPY = -34,		/* a private copy cannot be made */
-	MT_CAPTURE_ERRORS = 35		/* how many codes there are, 0 included */
+	MT_CAPTURE_EUSER = -35,		/* no such user to run the command as */
+	MT_CAPTURE_ERRORS = 36		/* how many codes there are, 0 included */
 };
 
 struct mt_capture_err {

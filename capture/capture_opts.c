@@ -46,6 +46,10 @@ static const char usage_text[] =
 	"                         (counted as lost) instead of making the program wait\n"
 	"      --strict           exit 125 when the capture lost anything (samples, LOST\n"
 	"                         records, sample ring records), not the command's status\n"
+	"      --user NAME        run the command as user NAME (name or uid), with its\n"
+	"                         groups; needs root\n"
+	"      --as-root          under sudo, run the command as root (the default runs\n"
+	"                         it as the user who ran sudo: SUDO_UID, SUDO_GID)\n"
 	"  -h, --help             this text\n"
 	"\n"
 	"Environment: MT_SAMPLER=PATH overrides where libmt-sampler.so is found\n"
@@ -123,6 +127,10 @@ static int check(struct mt_capture_opts *o, const char *mode, uint64_t pid, uint
 	if (o->no_wait && (o->mode != MT_CAPTURE_SAMPLE || pid || o->no_ring))
 		return mt_error("--no-wait is for sample mode with a command through the sample ring "
 				"(uprobe events cannot wait)");
+	if ((o->user || o->as_root) && !o->cmd)
+		return mt_error("--user and --as-root are for a command mt-capture runs");
+	if (o->user && o->as_root)
+		return mt_error("--user and --as-root exclude each other");
 	return 0;
 }
 
@@ -143,6 +151,8 @@ int mt_capture_opts_parse(int argc, char **argv, struct mt_capture_opts *o)
 		{ "no-ring", no_argument, NULL, 'R' },
 		{ "no-wait", no_argument, NULL, 'W' },
 		{ "strict", no_argument, NULL, 'X' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "as-root", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -173,6 +183,8 @@ int mt_capture_opts_parse(int argc, char **argv, struct mt_capture_opts *o)
 		case 'R': o->no_ring = 1; break;
 		case 'W': o->no_wait = 1; break;
 		case 'X': o->strict = 1; break;
+		case 'u': o->user = optarg; break;
+		case 'A': o->as_root = 1; break;
 		case 'h': fputs(usage_text, stdout); return 1;
 		default: return -1;	/* getopt said why */
 		}

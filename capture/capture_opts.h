@@ -25,6 +25,8 @@ struct mt_capture_opts {
 	unsigned mmap_pages;	/* --mmap-pages: a power of two */
 	int no_ring, no_wait;	/* --no-ring, --no-wait */
 	int strict;		/* --strict: exit 125 when the capture lost data */
+	const char *user;	/* --user NAME: run the command as NAME, or NULL */
+	int as_root;		/* --as-root: under sudo, run the command as root */
 };
 
 /* Fill *o from argv (every string it points to is argv's) and check that

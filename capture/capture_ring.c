@@ -75,13 +75,26 @@ int mt_capture_ring_new(struct mt_capture_ring **out, size_t data_size, unsigned
 		mt_capture_ring_free(r);
 		return MT_CAPTURE_ERING;
 	}
-	if (asprintf(env, "%s=%llx:/proc/%d/fd/%d", MT_SAMPLE_RING_ENV, (unsigned long long)token,
-		     (int)getpid(), r->fd) < 0) {
+	if (!(*env = mt_capture_ring_env(r, getpid()))) {
 		mt_capture_ring_free(r);
 		return mt_capture_err_set(err, MT_CAPTURE_ENOMEM, 0, NULL, NULL);
 	}
 	*out = r;
 	return 0;
+}
+
+char *mt_capture_ring_env(const struct mt_capture_ring *r, pid_t holder)
+{
+	char *env;
+	if (asprintf(&env, "%s=%llx:/proc/%d/fd/%d", MT_SAMPLE_RING_ENV,
+		     (unsigned long long)r->made.token, (int)holder, r->fd) < 0)
+		return NULL;
+	return env;
+}
+
+int mt_capture_ring_fd(const struct mt_capture_ring *r)
+{
+	return r->fd;
 }
 
 uint64_t mt_capture_ring_waited_ns(const struct mt_capture_ring *r)

@@ -9,6 +9,7 @@
 #include <linux/perf_event.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct mt_capture_ring;
 struct mt_perf_writer;
@@ -24,6 +25,12 @@ struct mt_perf_writer;
  * MT_CAPTURE_ENOMEM, ERING (err filled; *out and *env untouched). */
 int mt_capture_ring_new(struct mt_capture_ring **out, size_t data_size, unsigned stack_size,
 			int wait, char **env, struct mt_capture_err *err);
+
+/* The NAME=VALUE string naming the ring as descriptor mt_capture_ring_fd
+ * of process holder (this one, or a child that holds it for a command run
+ * as another user: capture_user.h), malloc'd.  @return : NULL on ENOMEM. */
+char *mt_capture_ring_env(const struct mt_capture_ring *r, pid_t holder);
+int mt_capture_ring_fd(const struct mt_capture_ring *r);
 
 /* Unmap and close the ring; r may be NULL.  Processes that still map it
  * keep their mapping. */

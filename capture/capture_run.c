@@ -87,6 +87,13 @@ static void child_exec(const struct mt_capture_run_opts *o, int go_fd, int err_f
 	if (read(go_fd, &c, 1) != 1)
 		_exit(MT_EXIT_CAPTURE_FAILED);	/* mt-capture gave up before starting us */
 	close(go_fd);
+	int e;
+	if (o->user && o->user->change && mt_capture_user_become(o->user) != 0) {
+		e = errno;	/* reported as the exec's failure */
+		if (write(err_fd, &e, sizeof(e)) < 0) {
+		}
+		_exit(MT_EXIT_CANNOT_RUN);
+	}
 	static const char stream_var[] = "MT_SAMPLER_STREAM=";
 	static char stream[96];
 	for (char *const *e = o->env; e && *e; e++) {
@@ -99,7 +106,7 @@ static void child_exec(const struct mt_capture_run_opts *o, int go_fd, int err_f
 			putenv(*e);
 	}
 	execvp(o->argv[0], o->argv);
-	int e = errno;
+	e = errno;
 	if (write(err_fd, &e, sizeof(e)) < 0) {
 	}
 	/* The parent reports e and ignores this status, env(1)'s all the same. */

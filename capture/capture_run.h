@@ -4,6 +4,7 @@
 #define MT_CAPTURE_RUN_H
 
 #include "capture/capture_err.h"
+#include "capture/capture_user.h"
 
 #include <signal.h>
 #include <stdint.h>
@@ -29,6 +30,8 @@ struct mt_capture_run_opts {
 	 * file it copies: MMAP records name it instead (the copy is deleted at
 	 * the end; its bytes and build-id are the original's).  NULL: none. */
 	const char *watch_as;
+	/* Whom the command runs as (capture_user.h), or NULL: as we do. */
+	const struct mt_capture_user *user;
 	/* Set by the SIGINT/SIGTERM handlers: how many arrived, the last one. */
 	const volatile sig_atomic_t *stops, *stop_signal;
 };

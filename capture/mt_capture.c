@@ -7,6 +7,7 @@
 #include "capture/capture_opts.h"
 #include "capture/capture_ring.h"
 #include "capture/capture_run.h"
+#include "capture/capture_user.h"
 #include "common/cli.h"
 #include "common/trust.h"
 
@@ -51,6 +52,9 @@ struct setup {
 	char orig[PATH_MAX];	/* the sampler found, or trace mode's libc */
 	char tmpdir[PATH_MAX];	/* the private copy's directory, or "" */
 	const char *probed;	/* trace mode with a command: the library asked for */
+	struct mt_capture_user user;	/* whom the command runs as */
+	pid_t holder;		/* the sample ring's holder for user (or 0) */
+	int holder_release;
 };
 
 /* What main made.  Static: reachable when mt_die exits, and by the handler
@@ -135,9 +139,21 @@ static void setup_sample(const struct mt_capture_opts *o, struct setup *s)
 	size_t size = RING_PAGES * o->mmap_pages * (size_t)sysconf(_SC_PAGESIZE);
 	while (size < 32 * ((size_t)o->stack_size + 512) || size < 65536)
 		size *= 2;
-	if (mt_capture_ring_new(&s->ring, size, o->stack_size, !o->no_wait,
-				&s->env[o->seeded ? 4 : 2], &err))
+	char **ring_env = &s->env[o->seeded ? 4 : 2];
+	if (mt_capture_ring_new(&s->ring, size, o->stack_size, !o->no_wait, ring_env, &err))
 		die_err(&err);
+	if (!s->user.change)
+		return;
+	/* The command cannot open root's descriptors: a process of its user's
+	 * holds the ring for it. */
+	if ((s->holder = mt_capture_user_hold(&s->user, mt_capture_ring_fd(s->ring),
+					      &s->holder_release)) < 0) {
+		mt_capture_err_set(&err, MT_CAPTURE_EUSER, errno, s->user.name, NULL);
+		die_err(&err);
+	}
+	free(*ring_env);
+	if (!(*ring_env = mt_capture_ring_env(s->ring, s->holder)))
+		mt_die(MT_EXIT_CAPTURE_FAILED, "out of memory");
 }
 
 /* Trace mode: probes on the allocator, through a private copy of it when
@@ -303,6 +319,11 @@ int main(int argc, char **argv)
 	atexit(remove_copy);
 	if (o.cmd && mt_capture_command_check(o.cmd[0], &err))
 		die_err(&err);
+	if (mt_capture_user_choose(o.user, o.as_root, &made.user, &err))
+		die_err(&err);
+	if (made.user.change && !o.user)
+		mt_info("running the command as %s (uid %u), who ran sudo (--as-root keeps root)",
+			made.user.name, (unsigned)made.user.uid);
 	if (mt_capture_events_new(&made.evs))
 		mt_die(MT_EXIT_CAPTURE_FAILED, "out of memory");
 	if (o.mode == MT_CAPTURE_SAMPLE)
@@ -327,13 +348,15 @@ int main(int argc, char **argv)
 		.evs = made.evs, .pid = o.pid, .argv = o.cmd, .env = made.env,
 		.mmap_pages = o.mmap_pages, .ring = made.ring, .out_fd = fd, .out_name = out_name,
 		.stops = &stops, .stop_signal = &stop_signal, .watch = watched ? watch : NULL,
-		.watch_as = renamed ? watch_as : NULL,
+		.watch_as = renamed ? watch_as : NULL, .user = &made.user,
 	};
 	struct mt_capture_stats st;
 	int rc = mt_capture_run(&ro, &st, &err);
 	uint64_t waited_ns = made.ring ? mt_capture_ring_waited_ns(made.ring) : 0;
 	for (int i = 0; made.env[i]; i++)
 		free(made.env[i]);
+	if (made.holder > 0)
+		mt_capture_user_release(made.holder, made.holder_release);
 	mt_capture_ring_free(made.ring);
 	mt_capture_events_free(made.evs);
 	remove_copy();
