@@ -734,3 +734,37 @@ Test(profile, newer_version_stops_folding)
 	cr_assert_eq(mt_fold_profile_counts(p)->events, 0);
 	mt_fold_profile_free(p);
 }
+/* A line with a NUL byte read from a stream: a bad line, counted and
+ * passed on with its number; the lines around it are folded. */
+static void count_bad(void *ctx, const char *file, uint64_t lineno, int err, const char *key)
+{
+	(void)file;
+	(void)key;
+	uint64_t *got = ctx;
+	got[0]++;
+	got[1] = lineno;
+	got[2] = (uint64_t)-err;
+}
+
+Test(profile, nul_byte_line_is_bad_not_folded)
+{
+	static const char text[] = "# mt-unwind 1\n"
+		"alloc\t1/1\t1\tp\tsize=10 every=1\tmain;f end=complete\n"
+		"alloc\t1/1\t2\tp\tsize=7 every=1\tmain;g\0h end=complete\n"
+		"alloc\t1/1\t3\tp\tsize=5 every=1\tmain;f end=complete\n";
+	struct mt_fold_profile *p = mt_fold_profile_new(0);
+	FILE *f = fmemopen((void *)text, sizeof(text) - 1, "r");
+	uint64_t got[3] = { 0 };
+	cr_assert_eq(mt_fold_profile_read(p, f, "t", count_bad, got), 0);
+	fclose(f);
+	cr_assert_eq(got[0], 1);
+	cr_assert_eq(got[1], 3);
+	cr_assert_eq(got[2], (uint64_t)-MT_FOLD_ENUL);
+	cr_assert_eq(mt_fold_profile_counts(p)->bad_lines, 1);
+	cr_assert_eq(mt_fold_profile_finish(p), 0);
+	char *out = collapsed_of(p, MT_FOLD_ALLOC_BYTES);
+	cr_assert_str_eq(out, "main;f 15\n");
+	free(out);
+	mt_fold_profile_free(p);
+}
+
