@@ -79,7 +79,8 @@ static const char *capture_kind(const char *path)
 
 /* Read every file into p; an input that cannot be opened is reported and
  * the others are still folded.  @return : exit status so far (MT_EXIT_OK or
- * MT_EXIT_ENV, or MT_EXIT_DATA for a capture given instead), or -1 when out of memory (nothing sensible can be written). */
+ * MT_EXIT_ENV, or MT_EXIT_DATA for a capture given instead), or -1 when out
+ * of memory (reported; nothing sensible can be written). */
 static int read_inputs(struct mt_fold_profile *p, char **files, int nfiles,
 		       struct bad_ctx *bad)
 {
@@ -108,9 +109,17 @@ static int read_inputs(struct mt_fold_profile *p, char **files, int nfiles,
 			continue;
 		}
 		int r = mt_fold_profile_read(p, f, name, on_bad_line, bad);
+		unsigned long long at = (unsigned long long)mt_fold_profile_read_line(p);
 		if (r == MT_FOLD_EIO) {
 			mt_error("cannot read '%s': %s", name, strerror(errno));
 			status = MT_EXIT_ENV;
+		} else if (r == MT_FOLD_ENOMEM) {
+			/* getline could not hold the line: not the end of the
+			 * input, and what follows it is unread */
+			mt_error("cannot read '%s': line %llu: out of memory", name, at);
+			if (!is_stdin)
+				fclose(f);
+			return -1;
 		} else if (r) {
 			mt_error("'%s': %s", name, mt_fold_strerror(r));
 			if (!is_stdin)
@@ -280,7 +289,7 @@ int main(int argc, char **argv)
 	mt_fold_profile_only_event(p, only_event);
 	status = read_inputs(p, argv + optind, argc - optind, &bad);
 	if (status < 0)
-		goto oom;
+		goto oom_said;
 	if (diff_base) {
 		char *bfiles[] = { (char *)diff_base };
 		if (!(base = mt_fold_profile_new(prefix)))
@@ -288,7 +297,7 @@ int main(int argc, char **argv)
 		mt_fold_profile_only_event(base, only_event);
 		int s2 = read_inputs(base, bfiles, 1, &bad);
 		if (s2 < 0)
-			goto oom;
+			goto oom_said;
 		if (s2 > status)
 			status = s2;
 	}
@@ -352,6 +361,7 @@ int main(int argc, char **argv)
 	goto out;	/* status: the worst of the inputs' and the output's */
 oom:
 	mt_error("out of memory");
+oom_said:
 	status = MT_EXIT_ENV;
 out:
 	mt_fold_diff_free(diff);

@@ -151,10 +151,15 @@ typedef void (*mt_fold_bad_line_fn)(void *ctx, const char *file, uint64_t lineno
 				    int err, const char *bad_key);
 
 /* Read mt-unwind text from f until EOF, adding its events.  Bad lines are
- * counted (counts.bad_lines), passed to bad (may be NULL) and skipped.
+ * counted (counts.bad_lines), passed to bad (may be NULL) and skipped.  A
+ * line too long to buffer is MT_FOLD_ENOMEM, not the end of the input.
  * @return : 0, MT_FOLD_EIO (errno kept), MT_FOLD_ENOMEM or MT_FOLD_ESTATE. */
 int mt_fold_profile_read(struct mt_fold_profile *p, FILE *f, const char *name,
 			 mt_fold_bad_line_fn bad, void *ctx);
+
+/* The number of the line the last mt_fold_profile_read stopped at: the
+ * last line read, or the one it failed to read (MT_FOLD_EIO, ENOMEM). */
+uint64_t mt_fold_profile_read_line(const struct mt_fold_profile *p);
 
 /* Match frees to allocations and complete the inuse metrics.  Idempotent.
  * @return : 0 or MT_FOLD_ENOMEM. */

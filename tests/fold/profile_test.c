@@ -1,6 +1,8 @@
 /* Folding small hand-reasoned inputs: each estimator, liveness, merging. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "fold/gamma.h"
 #include "tests/fold/helpers.h"
@@ -768,3 +770,28 @@ Test(profile, nul_byte_line_is_bad_not_folded)
 	mt_fold_profile_free(p);
 }
 
+/* getline failing for want of memory (a line larger than memory allows) is
+ * not the end of the input: MT_FOLD_ENOMEM, and the line it reached. */
+Test(profile, a_line_too_long_for_memory_is_enomem_not_eof)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	cr_skip_test("RLIMIT_AS: AddressSanitizer reserves terabytes of shadow");
+#else
+	FILE *statm = fopen("/proc/self/statm", "r");
+	unsigned long pages = 0;
+	cr_assert(statm && fscanf(statm, "%lu", &pages) == 1);
+	fclose(statm);
+	/* what the test runs in now and 64 MiB more: /dev/zero is one line */
+	struct rlimit lim = { .rlim_cur = pages * (unsigned long)sysconf(_SC_PAGESIZE) + (64 << 20) };
+	lim.rlim_max = lim.rlim_cur;
+	FILE *f = fopen("/dev/zero", "r");
+	struct mt_fold_profile *p = mt_fold_profile_new(0);
+	cr_assert(f && p);
+	cr_assert_eq(setrlimit(RLIMIT_AS, &lim), 0);
+	cr_assert_eq(mt_fold_profile_read(p, f, "zero", NULL, NULL), MT_FOLD_ENOMEM);
+	cr_assert_eq(mt_fold_profile_read_line(p), 1);
+	cr_assert_eq(mt_fold_profile_counts(p)->lines, 0);
+	fclose(f);
+	mt_fold_profile_free(p);
+#endif
+}
