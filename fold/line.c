@@ -18,6 +18,7 @@ static const char *const messages[] = {
 	[-MT_FOLD_EIO] = "read error",
 	[-MT_FOLD_ESTATE] = "profile already finished",
 	[-MT_FOLD_ENUL] = "a NUL byte in the line",
+	[-MT_FOLD_ERANGE] = "a figure too large for its output",
 };
 
 const char *mt_fold_strerror(int err)

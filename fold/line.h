@@ -26,6 +26,7 @@ enum {
 	MT_FOLD_EIO = -11,
 	MT_FOLD_ESTATE = -12,	/* call out of order (e.g. add after finish) */
 	MT_FOLD_ENUL = -13,	/* a NUL byte in the line */
+	MT_FOLD_ERANGE = -14,	/* a figure too large for its output */
 };
 
 /* @return : a static message for an MT_FOLD_E* code. */

@@ -66,6 +66,23 @@ static void on_bad_line(void *vctx, const char *file, uint64_t lineno, int err,
 			mt_fold_strerror(err));
 }
 
+struct too_big_ctx {
+	uint64_t shown, total;
+	enum mt_fold_metric metric;
+};
+
+static void on_too_big(void *vctx, const char *stack, size_t len, const char *count)
+{
+	struct too_big_ctx *ctx = vctx;
+	ctx->total++;
+	if (ctx->shown >= MAX_BAD_SHOWN)
+		return;
+	ctx->shown++;
+	mt_error("stack '%.*s': %s %s does not fit a collapsed count (at most %llu): left out",
+		 (int)(len > 4096 ? 4096 : len), stack, mt_fold_metric_name(ctx->metric), count,
+		 (unsigned long long)MT_FOLD_COLLAPSED_MAX);
+}
+
 /* What the file at path is if it is a capture (an .mtz, perf.data or perf
  * stream) rather than mt-unwind output, else NULL. */
 static const char *capture_kind(const char *path)
@@ -283,6 +300,7 @@ int main(int argc, char **argv)
 	struct mt_fold_profile *p = mt_fold_profile_new(prefix), *base = NULL;
 	struct mt_fold_snapshot *snap = NULL, *bsnap = NULL;
 	struct mt_fold_diff *diff = NULL;
+	struct too_big_ctx too_big = { 0 };
 	int status = 0, r = 0;
 	if (!p)
 		goto oom;
@@ -322,7 +340,10 @@ int main(int argc, char **argv)
 			goto oom;
 		r = json ? mt_fold_render_json(stdout, snap) : mt_fold_render_table(stdout, snap);
 	} else {
-		r = mt_fold_render_collapsed(stdout, p, opt.metric);
+		too_big.metric = opt.metric;
+		r = mt_fold_render_collapsed_checked(stdout, p, opt.metric, on_too_big, &too_big);
+		if (r == MT_FOLD_ERANGE)	/* reported below */
+			r = 0;
 	}
 	if (r == MT_FOLD_ENOMEM)
 		goto oom;
@@ -335,16 +356,17 @@ int main(int argc, char **argv)
 	if (!cnt->events && !cnt->bad_lines && status == MT_EXIT_OK)	/* else said why */
 		mt_warn("the input holds no events (an empty capture, or "
 			"not mt-unwind's output): every figure is 0");
+	char num[40];
 	if (cnt->lost_events || cnt->lost_records)
-		mt_warn("the capture lost %llu events (%llu lost records)",
-			(unsigned long long)cnt->lost_events, (unsigned long long)cnt->lost_records);
+		mt_warn("the capture lost %s events (%llu lost records)",
+			mt_fold_u128_str(num, cnt->lost_events), (unsigned long long)cnt->lost_records);
 	if (cnt->silent_images)
-		mt_warn("%llu process images sent no exact totals: the exact"
-			" totals leave them out", (unsigned long long)cnt->silent_images);
+		mt_warn("%s process images sent no exact totals: the exact"
+			" totals leave them out", mt_fold_u128_str(num, cnt->silent_images));
 	if (cnt->unsampled_images)
-		mt_warn("%llu process images never ran the sampler (static"
+		mt_warn("%s process images never ran the sampler (static"
 			" programs, or LD_PRELOAD cleared): their allocations are in no figure",
-			(unsigned long long)cnt->unsampled_images);
+			mt_fold_u128_str(num, cnt->unsampled_images));
 	if (mt_fold_dumps_too_small(cnt))
 		mt_warn("%llu of %llu stacks end where their stack dump "
 			"ends: their outer callers are missing; capture with a larger dump "
@@ -355,6 +377,14 @@ int main(int argc, char **argv)
 		mt_error("%llu bad lines skipped, not folded%s",
 			(unsigned long long)skipped,
 			bad.total > bad.shown ? " (the first ones listed above)" : "");
+		if (status < MT_EXIT_DATA)
+			status = MT_EXIT_DATA;
+	}
+	if (too_big.total) {
+		mt_error("%llu stacks left out of the collapsed output: their %s does not fit a "
+			 "64-bit count%s; --report shows them", (unsigned long long)too_big.total,
+			 mt_fold_metric_name(opt.metric),
+			 too_big.total > too_big.shown ? " (the first ones listed above)" : "");
 		if (status < MT_EXIT_DATA)
 			status = MT_EXIT_DATA;
 	}

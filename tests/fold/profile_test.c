@@ -770,6 +770,50 @@ Test(profile, nul_byte_line_is_bad_not_folded)
 	mt_fold_profile_free(p);
 }
 
+/* Sums past 2^64 are carried in 128 bits: three allocations of 2^63 - 1
+ * bytes make 3 (2^63 - 1), exact, in the stack, the site, the total and
+ * the sampler's totals; never the sum modulo 2^64. */
+Test(profile, exact_sums_do_not_wrap_at_2_64)
+{
+	static const char text[] = "# mt-unwind 1\n"
+		"alloc\t1/1\t1\tp\tsize=9223372036854775807 ptr=0x10 every=1\tmain;f;malloc end=complete\n"
+		"alloc\t1/1\t2\tp\tsize=9223372036854775807 ptr=0x20 every=1\tmain;f;malloc end=complete\n"
+		"alloc\t1/1\t3\tp\tsize=9223372036854775807 ptr=0x30 every=1\tmain;f;malloc end=complete\n"
+		"totals\t1/1\t9\tp\tscope=thread alloc_bytes=18446744073709551615 allocs=3 frees=0 "
+		"freed_bytes=0 peak_bytes=18446744073709551615\t end=none\n"
+		"totals\t1/1\t9\tp\tscope=thread alloc_bytes=18446744073709551615 allocs=3 frees=0 "
+		"freed_bytes=0 peak_bytes=18446744073709551615\t end=none\n";
+	const mt_fold_u128 want = (mt_fold_u128)3 * 9223372036854775807u;
+	char num[40];
+	struct mt_fold_profile *p = profile_of(text, 0);
+	const struct mt_fold_est *est;
+	mt_fold_profile_stack(p, 0, NULL, &est);
+	cr_assert(est[MT_FOLD_ALLOC_BYTES].exact == want);
+	cr_assert_str_eq(mt_fold_u128_str(num, est[MT_FOLD_ALLOC_BYTES].exact),
+			 "27670116110564327421");
+	cr_assert(est[MT_FOLD_INUSE_BYTES].exact == want);
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	cr_assert(s->total.exact);
+	cr_assert_eq(s->total.value, 27670116110564327421.0);
+	cr_assert_eq(site_named(s, "malloc")->total.value, 27670116110564327421.0);
+	cr_assert(s->all.totals.alloc_bytes == (mt_fold_u128)2 * UINT64_MAX);
+	cr_assert_str_eq(mt_fold_i128_str(num, s->all.check[MT_FOLD_CHECK_BYTES].exact),
+			 "36893488147419103230");
+	char *table = render(mt_fold_render_table, s), *json = render(mt_fold_render_json, s);
+	cr_assert(strstr(table, "\ntotal alloc_bytes: 24.0 EiB (exact)\n"), "%s", table);
+	cr_assert(strstr(json, "\"exact\": {\"alloc_bytes\": 36893488147419103230, \"allocs\": 6, "
+			 "\"frees\": 0, \"freed_bytes\": 0, \"peak_bytes\": 18446744073709551615,"), "%s",
+		  json);
+	cr_assert(strstr(json, "\"exact_value\": 36893488147419103230,"), "%s", json);
+	free(table);
+	free(json);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+	cr_assert_str_eq(mt_fold_i128_str(num, -(mt_fold_i128)UINT64_MAX * 4), "-73786976294838206460");
+	cr_assert_str_eq(mt_fold_u128_str(num, ~(mt_fold_u128)0),
+			 "340282366920938463463374607431768211455");
+}
+
 /* getline failing for want of memory (a line larger than memory allows) is
  * not the end of the input: MT_FOLD_ENOMEM, and the line it reached. */
 Test(profile, a_line_too_long_for_memory_is_enomem_not_eof)
