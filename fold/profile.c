@@ -65,6 +65,10 @@ struct mt_fold_profile {
 	struct mt_fold_counts counts;
 	const char *only_event;		/* NULL: every event */
 	uint64_t read_lineno;		/* the line mt_fold_profile_read reached */
+	/* This stream's kernel-side losses (LOST, LOST_SAMPLES) and the
+	 * sampler's unseen marker calls after them, which may count the same
+	 * events: the stream's loss is the larger of the two. */
+	mt_fold_u128 seg_kernel, seg_unseen;
 };
 
 struct mt_fold_profile *mt_fold_profile_new(unsigned prefix)
@@ -330,6 +334,11 @@ static void minmax(uint64_t v, uint64_t *lo, uint64_t *hi)
 		*hi = v;
 }
 
+static mt_fold_u128 seg_lost(const struct mt_fold_profile *p)
+{
+	return p->seg_kernel > p->seg_unseen ? p->seg_kernel : p->seg_unseen;
+}
+
 int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *ev)
 {
 	struct mt_fold_counts *c = &p->counts;
@@ -444,6 +453,24 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 			c->unsampled_images += ev->count;
 			return 0;
 		}
+		if (mt_fold_str_is(ev->reason, "unseen") || mt_fold_str_is(ev->reason, "kernel") ||
+		    mt_fold_str_is(ev->reason, "lost-samples")) {
+			/* unseen: marker calls of one thread that the sampler
+			 * made and the stream lacks, after LOST records, which
+			 * name no thread: the same events, seen from the other
+			 * end.  Each loss counts once: the stream's kernel
+			 * losses or its unseen calls, whichever is larger. */
+			mt_fold_u128 before = seg_lost(p);
+			if (mt_fold_str_is(ev->reason, "unseen")) {
+				p->seg_unseen += ev->count;
+				c->unseen_events += ev->count;
+			} else {
+				p->seg_kernel += ev->count;
+				c->lost_records++;
+			}
+			c->lost_events += seg_lost(p) - before;
+			return 0;
+		}
 		c->lost_records++;
 		c->lost_events += ev->count;
 		return 0;
@@ -528,6 +555,7 @@ int mt_fold_profile_read(struct mt_fold_profile *p, FILE *f, const char *name,
 	if (p->finished)
 		return MT_FOLD_ESTATE;
 	p->read_lineno = 0;
+	p->seg_kernel = p->seg_unseen = 0;	/* a new stream */
 	while ((len = getline(&line, &cap, f)) >= 0) {
 		p->read_lineno = ++lineno;
 		p->counts.lines++;

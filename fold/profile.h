@@ -85,8 +85,13 @@ struct mt_fold_counts {
 	uint64_t events;	/* parsed event lines */
 	uint64_t kind[5];	/* by enum mt_fold_kind */
 	uint64_t bad_lines;	/* rejected: not folded */
-	uint64_t lost_records;		/* `lost` lines */
-	mt_fold_u128 lost_events;	/* and the sum of their counts */
+	/* Lost events: the sum of the counts of the `lost` lines, but for
+	 * reason=unseen ones (the sampler's marker calls that a stream lacks,
+	 * after its LOST records: maybe the same events), which raise it only
+	 * where a stream's unseen calls exceed its kernel losses.  lost_records:
+	 * the lines other than unseen ones; unseen_events: their counts. */
+	uint64_t lost_records;
+	mt_fold_u128 lost_events, unseen_events;
 	mt_fold_u128 silent_images;	/* `lost` reason=no-totals: images without totals */
 	mt_fold_u128 unsampled_images;	/* `lost` reason=no-sampler: images without the sampler */
 	uint64_t truncated;	/* stacks ending other than complete/none */

@@ -736,6 +736,7 @@ Test(profile, newer_version_stops_folding)
 	cr_assert_eq(mt_fold_profile_counts(p)->events, 0);
 	mt_fold_profile_free(p);
 }
+
 /* A line with a NUL byte read from a stream: a bad line, counted and
  * passed on with its number; the lines around it are folded. */
 static void count_bad(void *ctx, const char *file, uint64_t lineno, int err, const char *key)
@@ -767,6 +768,62 @@ Test(profile, nul_byte_line_is_bad_not_folded)
 	char *out = collapsed_of(p, MT_FOLD_ALLOC_BYTES);
 	cr_assert_str_eq(out, "main;f 15\n");
 	free(out);
+	mt_fold_profile_free(p);
+}
+
+/* A --no-wait capture whose ring overflowed: mt-unwind writes the LOST
+ * records (reason=kernel, no thread) and, per thread, the marker calls the
+ * stream lacks (reason=unseen), the same events seen from the sampler's
+ * end.  Each is counted once: a stream's loss is the larger of the two
+ * (the figures of a real capture: 58116 LOST, 58107 unseen). */
+Test(profile, unseen_marker_calls_are_not_counted_twice)
+{
+	struct mt_fold_profile *p = profile_of("# mt-unwind 1\n"
+		"lost\t0/0\t5\t\tcount=18933 reason=kernel\t end=none\n"
+		"lost\t0/0\t6\t\tcount=39174 reason=kernel\t end=none\n"
+		"lost\t9/10\t7\tw\tcount=9 reason=kernel\t end=none\n"
+		"lost\t9/10\t8\tw\tcount=14527 reason=unseen marker=alloc\t end=none\n"
+		"lost\t9/10\t8\tw\tcount=14517 reason=unseen marker=free\t end=none\n"
+		"lost\t9/11\t9\tw\tcount=14543 reason=unseen marker=alloc\t end=none\n"
+		"lost\t9/11\t9\tw\tcount=14520 reason=unseen marker=free\t end=none\n", 0);
+	const struct mt_fold_counts *c = mt_fold_profile_counts(p);
+	cr_assert_eq(c->lost_events, 58116, "the LOST records' count, not the sum of both");
+	cr_assert_eq(c->lost_records, 3);
+	cr_assert_eq(c->unseen_events, 58107);
+	cr_assert_eq(c->kind[MT_FOLD_LOST], 7);
+	mt_fold_profile_free(p);
+
+	/* Unseen calls beyond the LOST records' count were lost too (silently,
+	 * after them): the stream lost at least that many.  dropped and
+	 * undecodable add up as before. */
+	p = profile_of("# mt-unwind 1\n"
+		"lost\t0/0\t5\t\tcount=100 reason=kernel\t end=none\n"
+		"lost\t1/1\t6\tw\tcount=7 reason=dropped marker=free\t end=none\n"
+		"lost\t1/1\t8\tw\tcount=90 reason=unseen marker=alloc\t end=none\n"
+		"lost\t1/2\t8\tw\tcount=30 reason=unseen marker=alloc\t end=none\n"
+		"lost\t0/0\t9\t\tcount=2 reason=undecodable\t end=none\n", 0);
+	c = mt_fold_profile_counts(p);
+	cr_assert_eq(c->lost_events, 7 + 120 + 2);
+	cr_assert_eq(c->lost_records, 3);
+	mt_fold_profile_free(p);
+}
+
+/* Inputs are separate streams: one's unseen calls do not cover another's
+ * LOST records. */
+Test(profile, unseen_calls_are_matched_within_their_own_input)
+{
+	static const char a[] = "# mt-unwind 1\nlost\t0/0\t5\t\tcount=100 reason=kernel\t end=none\n"
+				"lost\t1/1\t6\tw\tcount=100 reason=unseen marker=alloc\t end=none\n";
+	static const char b[] = "# mt-unwind 1\nlost\t0/0\t5\t\tcount=50 reason=kernel\t end=none\n"
+				"lost\t2/2\t6\tw\tcount=40 reason=unseen marker=alloc\t end=none\n";
+	struct mt_fold_profile *p = mt_fold_profile_new(0);
+	FILE *f = fmemopen((void *)a, sizeof(a) - 1, "r");
+	cr_assert_eq(mt_fold_profile_read(p, f, "a", NULL, NULL), 0);
+	fclose(f);
+	f = fmemopen((void *)b, sizeof(b) - 1, "r");
+	cr_assert_eq(mt_fold_profile_read(p, f, "b", NULL, NULL), 0);
+	fclose(f);
+	cr_assert_eq(mt_fold_profile_counts(p)->lost_events, 150);
 	mt_fold_profile_free(p);
 }
 
