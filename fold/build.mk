@@ -38,7 +38,9 @@ E2E_TESTS += \
 	tests/e2e/fold-report.sh \
 	tests/e2e/fold-bad-lines.sh \
 	tests/e2e/fold-pipeline.sh \
-	tests/e2e/fold-events.sh
+	tests/e2e/fold-events.sh \
+	tests/e2e/fold-limits.sh \
+	tests/e2e/fold-ring-loss.sh
 
 FIXTURE_NAMES += fold_sites fold_leak
 BENCHES += bench/fold.sh

@@ -5,6 +5,29 @@
 
 #include "fold/gamma.h"
 
+char *mt_fold_u128_str(char *buf, mt_fold_u128 v)
+{
+	char tmp[40];
+	int n = 0;
+	do {
+		tmp[n++] = (char)('0' + (int)(v % 10));
+		v /= 10;
+	} while (v);
+	for (int i = 0; i < n; i++)
+		buf[i] = tmp[n - 1 - i];
+	buf[n] = '\0';
+	return buf;
+}
+
+char *mt_fold_i128_str(char *buf, mt_fold_i128 v)
+{
+	if (v >= 0)
+		return mt_fold_u128_str(buf, (mt_fold_u128)v);
+	buf[0] = '-';
+	mt_fold_u128_str(buf + 1, -(mt_fold_u128)v);
+	return buf;
+}
+
 void mt_fold_est_add_exact(struct mt_fold_est *e, uint64_t amount)
 {
 	e->exact += amount;

@@ -14,8 +14,18 @@
 
 #include <stdint.h>
 
+/* Exact sums are carried in 128 bits: 2^64 of the largest 64-bit amounts
+ * still add up without wrapping (three allocations of 2^63 bytes do not
+ * make 8 EiB). */
+typedef unsigned __int128 mt_fold_u128;
+typedef __int128 mt_fold_i128;
+
+/* v in decimal into buf (40 bytes at least).  @return : buf. */
+char *mt_fold_u128_str(char *buf, mt_fold_u128 v);
+char *mt_fold_i128_str(char *buf, mt_fold_i128 v);
+
 struct mt_fold_est {
-	uint64_t exact;		/* sum of exactly known parts */
+	mt_fold_u128 exact;	/* sum of exactly known parts */
 	double y;		/* sum of w * k over sampled parts */
 	double v;		/* sum of w^2 * k: the Poisson variance of y */
 	double wmax;		/* largest single weight w seen, or that an unseen

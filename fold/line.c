@@ -17,6 +17,8 @@ static const char *const messages[] = {
 	[-MT_FOLD_ENOMEM] = "out of memory",
 	[-MT_FOLD_EIO] = "read error",
 	[-MT_FOLD_ESTATE] = "profile already finished",
+	[-MT_FOLD_ENUL] = "a NUL byte in the line",
+	[-MT_FOLD_ERANGE] = "a figure too large for its output",
 };
 
 const char *mt_fold_strerror(int err)
@@ -222,6 +224,8 @@ int mt_fold_line_parse(const char *line, size_t len, struct mt_fold_event *ev)
 	const char *p = line, *end = line + len;
 
 	memset(ev, 0, sizeof(*ev));
+	if (memchr(line, '\0', len))
+		return MT_FOLD_ENUL;
 	/* Five TABs; STACK is the rest of the line. */
 	for (int i = 0; i < 5; i++) {
 		const char *tab = memchr(p, '\t', (size_t)(end - p));

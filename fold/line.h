@@ -25,6 +25,8 @@ enum {
 	MT_FOLD_ENOMEM = -10,
 	MT_FOLD_EIO = -11,
 	MT_FOLD_ESTATE = -12,	/* call out of order (e.g. add after finish) */
+	MT_FOLD_ENUL = -13,	/* a NUL byte in the line */
+	MT_FOLD_ERANGE = -14,	/* a figure too large for its output */
 };
 
 /* @return : a static message for an MT_FOLD_E* code. */
@@ -88,7 +90,8 @@ struct mt_fold_event {
 };
 
 /* Parse the event line at line[0..len) (no newline).  Unknown weight keys
- * are skipped, as the format asks.
+ * are skipped, as the format asks.  A line holding a NUL byte is refused
+ * (MT_FOLD_ENUL): its names would end there in every NUL-terminated copy.
  * @return : 0 with *ev filled, or a negative MT_FOLD_E* code (ev->bad_key
  * names the weight for EVALUE and EMISSING). */
 int mt_fold_line_parse(const char *line, size_t len, struct mt_fold_event *ev);

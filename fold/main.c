@@ -66,6 +66,23 @@ static void on_bad_line(void *vctx, const char *file, uint64_t lineno, int err,
 			mt_fold_strerror(err));
 }
 
+struct too_big_ctx {
+	uint64_t shown, total;
+	enum mt_fold_metric metric;
+};
+
+static void on_too_big(void *vctx, const char *stack, size_t len, const char *count)
+{
+	struct too_big_ctx *ctx = vctx;
+	ctx->total++;
+	if (ctx->shown >= MAX_BAD_SHOWN)
+		return;
+	ctx->shown++;
+	mt_error("stack '%.*s': %s %s does not fit a collapsed count (at most %llu): left out",
+		 (int)(len > 4096 ? 4096 : len), stack, mt_fold_metric_name(ctx->metric), count,
+		 (unsigned long long)MT_FOLD_COLLAPSED_MAX);
+}
+
 /* What the file at path is if it is a capture (an .mtz, perf.data or perf
  * stream) rather than mt-unwind output, else NULL. */
 static const char *capture_kind(const char *path)
@@ -79,7 +96,8 @@ static const char *capture_kind(const char *path)
 
 /* Read every file into p; an input that cannot be opened is reported and
  * the others are still folded.  @return : exit status so far (MT_EXIT_OK or
- * MT_EXIT_ENV, or MT_EXIT_DATA for a capture given instead), or -1 when out of memory (nothing sensible can be written). */
+ * MT_EXIT_ENV, or MT_EXIT_DATA for a capture given instead), or -1 when out
+ * of memory (reported; nothing sensible can be written). */
 static int read_inputs(struct mt_fold_profile *p, char **files, int nfiles,
 		       struct bad_ctx *bad)
 {
@@ -108,9 +126,17 @@ static int read_inputs(struct mt_fold_profile *p, char **files, int nfiles,
 			continue;
 		}
 		int r = mt_fold_profile_read(p, f, name, on_bad_line, bad);
+		unsigned long long at = (unsigned long long)mt_fold_profile_read_line(p);
 		if (r == MT_FOLD_EIO) {
 			mt_error("cannot read '%s': %s", name, strerror(errno));
 			status = MT_EXIT_ENV;
+		} else if (r == MT_FOLD_ENOMEM) {
+			/* getline could not hold the line: not the end of the
+			 * input, and what follows it is unread */
+			mt_error("cannot read '%s': line %llu: out of memory", name, at);
+			if (!is_stdin)
+				fclose(f);
+			return -1;
 		} else if (r) {
 			mt_error("'%s': %s", name, mt_fold_strerror(r));
 			if (!is_stdin)
@@ -274,13 +300,14 @@ int main(int argc, char **argv)
 	struct mt_fold_profile *p = mt_fold_profile_new(prefix), *base = NULL;
 	struct mt_fold_snapshot *snap = NULL, *bsnap = NULL;
 	struct mt_fold_diff *diff = NULL;
+	struct too_big_ctx too_big = { 0 };
 	int status = 0, r = 0;
 	if (!p)
 		goto oom;
 	mt_fold_profile_only_event(p, only_event);
 	status = read_inputs(p, argv + optind, argc - optind, &bad);
 	if (status < 0)
-		goto oom;
+		goto oom_said;
 	if (diff_base) {
 		char *bfiles[] = { (char *)diff_base };
 		if (!(base = mt_fold_profile_new(prefix)))
@@ -288,7 +315,7 @@ int main(int argc, char **argv)
 		mt_fold_profile_only_event(base, only_event);
 		int s2 = read_inputs(base, bfiles, 1, &bad);
 		if (s2 < 0)
-			goto oom;
+			goto oom_said;
 		if (s2 > status)
 			status = s2;
 	}
@@ -313,7 +340,10 @@ int main(int argc, char **argv)
 			goto oom;
 		r = json ? mt_fold_render_json(stdout, snap) : mt_fold_render_table(stdout, snap);
 	} else {
-		r = mt_fold_render_collapsed(stdout, p, opt.metric);
+		too_big.metric = opt.metric;
+		r = mt_fold_render_collapsed_checked(stdout, p, opt.metric, on_too_big, &too_big);
+		if (r == MT_FOLD_ERANGE)	/* reported below */
+			r = 0;
 	}
 	if (r == MT_FOLD_ENOMEM)
 		goto oom;
@@ -326,16 +356,17 @@ int main(int argc, char **argv)
 	if (!cnt->events && !cnt->bad_lines && status == MT_EXIT_OK)	/* else said why */
 		mt_warn("the input holds no events (an empty capture, or "
 			"not mt-unwind's output): every figure is 0");
+	char num[40];
 	if (cnt->lost_events || cnt->lost_records)
-		mt_warn("the capture lost %llu events (%llu lost records)",
-			(unsigned long long)cnt->lost_events, (unsigned long long)cnt->lost_records);
+		mt_warn("the capture lost %s events (%llu lost records)",
+			mt_fold_u128_str(num, cnt->lost_events), (unsigned long long)cnt->lost_records);
 	if (cnt->silent_images)
-		mt_warn("%llu process images sent no exact totals: the exact"
-			" totals leave them out", (unsigned long long)cnt->silent_images);
+		mt_warn("%s process images sent no exact totals: the exact"
+			" totals leave them out", mt_fold_u128_str(num, cnt->silent_images));
 	if (cnt->unsampled_images)
-		mt_warn("%llu process images never ran the sampler (static"
+		mt_warn("%s process images never ran the sampler (static"
 			" programs, or LD_PRELOAD cleared): their allocations are in no figure",
-			(unsigned long long)cnt->unsampled_images);
+			mt_fold_u128_str(num, cnt->unsampled_images));
 	if (mt_fold_dumps_too_small(cnt))
 		mt_warn("%llu of %llu stacks end where their stack dump "
 			"ends: their outer callers are missing; capture with a larger dump "
@@ -349,9 +380,18 @@ int main(int argc, char **argv)
 		if (status < MT_EXIT_DATA)
 			status = MT_EXIT_DATA;
 	}
+	if (too_big.total) {
+		mt_error("%llu stacks left out of the collapsed output: their %s does not fit a "
+			 "64-bit count%s; --report shows them", (unsigned long long)too_big.total,
+			 mt_fold_metric_name(opt.metric),
+			 too_big.total > too_big.shown ? " (the first ones listed above)" : "");
+		if (status < MT_EXIT_DATA)
+			status = MT_EXIT_DATA;
+	}
 	goto out;	/* status: the worst of the inputs' and the output's */
 oom:
 	mt_error("out of memory");
+oom_said:
 	status = MT_EXIT_ENV;
 out:
 	mt_fold_diff_free(diff);

@@ -64,6 +64,11 @@ struct mt_fold_profile {
 	size_t key_cap;
 	struct mt_fold_counts counts;
 	const char *only_event;		/* NULL: every event */
+	uint64_t read_lineno;		/* the line mt_fold_profile_read reached */
+	/* This stream's kernel-side losses (LOST, LOST_SAMPLES) and the
+	 * sampler's unseen marker calls after them, which may count the same
+	 * events: the stream's loss is the larger of the two. */
+	mt_fold_u128 seg_kernel, seg_unseen;
 };
 
 struct mt_fold_profile *mt_fold_profile_new(unsigned prefix)
@@ -329,6 +334,11 @@ static void minmax(uint64_t v, uint64_t *lo, uint64_t *hi)
 		*hi = v;
 }
 
+static mt_fold_u128 seg_lost(const struct mt_fold_profile *p)
+{
+	return p->seg_kernel > p->seg_unseen ? p->seg_kernel : p->seg_unseen;
+}
+
 int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *ev)
 {
 	struct mt_fold_counts *c = &p->counts;
@@ -443,6 +453,24 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 			c->unsampled_images += ev->count;
 			return 0;
 		}
+		if (mt_fold_str_is(ev->reason, "unseen") || mt_fold_str_is(ev->reason, "kernel") ||
+		    mt_fold_str_is(ev->reason, "lost-samples")) {
+			/* unseen: marker calls of one thread that the sampler
+			 * made and the stream lacks, after LOST records, which
+			 * name no thread: the same events, seen from the other
+			 * end.  Each loss counts once: the stream's kernel
+			 * losses or its unseen calls, whichever is larger. */
+			mt_fold_u128 before = seg_lost(p);
+			if (mt_fold_str_is(ev->reason, "unseen")) {
+				p->seg_unseen += ev->count;
+				c->unseen_events += ev->count;
+			} else {
+				p->seg_kernel += ev->count;
+				c->lost_records++;
+			}
+			c->lost_events += seg_lost(p) - before;
+			return 0;
+		}
 		c->lost_records++;
 		c->lost_events += ev->count;
 		return 0;
@@ -501,6 +529,19 @@ int mt_fold_profile_finish(struct mt_fold_profile *p)
 	return 0;
 }
 
+/* Why getline returned -1 after line lineno: the end of the input, or a
+ * line it could not buffer (ENOMEM: a line larger than memory allows;
+ * getline says so only in errno, not in ferror), or a read error. */
+static int read_end(struct mt_fold_profile *p, FILE *f, uint64_t lineno)
+{
+	if (ferror(f))
+		return MT_FOLD_EIO;
+	if (feof(f))
+		return 0;
+	p->read_lineno = lineno + 1;	/* the line that could not be read */
+	return errno == ENOMEM ? MT_FOLD_ENOMEM : MT_FOLD_EIO;
+}
+
 int mt_fold_profile_read(struct mt_fold_profile *p, FILE *f, const char *name,
 			 mt_fold_bad_line_fn bad, void *ctx)
 {
@@ -513,8 +554,10 @@ int mt_fold_profile_read(struct mt_fold_profile *p, FILE *f, const char *name,
 
 	if (p->finished)
 		return MT_FOLD_ESTATE;
+	p->read_lineno = 0;
+	p->seg_kernel = p->seg_unseen = 0;	/* a new stream */
 	while ((len = getline(&line, &cap, f)) >= 0) {
-		lineno++;
+		p->read_lineno = ++lineno;
 		p->counts.lines++;
 		if (len && line[len - 1] == '\n')
 			len--;
@@ -540,18 +583,17 @@ int mt_fold_profile_read(struct mt_fold_profile *p, FILE *f, const char *name,
 		if (ret)
 			goto out;
 	}
-	if (ferror(f))
-		ret = MT_FOLD_EIO;
+	ret = read_end(p, f, lineno);
 	goto out;
 skip_rest:
 	/* Count what is skipped so that nothing goes unreported. */
 	while ((len = getline(&line, &cap, f)) >= 0) {
+		p->read_lineno = ++lineno;
 		p->counts.lines++;
 		if (!(len && line[0] == '#'))
 			p->counts.bad_lines++;
 	}
-	if (ferror(f))
-		ret = MT_FOLD_EIO;
+	ret = read_end(p, f, lineno);
 out:
 	free(line);
 	return ret;
@@ -561,6 +603,11 @@ unsigned mt_fold_profile_prefix_frames(const struct mt_fold_profile *p)
 {
 	return !!(p->prefix & MT_FOLD_PREFIX_COMM) + !!(p->prefix & MT_FOLD_PREFIX_PID) +
 	       !!(p->prefix & MT_FOLD_PREFIX_TID);
+}
+
+uint64_t mt_fold_profile_read_line(const struct mt_fold_profile *p)
+{
+	return p->read_lineno;
 }
 
 uint32_t mt_fold_profile_stack_count(const struct mt_fold_profile *p)

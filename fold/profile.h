@@ -55,7 +55,8 @@ enum {
 
 /* Exact figures from the sampler's totals lines, summed over lines. */
 struct mt_fold_totals {
-	uint64_t alloc_bytes, allocs, frees, freed_bytes, peak_bytes, peak_error;
+	/* 128 bits: the sums of many lines' 64-bit figures do not wrap */
+	mt_fold_u128 alloc_bytes, allocs, frees, freed_bytes, peak_bytes, peak_error;
 	uint64_t lines;		/* 0: none seen */
 	/* Lines of forked images (forked=1): their frees count blocks their
 	 * parent allocated, so allocs - frees is not what their own
@@ -73,7 +74,7 @@ struct mt_fold_thread {
 struct mt_fold_process {
 	uint32_t pid;
 	struct mt_fold_totals totals;	/* scope=process lines */
-	uint64_t silent_images;		/* images that sent none (reason=no-totals) */
+	mt_fold_u128 silent_images;	/* images that sent none (reason=no-totals) */
 };
 
 #define MT_FOLD_MAX_EVENTS 8
@@ -84,9 +85,15 @@ struct mt_fold_counts {
 	uint64_t events;	/* parsed event lines */
 	uint64_t kind[5];	/* by enum mt_fold_kind */
 	uint64_t bad_lines;	/* rejected: not folded */
-	uint64_t lost_records, lost_events;	/* `lost` lines and their counts */
-	uint64_t silent_images;	/* `lost` reason=no-totals: images without totals */
-	uint64_t unsampled_images;	/* `lost` reason=no-sampler: images without the sampler */
+	/* Lost events: the sum of the counts of the `lost` lines, but for
+	 * reason=unseen ones (the sampler's marker calls that a stream lacks,
+	 * after its LOST records: maybe the same events), which raise it only
+	 * where a stream's unseen calls exceed its kernel losses.  lost_records:
+	 * the lines other than unseen ones; unseen_events: their counts. */
+	uint64_t lost_records;
+	mt_fold_u128 lost_events, unseen_events;
+	mt_fold_u128 silent_images;	/* `lost` reason=no-totals: images without totals */
+	mt_fold_u128 unsampled_images;	/* `lost` reason=no-sampler: images without the sampler */
 	uint64_t truncated;	/* stacks ending other than complete/none */
 	uint64_t end_of_dump;	/* of them end=end-of-dump: the dump was too small */
 	uint64_t stacks;	/* events with a stack walked (end other than none) */
@@ -151,10 +158,15 @@ typedef void (*mt_fold_bad_line_fn)(void *ctx, const char *file, uint64_t lineno
 				    int err, const char *bad_key);
 
 /* Read mt-unwind text from f until EOF, adding its events.  Bad lines are
- * counted (counts.bad_lines), passed to bad (may be NULL) and skipped.
+ * counted (counts.bad_lines), passed to bad (may be NULL) and skipped.  A
+ * line too long to buffer is MT_FOLD_ENOMEM, not the end of the input.
  * @return : 0, MT_FOLD_EIO (errno kept), MT_FOLD_ENOMEM or MT_FOLD_ESTATE. */
 int mt_fold_profile_read(struct mt_fold_profile *p, FILE *f, const char *name,
 			 mt_fold_bad_line_fn bad, void *ctx);
+
+/* The number of the line the last mt_fold_profile_read stopped at: the
+ * last line read, or the one it failed to read (MT_FOLD_EIO, ENOMEM). */
+uint64_t mt_fold_profile_read_line(const struct mt_fold_profile *p);
 
 /* Match frees to allocations and complete the inuse metrics.  Idempotent.
  * @return : 0 or MT_FOLD_ENOMEM. */

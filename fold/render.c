@@ -28,6 +28,14 @@ static int key_cmp(const void *a, const void *b)
 int mt_fold_render_collapsed(FILE *f, const struct mt_fold_profile *p,
 			     enum mt_fold_metric metric)
 {
+	return mt_fold_render_collapsed_checked(f, p, metric, NULL, NULL);
+}
+
+int mt_fold_render_collapsed_checked(FILE *f, const struct mt_fold_profile *p,
+				     enum mt_fold_metric metric, mt_fold_too_big_fn too_big,
+				     void *ctx)
+{
+	int too_big_seen = 0;
 	uint32_t n = mt_fold_profile_stack_count(p);
 	uint32_t *ids = malloc((n + 1) * sizeof(*ids));
 	if (!ids)
@@ -41,15 +49,37 @@ int mt_fold_render_collapsed(FILE *f, const struct mt_fold_profile *p,
 		const struct mt_fold_est *est;
 		size_t len;
 		const char *key = mt_fold_profile_stack(p, ids[i], &len, &est);
-		double v = (double)est[metric].exact + est[metric].y;
-		unsigned long long count = (unsigned long long)llround(v);
+		const struct mt_fold_est *e = &est[metric];
+		char num[48];
+		uint64_t count;
+		if (!e->sampled) {	/* an exact sum: its own digits */
+			if (e->exact > MT_FOLD_COLLAPSED_MAX) {
+				too_big_seen = 1;
+				if (too_big)
+					too_big(ctx, key, len, mt_fold_u128_str(num, e->exact));
+				continue;
+			}
+			count = (uint64_t)e->exact;
+		} else {
+			/* 2^64 is the first double above UINT64_MAX */
+			double v = round((double)e->exact + e->y);
+			if (!(v < 18446744073709551616.0)) {
+				too_big_seen = 1;
+				snprintf(num, sizeof(num), "%.0f", v);
+				if (too_big)
+					too_big(ctx, key, len, num);
+				continue;
+			}
+			count = v > 0 ? (uint64_t)v : 0;
+		}
 		if (count == 0)
 			continue;
 		fwrite(key, 1, len, f);
-		fprintf(f, " %llu\n", count);
+		fprintf(f, " %llu\n", (unsigned long long)count);
 	}
 	free(ids);
-	return finish_io(f);
+	int r = finish_io(f);
+	return r ? r : too_big_seen ? MT_FOLD_ERANGE : 0;
 }
 
 /* ---- numbers ------------------------------------------------------------ */
@@ -154,20 +184,21 @@ static void print_input(FILE *f, const struct mt_fold_snapshot *s)
 			"program's calls repeat in a cycle (a loop allocating A then B, every 2: "
 			"only B is seen) sites are wrong by more than their intervals show; sample "
 			"mode draws its points at random\n");
+	char num[40];
 	if (c->lost_events || c->lost_records)
-		fprintf(f, "warning: the capture lost %llu events (%llu lost records): "
+		fprintf(f, "warning: the capture lost %s events (%llu lost records): "
 			"estimates and exact totals may disagree\n",
-			(unsigned long long)c->lost_events, (unsigned long long)c->lost_records);
+			mt_fold_u128_str(num, c->lost_events), (unsigned long long)c->lost_records);
 	if (c->silent_images)
-		fprintf(f, "warning: %llu process images sent no exact totals (killed by a signal, "
+		fprintf(f, "warning: %s process images sent no exact totals (killed by a signal, "
 			"ended by a bare exit system call, still running, or unable to reach the capture: another pid "
 			"namespace, /proc hidden): the exact totals of their processes "
 			"and of all leave them out (marked part)\n",
-			(unsigned long long)c->silent_images);
+			mt_fold_u128_str(num, c->silent_images));
 	if (c->unsampled_images)
-		fprintf(f, "warning: %llu process images never ran the sampler (static programs, or "
+		fprintf(f, "warning: %s process images never ran the sampler (static programs, or "
 			"LD_PRELOAD cleared): their allocations are in no estimate and no exact "
-			"total\n", (unsigned long long)c->unsampled_images);
+			"total\n", mt_fold_u128_str(num, c->unsampled_images));
 	if (c->truncated || c->no_stack)
 		fprintf(f, "stacks: %llu truncated, %llu without frames\n",
 			(unsigned long long)c->truncated, (unsigned long long)c->no_stack);
@@ -212,9 +243,9 @@ static void print_check(FILE *f, const struct mt_fold_check *ck, int bytes, int 
 			struct tally *t)
 {
 	tally_check(t, ck, partial);
-	char a[32], iv[80];
+	char a[40], iv[80];
 	if (ck->has_exact)
-		fprintf(f, " %13lld", (long long)ck->exact);
+		fprintf(f, " %13s", mt_fold_i128_str(a, ck->exact));
 	else
 		fprintf(f, " %13s", "-");
 	fprintf(f, " %10s %-24s", mt_fold_format_amount(a, ck->est.value, bytes),
@@ -230,13 +261,14 @@ static void print_group(FILE *f, const struct mt_fold_group *g, const char *labe
 	for (int i = 0; i < ncheck; i++)
 		print_check(f, &g->check[i], i == MT_FOLD_CHECK_BYTES ||
 						     i == MT_FOLD_CHECK_INUSE_BYTES, g->partial, t);
+	char a[40], b[40];
 	if (g->totals.lines)
-		fprintf(f, " %10llu %12llu", (unsigned long long)g->totals.frees,
-			(unsigned long long)g->totals.peak_bytes);
+		fprintf(f, " %10s %12s", mt_fold_u128_str(a, g->totals.frees),
+			mt_fold_u128_str(b, g->totals.peak_bytes));
 	else
 		fprintf(f, " %10s %12s", "-", "-");
 	if (g->totals.peak_error)
-		fprintf(f, " (+-%llu)", (unsigned long long)g->totals.peak_error);
+		fprintf(f, " (+-%s)", mt_fold_u128_str(a, g->totals.peak_error));
 	fputc('\n', f);
 }
 
@@ -299,7 +331,7 @@ int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s)
 {
 	enum mt_fold_metric m = s->opt.metric;
 	int bytes = metric_is_bytes(m);
-	char a[32], b[32], c[32], d[32], iv1[80], iv2[80];
+	char a[32], b[32], c[40], d[32], iv1[80], iv2[80];
 
 	fprintf(f, "mt-fold report: %s (%s), %d%% intervals, ", mt_fold_metric_name(m),
 		mt_fold_metric_unit(m), (int)lround(100 * s->opt.conf));
@@ -312,8 +344,8 @@ int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s)
 	else if (s->counts.lost_events || s->counts.lost_records)
 		/* Lost allocations only lower a sum; lost frees raise what is
 		 * in use, so in-use figures can be off either way. */
-		fprintf(f, " (exact over the events captured; %llu events lost: %s)",
-			(unsigned long long)s->counts.lost_events,
+		fprintf(f, " (exact over the events captured; %s events lost: %s)",
+			mt_fold_u128_str(c, s->counts.lost_events),
 			m == MT_FOLD_INUSE_BYTES || m == MT_FOLD_INUSE_OBJECTS ?
 				"off either way" : "at least this");
 	else
@@ -438,13 +470,14 @@ static void json_group(FILE *f, const struct mt_fold_group *g, const char *ind)
 		fputs("null", f);
 	fprintf(f, ",\n%s \"exact\": ", ind);
 	const struct mt_fold_totals *t = &g->totals;
+	char n[6][40];
 	if (t->lines)
-		fprintf(f, "{\"alloc_bytes\": %llu, \"allocs\": %llu, \"frees\": %llu, "
-			"\"freed_bytes\": %llu, \"peak_bytes\": %llu, \"peak_error\": %llu, "
+		fprintf(f, "{\"alloc_bytes\": %s, \"allocs\": %s, \"frees\": %s, "
+			"\"freed_bytes\": %s, \"peak_bytes\": %s, \"peak_error\": %s, "
 			"\"lines\": %llu, \"forked_lines\": %llu}",
-			(unsigned long long)t->alloc_bytes, (unsigned long long)t->allocs,
-			(unsigned long long)t->frees, (unsigned long long)t->freed_bytes,
-			(unsigned long long)t->peak_bytes, (unsigned long long)t->peak_error,
+			mt_fold_u128_str(n[0], t->alloc_bytes), mt_fold_u128_str(n[1], t->allocs),
+			mt_fold_u128_str(n[2], t->frees), mt_fold_u128_str(n[3], t->freed_bytes),
+			mt_fold_u128_str(n[4], t->peak_bytes), mt_fold_u128_str(n[5], t->peak_error),
 			(unsigned long long)t->lines, (unsigned long long)t->forked_lines);
 	else
 		fputs("null", f);
@@ -458,7 +491,8 @@ static void json_group(FILE *f, const struct mt_fold_group *g, const char *ind)
 		 * lies below hi (only false tells there) */
 		int known = !g->partial && !(ck->forked && ck->in_interval);
 		if (ck->has_exact)
-			fprintf(f, ", \"exact_value\": %lld, \"in_interval\": %s}", (long long)ck->exact,
+			fprintf(f, ", \"exact_value\": %s, \"in_interval\": %s}",
+				mt_fold_i128_str(n[0], ck->exact),
 				!known ? "null" : ck->in_interval ? "true" : "false");
 		else
 			fputs(", \"exact_value\": null, \"in_interval\": null}", f);
@@ -471,6 +505,7 @@ static void json_group(FILE *f, const struct mt_fold_group *g, const char *ind)
 int mt_fold_render_json(FILE *f, const struct mt_fold_snapshot *s)
 {
 	const struct mt_fold_counts *c = &s->counts;
+	char n[3][40];
 	fprintf(f, "{\n \"format\": \"mt-fold-report\",\n \"version\": 1,\n");
 	fprintf(f, " \"metric\": \"%s\",\n \"unit\": \"%s\",\n \"confidence\": ",
 		mt_fold_metric_name(s->opt.metric), mt_fold_metric_unit(s->opt.metric));
@@ -493,19 +528,19 @@ int mt_fold_render_json(FILE *f, const struct mt_fold_snapshot *s)
 		fputs("null", f);
 	fprintf(f, ",\n \"input\": {\"lines\": %llu, \"events\": %llu, \"alloc\": %llu, "
 		"\"free\": %llu, \"totals\": %llu, \"sample\": %llu, \"lost\": %llu,\n"
-		"  \"lost_events\": %llu, \"bad_lines\": %llu, \"truncated_stacks\": %llu, "
+		"  \"lost_events\": %s, \"bad_lines\": %llu, \"truncated_stacks\": %llu, "
 		"\"end_of_dump_stacks\": %llu, \"no_stack\": %llu,\n"
 		"  \"unmatched_frees\": %llu, \"implicit_frees\": %llu, "
-		"\"allocs_without_ptr\": %llu, \"images_without_totals\": %llu,\n"
-		"  \"images_without_sampler\": %llu, \"other_event_samples\": %llu},\n",
+		"\"allocs_without_ptr\": %llu, \"images_without_totals\": %s,\n"
+		"  \"images_without_sampler\": %s, \"other_event_samples\": %llu},\n",
 		(unsigned long long)c->lines, (unsigned long long)c->events,
 		(unsigned long long)c->kind[MT_FOLD_ALLOC], (unsigned long long)c->kind[MT_FOLD_FREE],
 		(unsigned long long)c->kind[MT_FOLD_TOTALS], (unsigned long long)c->kind[MT_FOLD_SAMPLE],
-		(unsigned long long)c->kind[MT_FOLD_LOST], (unsigned long long)c->lost_events,
+		(unsigned long long)c->kind[MT_FOLD_LOST], mt_fold_u128_str(n[0], c->lost_events),
 		(unsigned long long)c->bad_lines, (unsigned long long)c->truncated,
 		(unsigned long long)c->end_of_dump, (unsigned long long)c->no_stack, (unsigned long long)c->unmatched_frees,
 		(unsigned long long)c->implicit_frees, (unsigned long long)c->no_ptr_allocs,
-		(unsigned long long)c->silent_images, (unsigned long long)c->unsampled_images,
+		mt_fold_u128_str(n[1], c->silent_images), mt_fold_u128_str(n[2], c->unsampled_images),
 		(unsigned long long)c->other_event_samples);
 	fputs(" \"total\": ", f);
 	json_value(f, &s->total);

@@ -12,7 +12,20 @@
 
 /* Collapsed stacks of a finished profile for FlameGraph, inferno and
  * speedscope: "frame;frame;... N\n" per stack, sorted by stack, N the metric
- * rounded to an integer; stacks whose N is 0 are left out. */
+ * rounded to an integer; stacks whose N is 0 are left out.  N is at most
+ * MT_FOLD_COLLAPSED_MAX (the readers' 64-bit counts): a stack whose N is
+ * larger is left out too, and is passed to too_big (if not NULL) with its
+ * key and its N in decimal (the exact sum, or a rounded estimate).
+ * @return : 0, MT_FOLD_ERANGE when stacks were left out so (the others are
+ * written), MT_FOLD_EIO or MT_FOLD_ENOMEM. */
+#define MT_FOLD_COLLAPSED_MAX UINT64_MAX
+typedef void (*mt_fold_too_big_fn)(void *ctx, const char *stack, size_t len,
+				   const char *count);
+int mt_fold_render_collapsed_checked(FILE *f, const struct mt_fold_profile *p,
+				     enum mt_fold_metric metric, mt_fold_too_big_fn too_big,
+				     void *ctx);
+
+/* The same, without naming the stacks left out. */
 int mt_fold_render_collapsed(FILE *f, const struct mt_fold_profile *p,
 			     enum mt_fold_metric metric);
 

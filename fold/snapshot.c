@@ -37,7 +37,7 @@ static int build_stacks(struct mt_fold_snapshot *s, const struct mt_fold_profile
 		size_t len;
 		const char *key = mt_fold_profile_stack(p, id, &len, &est);
 		double v = (double)est[m].exact + est[m].y;
-		if (llround(v) <= 0)
+		if (!(v >= 0.5))	/* rounds to 0 */
 			continue;
 		uint32_t kid;
 		if (mt_fold_strtab_intern(s->names, key, len, &kid) < 0)
@@ -73,7 +73,7 @@ static const char *mode_name(const struct mt_fold_counts *c)
 
 /* Compare an exact figure with an estimate accumulator. */
 static void check_set(struct mt_fold_check *ck, const struct mt_fold_est *e, double conf,
-		      double wfallback, int has_exact, int64_t exact)
+		      double wfallback, int has_exact, mt_fold_i128 exact)
 {
 	mt_fold_est_finish(e, conf, wfallback, &ck->est);
 	ck->has_exact = has_exact;
@@ -104,9 +104,9 @@ static void group_fill(struct mt_fold_group *g, const struct group_acc *a,
 		a = &sampled;
 	}
 	check_set(&g->check[MT_FOLD_CHECK_BYTES], &a->est[MT_FOLD_ALLOC_BYTES], opt->conf,
-		  wfb[MT_FOLD_ALLOC_BYTES], has, (int64_t)t->alloc_bytes);
+		  wfb[MT_FOLD_ALLOC_BYTES], has, (mt_fold_i128)t->alloc_bytes);
 	check_set(&g->check[MT_FOLD_CHECK_OBJECTS], &a->est[MT_FOLD_ALLOC_OBJECTS], opt->conf,
-		  wfb[MT_FOLD_ALLOC_OBJECTS], has, (int64_t)t->allocs);
+		  wfb[MT_FOLD_ALLOC_OBJECTS], has, (mt_fold_i128)t->allocs);
 	/* The sampler counts freed bytes in block size (glibc's chunk size,
 	 * usable size + 8) and allocated bytes as requested: their difference
 	 * is not the requested bytes still live, so inuse_bytes has no exact
@@ -115,7 +115,7 @@ static void group_fill(struct mt_fold_group *g, const struct group_acc *a,
 		  wfb[MT_FOLD_INUSE_BYTES], 0, 0);
 	check_set(&g->check[MT_FOLD_CHECK_INUSE_OBJECTS], &a->est[MT_FOLD_INUSE_OBJECTS],
 		  opt->conf, wfb[MT_FOLD_INUSE_OBJECTS], has,
-		  (int64_t)t->allocs - (int64_t)t->frees);
+		  (mt_fold_i128)t->allocs - (mt_fold_i128)t->frees);
 	/* A forked image frees blocks of its parent's (counted in frees),
 	 * which the estimate, made of its own allocations, knows nothing of:
 	 * allocs - frees is then only a lower bound of what it estimates. */

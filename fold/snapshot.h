@@ -25,7 +25,7 @@ struct mt_fold_site {
 /* An exact figure from the sampler next to the estimate of it. */
 struct mt_fold_check {
 	int has_exact;
-	int64_t exact;			/* may be < 0: see per-thread inuse */
+	mt_fold_i128 exact;		/* may be < 0: see per-thread inuse */
 	struct mt_fold_value est;
 	int in_interval;		/* lo <= exact <= hi (meaningless when the
 					 * group is partial); forked: exact <= hi */

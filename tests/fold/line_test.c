@@ -127,6 +127,23 @@ Test(line, rejections)
 	}
 }
 
+/* A NUL byte anywhere in a line: refused, whatever field it is in (a name
+ * copied with it would end there: the JSON name cut short). */
+Test(line, nul_byte_is_rejected)
+{
+	static const char good[] = "alloc\t1/1\t0\tx\tsize=1 every=1\tmain;f end=complete";
+	struct mt_fold_event ev;
+	char line[sizeof(good)];
+	cr_assert_eq(mt_fold_line_parse(good, sizeof(good) - 1, &ev), 0);
+	for (size_t i = 0; i < sizeof(good) - 1; i++) {
+		memcpy(line, good, sizeof(good));
+		line[i] = '\0';
+		int err = mt_fold_line_parse(line, sizeof(good) - 1, &ev);
+		cr_assert_eq(err, MT_FOLD_ENUL, "NUL at %zu: got %d (%s)", i, err, mt_fold_strerror(err));
+	}
+	cr_assert_str_eq(mt_fold_strerror(MT_FOLD_ENUL), "a NUL byte in the line");
+}
+
 Test(line, header_versions)
 {
 	cr_assert_eq(mt_fold_line_header("# mt-unwind 1", 13), 1);

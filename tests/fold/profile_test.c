@@ -1,6 +1,8 @@
 /* Folding small hand-reasoned inputs: each estimator, liveness, merging. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "fold/gamma.h"
 #include "tests/fold/helpers.h"
@@ -733,4 +735,164 @@ Test(profile, newer_version_stops_folding)
 	cr_assert_eq(mt_fold_profile_counts(p)->bad_lines, 2);
 	cr_assert_eq(mt_fold_profile_counts(p)->events, 0);
 	mt_fold_profile_free(p);
+}
+
+/* A line with a NUL byte read from a stream: a bad line, counted and
+ * passed on with its number; the lines around it are folded. */
+static void count_bad(void *ctx, const char *file, uint64_t lineno, int err, const char *key)
+{
+	(void)file;
+	(void)key;
+	uint64_t *got = ctx;
+	got[0]++;
+	got[1] = lineno;
+	got[2] = (uint64_t)-err;
+}
+
+Test(profile, nul_byte_line_is_bad_not_folded)
+{
+	static const char text[] = "# mt-unwind 1\n"
+		"alloc\t1/1\t1\tp\tsize=10 every=1\tmain;f end=complete\n"
+		"alloc\t1/1\t2\tp\tsize=7 every=1\tmain;g\0h end=complete\n"
+		"alloc\t1/1\t3\tp\tsize=5 every=1\tmain;f end=complete\n";
+	struct mt_fold_profile *p = mt_fold_profile_new(0);
+	FILE *f = fmemopen((void *)text, sizeof(text) - 1, "r");
+	uint64_t got[3] = { 0 };
+	cr_assert_eq(mt_fold_profile_read(p, f, "t", count_bad, got), 0);
+	fclose(f);
+	cr_assert_eq(got[0], 1);
+	cr_assert_eq(got[1], 3);
+	cr_assert_eq(got[2], (uint64_t)-MT_FOLD_ENUL);
+	cr_assert_eq(mt_fold_profile_counts(p)->bad_lines, 1);
+	cr_assert_eq(mt_fold_profile_finish(p), 0);
+	char *out = collapsed_of(p, MT_FOLD_ALLOC_BYTES);
+	cr_assert_str_eq(out, "main;f 15\n");
+	free(out);
+	mt_fold_profile_free(p);
+}
+
+/* A --no-wait capture whose ring overflowed: mt-unwind writes the LOST
+ * records (reason=kernel, no thread) and, per thread, the marker calls the
+ * stream lacks (reason=unseen), the same events seen from the sampler's
+ * end.  Each is counted once: a stream's loss is the larger of the two
+ * (the figures of a real capture: 58116 LOST, 58107 unseen). */
+Test(profile, unseen_marker_calls_are_not_counted_twice)
+{
+	struct mt_fold_profile *p = profile_of("# mt-unwind 1\n"
+		"lost\t0/0\t5\t\tcount=18933 reason=kernel\t end=none\n"
+		"lost\t0/0\t6\t\tcount=39174 reason=kernel\t end=none\n"
+		"lost\t9/10\t7\tw\tcount=9 reason=kernel\t end=none\n"
+		"lost\t9/10\t8\tw\tcount=14527 reason=unseen marker=alloc\t end=none\n"
+		"lost\t9/10\t8\tw\tcount=14517 reason=unseen marker=free\t end=none\n"
+		"lost\t9/11\t9\tw\tcount=14543 reason=unseen marker=alloc\t end=none\n"
+		"lost\t9/11\t9\tw\tcount=14520 reason=unseen marker=free\t end=none\n", 0);
+	const struct mt_fold_counts *c = mt_fold_profile_counts(p);
+	cr_assert_eq(c->lost_events, 58116, "the LOST records' count, not the sum of both");
+	cr_assert_eq(c->lost_records, 3);
+	cr_assert_eq(c->unseen_events, 58107);
+	cr_assert_eq(c->kind[MT_FOLD_LOST], 7);
+	mt_fold_profile_free(p);
+
+	/* Unseen calls beyond the LOST records' count were lost too (silently,
+	 * after them): the stream lost at least that many.  dropped and
+	 * undecodable add up as before. */
+	p = profile_of("# mt-unwind 1\n"
+		"lost\t0/0\t5\t\tcount=100 reason=kernel\t end=none\n"
+		"lost\t1/1\t6\tw\tcount=7 reason=dropped marker=free\t end=none\n"
+		"lost\t1/1\t8\tw\tcount=90 reason=unseen marker=alloc\t end=none\n"
+		"lost\t1/2\t8\tw\tcount=30 reason=unseen marker=alloc\t end=none\n"
+		"lost\t0/0\t9\t\tcount=2 reason=undecodable\t end=none\n", 0);
+	c = mt_fold_profile_counts(p);
+	cr_assert_eq(c->lost_events, 7 + 120 + 2);
+	cr_assert_eq(c->lost_records, 3);
+	mt_fold_profile_free(p);
+}
+
+/* Inputs are separate streams: one's unseen calls do not cover another's
+ * LOST records. */
+Test(profile, unseen_calls_are_matched_within_their_own_input)
+{
+	static const char a[] = "# mt-unwind 1\nlost\t0/0\t5\t\tcount=100 reason=kernel\t end=none\n"
+				"lost\t1/1\t6\tw\tcount=100 reason=unseen marker=alloc\t end=none\n";
+	static const char b[] = "# mt-unwind 1\nlost\t0/0\t5\t\tcount=50 reason=kernel\t end=none\n"
+				"lost\t2/2\t6\tw\tcount=40 reason=unseen marker=alloc\t end=none\n";
+	struct mt_fold_profile *p = mt_fold_profile_new(0);
+	FILE *f = fmemopen((void *)a, sizeof(a) - 1, "r");
+	cr_assert_eq(mt_fold_profile_read(p, f, "a", NULL, NULL), 0);
+	fclose(f);
+	f = fmemopen((void *)b, sizeof(b) - 1, "r");
+	cr_assert_eq(mt_fold_profile_read(p, f, "b", NULL, NULL), 0);
+	fclose(f);
+	cr_assert_eq(mt_fold_profile_counts(p)->lost_events, 150);
+	mt_fold_profile_free(p);
+}
+
+/* Sums past 2^64 are carried in 128 bits: three allocations of 2^63 - 1
+ * bytes make 3 (2^63 - 1), exact, in the stack, the site, the total and
+ * the sampler's totals; never the sum modulo 2^64. */
+Test(profile, exact_sums_do_not_wrap_at_2_64)
+{
+	static const char text[] = "# mt-unwind 1\n"
+		"alloc\t1/1\t1\tp\tsize=9223372036854775807 ptr=0x10 every=1\tmain;f;malloc end=complete\n"
+		"alloc\t1/1\t2\tp\tsize=9223372036854775807 ptr=0x20 every=1\tmain;f;malloc end=complete\n"
+		"alloc\t1/1\t3\tp\tsize=9223372036854775807 ptr=0x30 every=1\tmain;f;malloc end=complete\n"
+		"totals\t1/1\t9\tp\tscope=thread alloc_bytes=18446744073709551615 allocs=3 frees=0 "
+		"freed_bytes=0 peak_bytes=18446744073709551615\t end=none\n"
+		"totals\t1/1\t9\tp\tscope=thread alloc_bytes=18446744073709551615 allocs=3 frees=0 "
+		"freed_bytes=0 peak_bytes=18446744073709551615\t end=none\n";
+	const mt_fold_u128 want = (mt_fold_u128)3 * 9223372036854775807u;
+	char num[40];
+	struct mt_fold_profile *p = profile_of(text, 0);
+	const struct mt_fold_est *est;
+	mt_fold_profile_stack(p, 0, NULL, &est);
+	cr_assert(est[MT_FOLD_ALLOC_BYTES].exact == want);
+	cr_assert_str_eq(mt_fold_u128_str(num, est[MT_FOLD_ALLOC_BYTES].exact),
+			 "27670116110564327421");
+	cr_assert(est[MT_FOLD_INUSE_BYTES].exact == want);
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	cr_assert(s->total.exact);
+	cr_assert_eq(s->total.value, 27670116110564327421.0);
+	cr_assert_eq(site_named(s, "malloc")->total.value, 27670116110564327421.0);
+	cr_assert(s->all.totals.alloc_bytes == (mt_fold_u128)2 * UINT64_MAX);
+	cr_assert_str_eq(mt_fold_i128_str(num, s->all.check[MT_FOLD_CHECK_BYTES].exact),
+			 "36893488147419103230");
+	char *table = render(mt_fold_render_table, s), *json = render(mt_fold_render_json, s);
+	cr_assert(strstr(table, "\ntotal alloc_bytes: 24.0 EiB (exact)\n"), "%s", table);
+	cr_assert(strstr(json, "\"exact\": {\"alloc_bytes\": 36893488147419103230, \"allocs\": 6, "
+			 "\"frees\": 0, \"freed_bytes\": 0, \"peak_bytes\": 18446744073709551615,"), "%s",
+		  json);
+	cr_assert(strstr(json, "\"exact_value\": 36893488147419103230,"), "%s", json);
+	free(table);
+	free(json);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+	cr_assert_str_eq(mt_fold_i128_str(num, -(mt_fold_i128)UINT64_MAX * 4), "-73786976294838206460");
+	cr_assert_str_eq(mt_fold_u128_str(num, ~(mt_fold_u128)0),
+			 "340282366920938463463374607431768211455");
+}
+
+/* getline failing for want of memory (a line larger than memory allows) is
+ * not the end of the input: MT_FOLD_ENOMEM, and the line it reached. */
+Test(profile, a_line_too_long_for_memory_is_enomem_not_eof)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	cr_skip_test("RLIMIT_AS: AddressSanitizer reserves terabytes of shadow");
+#else
+	FILE *statm = fopen("/proc/self/statm", "r");
+	unsigned long pages = 0;
+	cr_assert(statm && fscanf(statm, "%lu", &pages) == 1);
+	fclose(statm);
+	/* what the test runs in now and 64 MiB more: /dev/zero is one line */
+	struct rlimit lim = { .rlim_cur = pages * (unsigned long)sysconf(_SC_PAGESIZE) + (64 << 20) };
+	lim.rlim_max = lim.rlim_cur;
+	FILE *f = fopen("/dev/zero", "r");
+	struct mt_fold_profile *p = mt_fold_profile_new(0);
+	cr_assert(f && p);
+	cr_assert_eq(setrlimit(RLIMIT_AS, &lim), 0);
+	cr_assert_eq(mt_fold_profile_read(p, f, "zero", NULL, NULL), MT_FOLD_ENOMEM);
+	cr_assert_eq(mt_fold_profile_read_line(p), 1);
+	cr_assert_eq(mt_fold_profile_counts(p)->lines, 0);
+	fclose(f);
+	mt_fold_profile_free(p);
+#endif
 }

@@ -401,6 +401,62 @@ Test(render, collapsed_follows_flamegraph_conventions)
 	free(text);
 }
 
+struct too_big_seen {
+	int calls;
+	char stack[64], count[48];
+};
+
+static void note_too_big(void *ctx, const char *stack, size_t len, const char *count)
+{
+	struct too_big_seen *t = ctx;
+	t->calls++;
+	snprintf(t->stack, sizeof(t->stack), "%.*s", (int)len, stack);
+	snprintf(t->count, sizeof(t->count), "%s", count);
+}
+
+/* Collapsed counts are 64-bit: from 2^63 up they are written digit for
+ * digit (not llround's 9223372036854775808), UINT64_MAX still fits, and a
+ * stack past it, exact or estimated, is left out and named, never wrapped. */
+Test(render, collapsed_counts_at_the_64_bit_edge)
+{
+	struct mt_fold_profile *p = profile_of("# mt-unwind 1\n"
+		"alloc\t1/1\t1\tp\tsize=9223372036854775809 every=1\ta end=complete\n"
+		"alloc\t1/1\t2\tp\tsize=18446744073709551615 every=1\tb end=complete\n"
+		"alloc\t1/1\t3\tp\tsize=18446744073709551615 every=1\tc end=complete\n"
+		"alloc\t1/1\t4\tp\tsize=1 every=1\tc end=complete\n", 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct too_big_seen t = { 0 };
+	cr_assert_eq(mt_fold_render_collapsed_checked(f, p, MT_FOLD_ALLOC_BYTES, note_too_big, &t),
+		     MT_FOLD_ERANGE);
+	fclose(f);
+	cr_assert_str_eq(buf, "a 9223372036854775809\nb 18446744073709551615\n");
+	cr_assert_eq(t.calls, 1);
+	cr_assert_str_eq(t.stack, "c");
+	cr_assert_str_eq(t.count, "18446744073709551616");
+	free(buf);
+	mt_fold_profile_free(p);
+
+	/* Estimated: every=4 of 2^62 + 2^62 bytes is 2^65. */
+	p = profile_of("# mt-unwind 1\n"
+		"alloc\t1/1\t1\tp\tsize=4611686018427387904 every=4\td end=complete\n"
+		"alloc\t1/1\t2\tp\tsize=4611686018427387904 every=4\td end=complete\n"
+		"alloc\t1/1\t3\tp\tsize=1 every=4\te end=complete\n", 0);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	memset(&t, 0, sizeof(t));
+	cr_assert_eq(mt_fold_render_collapsed_checked(f, p, MT_FOLD_ALLOC_BYTES, note_too_big, &t),
+		     MT_FOLD_ERANGE);
+	fclose(f);
+	cr_assert_str_eq(buf, "e 4\n");
+	cr_assert_eq(t.calls, 1);
+	cr_assert_str_eq(t.stack, "d");
+	cr_assert_str_eq(t.count, "36893488147419103232");
+	free(buf);
+	mt_fold_profile_free(p);
+}
+
 Test(render, amounts)
 {
 	char b[32];
