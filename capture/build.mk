@@ -67,6 +67,7 @@ E2E_TESTS += \
 	tests/e2e/fold-coverage.sh \
 	tests/e2e/fold-forked.sh \
 	tests/e2e/capture-trace.sh \
+	tests/e2e/capture-trace-failed.sh \
 	tests/e2e/capture-perf-script.sh \
 	tests/e2e/capture-sigint.sh \
 	tests/e2e/capture-pid.sh \
