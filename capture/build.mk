@@ -70,6 +70,7 @@ E2E_TESTS += \
 	tests/e2e/capture-trace-failed.sh \
 	tests/e2e/capture-perf-script.sh \
 	tests/e2e/capture-sigint.sh \
+	tests/e2e/capture-second-signal.sh \
 	tests/e2e/capture-pid.sh \
 	tests/e2e/capture-forkexec.sh \
 	tests/e2e/capture-cli.sh \
