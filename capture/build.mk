@@ -58,6 +58,7 @@ BINS += $(B)/bin/mt-capture
 
 # ---- tests
 FIXTURE_NAMES += capture_alloc capture_forkexec capture_bench capture_rate capture_signal capture_semantics \
+	capture_odd \
 	capture_stacks capture_scribble capture_clones
 E2E_TESTS += \
 	tests/e2e/capture-sample-totals.sh \
@@ -69,8 +70,10 @@ E2E_TESTS += \
 	tests/e2e/fold-coverage.sh \
 	tests/e2e/fold-forked.sh \
 	tests/e2e/capture-trace.sh \
+	tests/e2e/capture-trace-failed.sh \
 	tests/e2e/capture-perf-script.sh \
 	tests/e2e/capture-sigint.sh \
+	tests/e2e/capture-second-signal.sh \
 	tests/e2e/capture-pid.sh \
 	tests/e2e/capture-forkexec.sh \
 	tests/e2e/capture-cli.sh \

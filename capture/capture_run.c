@@ -53,6 +53,7 @@ struct run {
 	size_t ring_size;		/* bytes of data per ring */
 	int tracks_new_tasks;	/* -p with uprobes: count what is not followed */
 	struct mt_capture_ring_drain ring_last;	/* the sample ring's last drain */
+	int stops_seen;		/* stop signals acted on (*o->stops when caught up) */
 };
 
 /* Sample ids of the events written from the sample ring: far above the
@@ -527,6 +528,80 @@ static pid_t wait_for(pid_t pid, int *status)
 	return w;
 }
 
+/* A second stop signal: the command is not waited for.  It is killed
+ * (SIGKILL; its process group when it leads one of its own, else the
+ * command's process alone: it shares mt-capture's group otherwise, which
+ * may hold the reader of the stream) and reaped if it dies within a
+ * second.  One that has exited meanwhile is only reaped. */
+static void end_command(struct run *r, struct mt_capture_stats *st)
+{
+	int status;
+	if (waitpid(r->child, &status, WNOHANG) == r->child) {
+		st->status = status;
+		st->exited = 1;
+		r->child = 0;
+		return;
+	}
+	pid_t group = getpgid(r->child);
+	int rc = group == r->child && group != getpgrp() ? kill(-group, SIGKILL) : -1;
+	if (rc)
+		rc = kill(r->child, SIGKILL);
+	if (rc) {
+		st->kill_errno = errno;
+		return;
+	}
+	st->killed = 1;
+	for (int i = 0; i < 100; i++) {
+		pid_t w = waitpid(r->child, &status, WNOHANG);
+		if (w == r->child || (w < 0 && errno != EINTR)) {
+			r->child = 0;
+			return;
+		}
+		usleep(10000);
+	}
+}
+
+/* Act on the stop signals that came since the last call: the first is
+ * passed on to the command, a second one ends the capture (st->detached).
+ * @return : 1 when the capture is to end now. */
+static int stop_signals(struct run *r, struct mt_capture_stats *st)
+{
+	int stops = *r->o->stops;
+	if (stops == r->stops_seen)
+		return 0;
+	r->stops_seen = stops;
+	if (!r->child)
+		return 1;	/* -p: detach */
+	if (stops > 1) {
+		st->detached = 1;
+		return 1;
+	}
+	kill(r->child, *r->o->stop_signal);
+	return 0;
+}
+
+/* The end of a capture that ended before the command (the output failed):
+ * wait for it, passing it the first stop signal; a second one ends the
+ * wait (end_command). */
+static void wait_command(struct run *r, struct mt_capture_stats *st)
+{
+	for (;;) {
+		int status;
+		pid_t w = waitpid(r->child, &status, 0);
+		if (w == r->child) {
+			st->status = status;
+			st->exited = 1;
+			return;
+		}
+		if (w < 0 && errno != EINTR)
+			return;
+		if (stop_signals(r, st) && st->detached) {
+			end_command(r, st);
+			return;
+		}
+	}
+}
+
 static int process_gone(pid_t pid)
 {
 	return kill(pid, 0) < 0 && errno == ESRCH;
@@ -552,6 +627,7 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 		rc = launch(&r, err);
 		if (!rc)
 			r.threads[0] = perf_thread_map__new_array(1, &r.child);
+		st->pid = r.child;
 	}
 	if (rc) {
 		close(o->out_fd);
@@ -610,7 +686,7 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 		}
 	}
 
-	int stops_seen = 0, done = 0;
+	int done = 0;
 	while (!done) {
 		/* SIGCHLD (handled by main, no SA_RESTART) ends the wait when the
 		 * command exits; the short timeout bounds the race before it. */
@@ -619,16 +695,9 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 		int busy = o->ring && r.ring_last.bytes > r.ring_size;
 		perf_evlist__poll(r.evlist[r.evlist[1] ? 1 : 0], busy ? 1 : 10);
 		drain(&r);
-		int stops = *o->stops;
-		if (stops != stops_seen) {
-			stops_seen = stops;
-			if (!r.child)
-				break;
-			if (stops > 1) {
-				st->detached = 1;
-				break;
-			}
-			kill(r.child, *o->stop_signal);
+		if (stop_signals(&r, st)) {
+			st->signalled = 1;
+			break;
 		}
 		if (r.child) {
 			int status;
@@ -667,13 +736,13 @@ int mt_capture_run(const struct mt_capture_run_opts *o, struct mt_capture_stats 
 out:
 	if (o->ring)
 		mt_capture_ring_close(o->ring);
-	if (r.child && r.go_fd < 0 && !st->exited && !st->detached) {
+	if (r.child && st->detached) {
+		/* A second signal: the stream is complete (flushed above), the
+		 * command is not waited for. */
+		end_command(&r, st);
+	} else if (r.child && r.go_fd < 0 && !st->exited) {
 		/* Capture ended early: the command carries on; wait for it. */
-		int status;
-		if (wait_for(r.child, &status) == r.child) {
-			st->status = status;
-			st->exited = 1;
-		}
+		wait_command(&r, st);
 	} else if (r.child && !st->exited) {
 		close(r.go_fd);	/* never started: it exits at once */
 		r.go_fd = -1;

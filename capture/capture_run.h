@@ -52,14 +52,22 @@ struct mt_capture_stats {
 	double seconds;
 	int status;		/* the command's wait status (launch mode) */
 	int exited;		/* status is valid */
-	int detached;		/* stopped by a second signal, command left running */
+	int detached;		/* ended by a second signal, without waiting for the command */
+	int signalled;		/* ended by a stop signal (-p: the first) */
+	pid_t pid;		/* launch mode: the command's pid (0 before it was started) */
+	int killed;		/* detached: the command was sent SIGKILL */
+	int kill_errno;		/* detached: SIGKILL could not be sent (errno), or 0 */
 };
 
 /* Open the events of o->evs on the command o->argv (started here, enabled
  * at its exec) or on every thread of o->pid, write the stream to o->out_fd
  * until the command exits, pid disappears or a stop signal comes, and fill
  * *st.  The first stop signal is passed on to a launched command and
- * capture goes on until it exits; a second one ends the capture at once.
+ * capture goes on until it exits; a second one ends the capture at once:
+ * the stream is completed, then the command is sent SIGKILL and not
+ * waited for (st->detached; st->killed, st->kill_errno, or st->exited
+ * when it had exited meanwhile).  With -p the
+ * first signal ends the capture and the process runs on.
  * o->out_fd is closed in every case; the stream is complete in every case
  * where the output could be written.  o and what it points to must live
  * until the call returns; o->evs's attrs are changed (see capture_run.c).

@@ -262,6 +262,24 @@ static void report(const struct mt_capture_opts *o, const struct setup *s,
 			 "(uprobe events cannot be inherited into a running process)", st->unfollowed);
 }
 
+/* After the stream is complete: what became of the command or process
+ * when a signal ended the capture before it did. */
+static void said_stop(const struct mt_capture_opts *o, const struct mt_capture_stats *st)
+{
+	if (o->pid && st->signalled)
+		fprintf(stderr, "%s: %s: capture ended; process %d left running\n", mt_prog(),
+			stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", (int)o->pid);
+	else if (st->detached && st->killed)
+		fprintf(stderr, "%s: second signal: capture ended; killed '%s' (pid %d)\n", mt_prog(),
+			o->cmd[0], (int)st->pid);
+	else if (st->detached && st->kill_errno)
+		mt_error("second signal: capture ended; cannot kill '%s' (pid %d): %s; it is left "
+			 "running", o->cmd[0], (int)st->pid, strerror(st->kill_errno));
+	else if (st->detached && st->exited)
+		fprintf(stderr, "%s: second signal: capture ended; '%s' (pid %d) had exited\n",
+			mt_prog(), o->cmd[0], (int)st->pid);
+}
+
 /* What was lost, in words ("" when nothing was) into buf. */
 static const char *losses(const struct mt_capture_stats *st, char *buf, size_t len)
 {
@@ -363,6 +381,7 @@ int main(int argc, char **argv)
 	if (rc && rc != MT_CAPTURE_EWRITE)
 		die_err(&err);	/* the command did not run */
 	report(&o, &made, &st, waited_ns, watched ? watch : NULL, rc != 0);
+	said_stop(&o, &st);
 	return exit_status(&o, &st, &err);
 }
 

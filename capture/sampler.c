@@ -915,15 +915,27 @@ static void *real_alloc(int fn, size_t align, size_t n, int *rc)
 static __attribute__((noinline)) void *alloc_sampled(struct block *b, int fn, size_t align,
 						     size_t n, int *rc)
 {
+	/* Alignments the real function may refuse: let it decide.  One that
+	 * it takes (glibc before 2.38's aligned_alloc rounds it up to a power
+	 * of two) is sampled as a tagged block aligned to the power of two
+	 * above; the block it gave is handed back unused and uncounted. */
+	int bad_align = (fn == FN_POSIX_MEMALIGN || fn == FN_ALIGNED_ALLOC) &&
+			(!align || (align & (align - 1)) ||
+			 (fn == FN_POSIX_MEMALIGN && align % sizeof(void *)));
+	if (UNLIKELY(bad_align) && glibc_chunks && !b->busy) {
+		void *p = real_alloc(fn, align, n, rc);
+		if (!p) {
+			mt_sampler_add((uint64_t *)&b->remaining, n);
+			return NULL;
+		}
+		real.free(p);
+		bad_align = 0;
+	}
 	size_t off = 16;
 	if (fn == FN_VALLOC || fn == FN_PVALLOC)
 		off = page_size;
 	while (off < align && off < ((size_t)1 << 62))
 		off <<= 1;
-	/* Alignments the real function refuses: let it refuse them. */
-	int bad_align = (fn == FN_POSIX_MEMALIGN || fn == FN_ALIGNED_ALLOC) &&
-			(!align || (align & (align - 1)) ||
-			 (fn == FN_POSIX_MEMALIGN && align % sizeof(void *)));
 	if (!glibc_chunks || b->busy || n > SIZE_MAX - off || bad_align) {
 		/* Untagged: another allocator (the table), a signal handler
 		 * inside a slow path (counted, not sampled), or a request that

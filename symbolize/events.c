@@ -1,6 +1,7 @@
 /* symbolize/events.h: the meaning of mt's capture events. */
 #include "symbolize/events.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,6 +287,16 @@ static void trace_entry(struct mt_unwind_events *s, const struct mt_perf_sample 
 			return;
 	}
 	if (!ei->paired) {
+		/* No return probe (-c N): a size that does not fit (calloc's or
+		 * reallocarray's product wrapped) or above PTRDIFF_MAX cannot be
+		 * allocated, and posix_memalign refuses an alignment that is not
+		 * a power of two multiple of sizeof(void *) (EINVAL), so those
+		 * calls failed; any other is taken as done. */
+		int bad_align = ei->fn == 4 && (!si || (si & (si - 1)) || si % 8);
+		if (overflow || size > (uint64_t)PTRDIFF_MAX || bad_align) {
+			s->st.failed++;
+			return;
+		}
 		mt_unwind_emit_head(s->emit, s->out, MT_UNWIND_K_ALLOC, smp->pid, smp->tid, smp->time);
 		mt_unwind_emit_kv(s->out, "size", size, 1);
 		mt_unwind_emit_kx(s->out, "ptr", 0);
@@ -353,6 +364,15 @@ static uint64_t memptr_read(const struct mt_perf_sample *smp, uint64_t addr)
 	return sp && mt_unwind_memory_read(&dump, addr, &v) == 0 ? v : 0;
 }
 
+/* A paired call that failed: its line, formatted at the entry (which
+ * counted it as an alloc event), is not written. */
+static void trace_failed(struct mt_unwind_events *s)
+{
+	s->st.failed++;
+	s->emit->events--;
+	s->emit->by_kind[MT_UNWIND_K_ALLOC]--;
+}
+
 static void trace_return(struct mt_unwind_events *s, const struct mt_perf_sample *smp,
 			 const struct evinfo *ei)
 {
@@ -376,7 +396,8 @@ static void trace_return(struct mt_unwind_events *s, const struct mt_perf_sample
 		 * address went to *memptr, which the return probe's stack dump
 		 * holds when memptr is on the stack (mt-capture since 2026-11-29). */
 		if ((uint32_t)ret != 0) {	/* an int: EAX */
-			pending_unlink(s, p);	/* failed: nothing allocated */
+			trace_failed(s);	/* failed: nothing allocated */
+			pending_unlink(s, p);
 			return;
 		}
 		ret = memptr_read(smp, p->memptr);
@@ -399,6 +420,8 @@ static void trace_return(struct mt_unwind_events *s, const struct mt_perf_sample
 		mt_unwind_out_str(s->out, p->line_head);
 		mt_unwind_emit_kx(s->out, "ptr", ret);
 		mt_unwind_out_str(s->out, p->line_tail);
+	} else {
+		trace_failed(s);
 	}
 	pending_unlink(s, p);
 }

@@ -57,6 +57,7 @@ struct mt_unwind_events_stats {
 	uint64_t internal;		/* allocator calls made inside another */
 	uint64_t unpaired;		/* trace returns without entry, or entries without */
 	uint64_t memptr_unknown;	/* posix_memalign returns without the pointer */
+	uint64_t failed;		/* trace: allocator calls that failed (no allocation) */
 	uint64_t marks_dropped, marks_unseen;	/* marker events missing */
 	uint64_t silent_images;		/* ran the sampler, sent no process totals */
 	uint64_t unsampled_images;	/* a sample-mode capture's images without the sampler */

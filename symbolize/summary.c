@@ -118,6 +118,10 @@ void mt_unwind_summary_print(const struct mt_unwind_summary *r, double secs)
 		mt_info("%" PRIu64 " posix_memalign calls written with ptr=0x0: the"
 			" pointer was not in the return's stack dump (not on the stack, or a"
 			" recording made before mt-capture copied it)", ev->memptr_unknown);
+	if (ev->failed)
+		mt_info("%" PRIu64 " allocator calls failed (they returned NULL or an error, or"
+			" asked for a size or alignment none is given for): no allocation written",
+			ev->failed);
 	if (undecodable || rp->no_regs || ev->filtered || ev->superseded || ev->internal ||
 	    ev->unpaired)
 		mt_info("%" PRIu64 " undecodable records, %" PRIu64
