@@ -340,10 +340,18 @@ static int decode(const struct opts *o)
 	if (status == MT_EXIT_OK && mtz_reader_damage(r))
 		status = MT_EXIT_DATA;
 	double secs = now() - t0;
-	if (st.frames_lost)
+	if (st.frames_lost && !st.frames_skipped)
 		mt_error("'%s': %llu frame%s lost (%llu bytes of .mtz skipped)", o->in_name,
 			 (unsigned long long)st.frames_lost,
 			st.frames_lost == 1 ? "" : "s", (unsigned long long)st.bytes_lost);
+	else if (st.frames_skipped)
+		mt_error("'%s': %llu frame%s lost, %llu skipped as repeated or out of order "
+			 "(%llu bytes of .mtz skipped)", o->in_name,
+			 (unsigned long long)st.frames_lost, st.frames_lost == 1 ? "" : "s",
+			 (unsigned long long)st.frames_skipped, (unsigned long long)st.bytes_lost);
+	else if (st.bytes_lost)
+		mt_error("'%s': %llu bytes of .mtz skipped", o->in_name,
+			 (unsigned long long)st.bytes_lost);
 	if (o->stats)
 		mt_info("%llu frames intact, %llu samples decoded (%llu keyframes), "
 			"%.1f ns per record", (unsigned long long)st.frames,

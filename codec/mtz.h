@@ -72,7 +72,10 @@ struct mtz_stats {
 	uint64_t frames;		/* frames written, or read intact */
 	uint64_t frames_beside;		/* writer: frames whose largest section was
 					 * compressed on a helper thread */
-	uint64_t frames_lost;		/* frames skipped as damaged or truncated */
+	uint64_t frames_lost;		/* frames skipped as damaged or truncated,
+					 * or missing (reader) */
+	uint64_t frames_skipped;	/* reader: intact frames skipped as
+					 * repeats or out of order */
 	uint64_t bytes_lost;		/* .mtz bytes skipped (reader) */
 };
 
