@@ -159,8 +159,10 @@ int mt_input_perf_reader(struct mt_input *in, const struct mt_input_mtz_opts *mt
 	if (rc == 0)	/* perf record -z: the records inside COMPRESSED ones */
 		rc = mt_perf_reader_unpack(in->reader);
 	if (rc != 0) {
+		const char *msg = in->reader ? mt_perf_reader_error(in->reader)
+					     : mt_perf_reader_error(NULL);	/* the failed open's */
 		snprintf(in->err, sizeof(in->err), "'%s': %s", in->name,
-			 in->reader ? mt_perf_reader_error(in->reader) : mt_perf_strerror(rc));
+			 *msg ? msg : mt_perf_strerror(rc));
 		mt_perf_reader_free(in->reader);
 		in->reader = NULL;
 		return rc;
