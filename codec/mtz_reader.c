@@ -56,6 +56,7 @@ struct fjob {
 	unsigned pre_more;		/* reports that did not fit in pre */
 	struct mtz_frame_header h;
 	uint64_t off;			/* file offset of its header */
+	int copy;			/* the copy of frame 0 (version 4) */
 	struct mt_buf payload;
 	/* decoding, in a worker */
 	struct mt_buf raw, out;
@@ -109,6 +110,13 @@ struct mtz_reader {
 	const uint8_t *pend_at;		/* bytes of it given to mtz_reader_chunk */
 	size_t pend;			/* but not yet copied by mtz_reader_read */
 	int read_end;			/* the end job was made */
+	/* version 4: frame 0 comes twice.  copy_expected: frame 0 was just
+	 * read, so a frame 0 now is its copy.  frame0: 0 not decoded yet, 1
+	 * decoded, 2 damaged (its copy is wanted, frame0_handed of its
+	 * bytes having been handed out), 3 done with it. */
+	int frame0_copy, copy_expected, frame0;
+	size_t frame0_handed;
+	uint64_t frame0_size;
 	uint32_t next_frame;		/* number the next frame should carry */
 	uint64_t next_orig;		/* original offset it should start at */
 	/* a frame found ahead of the one that should precede it (two frames
@@ -265,6 +273,7 @@ int mtz_reader_new(struct mtz_reader **out, mt_perf_read_fn read, void *ctx,
 		r->jobs[i].head_cols = version >= 3;
 		r->jobs[i].hash_size = hash_bits / 8;
 	}
+	r->frame0_copy = version >= MTZ_VERSION_FRAME0_COPY;
 	skip(r, MTZ_FILE_HEADER_SIZE);
 	*out = r;
 	return 0;
@@ -822,6 +831,7 @@ static int read_job(struct mtz_reader *r, struct fjob *j)
 	j->pre[0] = 0;
 	j->pre_more = 0;
 	j->kind = JOB_END;
+	j->copy = 0;
 	if (r->held.active) {	/* the first of two swapped frames */
 		struct mt_buf t = j->payload;
 		j->payload = r->held.payload;
@@ -865,6 +875,14 @@ static int read_job(struct mtz_reader *r, struct fjob *j)
 			mtz_frame_header_parse(r->buf + r->pos, &h);
 			uint32_t lost = h.frame_no > r->next_frame ? h.frame_no - r->next_frame : 0;
 			r->st.frames_lost += lost;
+			if (r->frame0_copy && !h.end && h.frame_no == 0 && r->next_frame == 0 &&
+			    h.out_offset == 0) {
+				pre_damage(r, j, "frame 0 at offset %llu: damaged header; skipped "
+					   "%llu bytes to its copy at offset %llu (no frame lost)",
+					   (unsigned long long)off, (unsigned long long)skipped,
+					   (unsigned long long)at(r));
+				continue;
+			}
 			pre_damage(r, j, "frame %u at offset %llu: damaged header; skipped %llu "
 				   "bytes to frame %u at offset %llu (%u frame%s lost, original "
 				   "bytes %llu..%llu)", r->next_frame, (unsigned long long)off,
@@ -878,6 +896,8 @@ static int read_job(struct mtz_reader *r, struct fjob *j)
 			}
 			continue;
 		}
+		int copy = r->copy_expected && !h.end && h.frame_no == 0 && h.out_offset == 0;
+		r->copy_expected = 0;
 		if (h.end) {
 			skip(r, MTZ_FRAME_HEADER_SIZE);
 			if (h.frame_no != r->next_frame || h.out_offset != r->next_orig) {
@@ -894,15 +914,18 @@ static int read_job(struct mtz_reader *r, struct fjob *j)
 		size_t total = MTZ_FRAME_HEADER_SIZE + (size_t)h.comp_size;
 		if ((n = fill(r, total)) < 0)
 			return (int)n;
-		if (h.out_offset != r->next_orig || h.frame_no != r->next_frame) {
+		if (!copy && (h.out_offset != r->next_orig || h.frame_no != r->next_frame)) {
 			int rc = out_of_sequence(r, j, &h, off, (size_t)n);
 			if (rc < 0)
 				return rc;
 			if (rc == 0)
 				continue;	/* skipped, or held */
 		}
-		r->next_frame = h.frame_no + 1;
-		r->next_orig = h.out_offset + h.out_size;
+		if (!copy) {
+			r->next_frame = h.frame_no + 1;
+			r->next_orig = h.out_offset + h.out_size;
+			r->copy_expected = r->frame0_copy && h.frame_no == 0;
+		}
 		if ((size_t)n < total) {
 			r->st.frames_lost++;
 			r->st.bytes_lost += (uint64_t)n;
@@ -923,6 +946,7 @@ static int read_job(struct mtz_reader *r, struct fjob *j)
 		j->kind = JOB_FRAME;
 		j->h = h;
 		j->off = off;
+		j->copy = copy;
 		return 0;
 	}
 }
@@ -958,6 +982,20 @@ static void top_up(struct mtz_reader *r)
 	}
 }
 
+/* Lets go of a frame read ahead that is not needed (a copy of frame 0
+ * that decoded). */
+static void job_discard(struct fjob *j)
+{
+	if (!j->running)
+		return;
+	pthread_mutex_lock(&j->mu);
+	j->abandon = 1;
+	pthread_cond_signal(&j->cv_ahead);
+	pthread_mutex_unlock(&j->mu);
+	pthread_join(j->thread, NULL);
+	j->running = 0;
+}
+
 /* Moves to the next frame, which may still be decoding.
  * @return : 1 (r->cur holds it), 0 at the end, or a fatal error code. */
 static int next_frame(struct mtz_reader *r)
@@ -991,8 +1029,32 @@ static int next_frame(struct mtz_reader *r)
 			snprintf(r->err, sizeof(r->err), "out of memory");
 		return j->fatal;
 	}
+	if (r->frame0 == 2 && !(j->kind == JOB_FRAME && j->copy)) {
+		r->frame0 = 3;		/* damaged, and no copy came */
+		r->st.frames_lost++;
+		damaged(r, "frame 0: its copy is missing (original bytes %llu..%llu lost)",
+			(unsigned long long)r->frame0_handed,
+			(unsigned long long)r->frame0_size);
+	}
 	if (j->kind == JOB_END)
 		return 0;
+	if (j->copy) {
+		if (r->frame0 != 2) {	/* frame 0 was decoded: not needed */
+			job_discard(j);
+			if (j->cause)	/* nothing lost, but the file is damaged */
+				r->st.bytes_lost += MTZ_FRAME_HEADER_SIZE + (uint64_t)j->h.comp_size;
+			if (j->cause)
+				damaged(r, "frame 0's copy at offset %llu: %s (not needed: frame 0 "
+					"was read)", (unsigned long long)j->off, j->cause);
+			return next_frame(r);
+		}
+		r->frame0 = 3;
+		pthread_mutex_lock(&j->mu);	/* what frame 0 handed out, not again */
+		j->handed = r->frame0_handed < j->h.out_size ? r->frame0_handed : j->h.out_size;
+		if (j->taken < j->handed)
+			j->taken = j->handed;
+		pthread_mutex_unlock(&j->mu);
+	}
 	r->cur = j;
 	return 1;
 }
@@ -1014,16 +1076,28 @@ static int end_frame(struct mtz_reader *r)
 		return j->fatal;
 	}
 	if (j->cause) {
-		r->st.frames_lost++;
 		r->st.bytes_lost += MTZ_FRAME_HEADER_SIZE + (uint64_t)j->h.comp_size;
 		uint64_t from = j->h.out_offset + j->handed;
 		uint64_t to = j->h.out_offset + j->h.out_size;
-		damaged(r, "frame %u at offset %llu: %s; %s skipped (original bytes %llu..%llu "
-			"lost)", j->h.frame_no, (unsigned long long)j->off, j->cause,
+		if (r->frame0_copy && j->h.frame_no == 0 && !j->copy && r->frame0 == 0) {
+			r->frame0 = 2;	/* its copy, next, is used */
+			r->frame0_handed = j->handed;
+			r->frame0_size = j->h.out_size;
+			damaged(r, "frame 0 at offset %llu: %s; %s skipped, its copy is read "
+				"instead", (unsigned long long)j->off, j->cause,
+				j->handed ? "rest of the frame" : "frame");
+			return 0;
+		}
+		r->st.frames_lost++;
+		damaged(r, "frame %u%s at offset %llu: %s; %s skipped (original bytes %llu..%llu "
+			"lost)", j->h.frame_no, j->copy ? " (its copy)" : "",
+			(unsigned long long)j->off, j->cause,
 			j->handed ? "rest of the frame" : "frame", (unsigned long long)from,
 			(unsigned long long)to);
 		return 0;
 	}
+	if (j->h.frame_no == 0 && !j->copy && r->frame0 == 0)
+		r->frame0 = 1;
 	r->st.frames++;
 	r->st.records += j->records;
 	r->st.samples += j->samples;

@@ -22,8 +22,8 @@ allocs=$(grep -c '^alloc' "$T/ok.txt")
 
 # frame k's fields: offset comp out_offset out_size
 frame() { sed -n "$(($1 + 1))p" "$T/frames"; }
-# Rewrites ok.mtz with its frames in the order given (frame numbers), then
-# the end marker, into $1.
+# Rewrites ok.mtz with its frames in the order given (frame numbers; frame
+# 0 with its copy), then the end marker, into $1.
 reorder() {
 	local out=$1
 	shift
@@ -33,7 +33,10 @@ d = open(sys.argv[1], 'rb').read()
 off, fr = 16, []
 while d[off:off + 4] == b'MTZF':
     cs = struct.unpack_from('<I', d, off + 8)[0]
-    fr.append(d[off:off + 48 + cs])
+    if len(fr) == 1 and d[off:off + 48 + cs] == fr[0]:
+        fr[0] += d[off:off + 48 + cs]	# frame 0's copy goes with it
+    else:
+        fr.append(d[off:off + 48 + cs])
     off += 48 + cs
 open(sys.argv[2], 'wb').write(d[:16] + b''.join(fr[int(k)] for k in sys.argv[3:]) + d[off:])
 PY
@@ -114,6 +117,21 @@ unwind_expect "$T/trail.mtz" "followed by 1000 bytes of trailing data" "$allocs"
 # the same through a pipe
 rc=0; "$ENC" -d < "$T/trail.mtz" > "$T/out" 2> "$T/err" || rc=$?
 [ "$rc" = 1 ] && grep -qF "followed by 1000 bytes of trailing data" "$T/err" || fail "trailing, pipe: exit $rc $(cat "$T/err")"
+
+# frame 0 damaged: its copy is read, mt-unwind uses every frame (exit 1,
+# the damage reported); both copies damaged: mt-unwind says the stream's
+# start is lost, which no later frame can be parsed without
+read -r off0 comp0 _ < <(frame 0)
+cp "$T/ok.mtz" "$T/f0.mtz"
+flip_byte "$T/f0.mtz" $((off0 + 48 + comp0 / 2))
+unwind_expect "$T/f0.mtz" "'$T/f0.mtz': frame 0 at offset $off0: checksum mismatch; frame skipped, its copy is read instead" "$allocs"
+cmp -s <(grep '^alloc' "$T/u.txt") <(grep '^alloc' "$T/ok.txt") || fail "frame 0: other allocations"
+decode_expect "$T/f0.mtz" "its copy is read instead"
+cmp -s "$T/out" "$T/in" || fail "frame 0: output differs from the input"
+flip_byte "$T/f0.mtz" $((off0 + 48 + comp0 + 48 + comp0 / 2))
+unwind_expect "$T/f0.mtz" "'$T/f0.mtz': frame 0 (its copy) at offset $((off0 + 48 + comp0)): checksum mismatch; frame skipped (original bytes 0..$(frame 0 | cut -d' ' -f4) lost)" 0
+grep -qxF "mt-unwind: '$T/f0.mtz': the start of the perf stream (frame 0: its header and attrs) is lost, as reported above: the frames after it cannot be parsed without it" "$T/uerr" ||
+	fail "frame 0 and its copy: $(cat "$T/uerr")"
 
 # the intact file: no report at all
 "$ENC" -d -q -o "$T/out" "$T/ok.mtz" 2> "$T/err" || fail "intact: exit $?"
