@@ -777,7 +777,10 @@ static int out_of_sequence(struct mtz_reader *r, struct fjob *j,
 		    mtz_frame_header_parse(r->buf + r->pos + total, &h2) && !h2.end &&
 		    h2.frame_no == r->next_frame && h2.out_offset == r->next_orig &&
 		    h2.out_offset + h2.out_size == h->out_offset &&
-		    h2.frame_no + 1 == h->frame_no) {
+		    h2.frame_no + 1 == h->frame_no &&
+		    /* h2 whole, so that h is not left held by a truncation */
+		    (k = fill(r, total + MTZ_FRAME_HEADER_SIZE + (size_t)h2.comp_size)) >= 0 &&
+		    (size_t)k >= total + MTZ_FRAME_HEADER_SIZE + (size_t)h2.comp_size) {
 			r->held.payload.len = 0;
 			if (mt_buf_reserve(&r->held.payload, h->comp_size))
 				return MTZ_ENOMEM;
@@ -794,6 +797,8 @@ static int out_of_sequence(struct mtz_reader *r, struct fjob *j,
 			/* h2 next, then h: the sequence goes on from there */
 			return 0;
 		}
+		if (k < 0)
+			return (int)k;
 		uint32_t lost = h->frame_no > r->next_frame ? h->frame_no - r->next_frame : 0;
 		r->st.frames_lost += lost;
 		pre_damage(r, j, "frame %u at offset %llu: frame %u expected, original offset "
