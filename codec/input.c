@@ -159,8 +159,22 @@ int mt_input_perf_reader(struct mt_input *in, const struct mt_input_mtz_opts *mt
 	if (rc == 0)	/* perf record -z: the records inside COMPRESSED ones */
 		rc = mt_perf_reader_unpack(in->reader);
 	if (rc != 0) {
-		snprintf(in->err, sizeof(in->err), "'%s': %s", in->name,
-			 in->reader ? mt_perf_reader_error(in->reader) : mt_perf_strerror(rc));
+		const char *msg = in->reader ? mt_perf_reader_error(in->reader)
+					     : mt_perf_reader_error(NULL);	/* the failed open's */
+		if (in->mtz && mtz_reader_damage(in->mtz) && !in->ndecoded &&
+		    rc != MT_PERF_ENOMEM && rc != MT_PERF_EIO)
+			snprintf(in->err, sizeof(in->err), "'%s': no frame could be decoded, as "
+				 "reported above", in->name);
+		else if (in->mtz && mtz_reader_damage(in->mtz) && rc != MT_PERF_ENOMEM &&
+			 rc != MT_PERF_EIO)
+			/* the frames that follow are intact, but their records
+			 * cannot be parsed without the attrs */
+			snprintf(in->err, sizeof(in->err), "'%s': the start of the perf stream (frame 0: "
+				 "its header and attrs) is lost, as reported above: the frames after "
+				 "it cannot be parsed without it", in->name);
+		else
+			snprintf(in->err, sizeof(in->err), "'%s': %s", in->name,
+				 *msg ? msg : mt_perf_strerror(rc));
 		mt_perf_reader_free(in->reader);
 		in->reader = NULL;
 		return rc;

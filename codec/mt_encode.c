@@ -93,6 +93,12 @@ struct opts {
 	struct mtz_options mtz;
 };
 
+/* Records that do not parse are named up to this many (mt-unwind names as
+ * many), then only counted: a stream whose every sample is bad made one
+ * line per record. */
+#define KEPT_NAMED 10
+#define KEPT_NAMED_STR "10"
+
 /* The output is created once the input has opened as what it should be:
  * an input refused at once leaves no empty file behind, and an existing
  * file is not truncated for nothing. */
@@ -113,6 +119,8 @@ static int encode(const struct opts *o)
 		mt_error("'%s': %s", o->in_name, *msg ? msg : mt_perf_strerror(rc));
 		return MT_EXIT_DATA;
 	}
+	if (*mt_perf_reader_warning(pr))
+		mt_warn("'%s': %s", o->in_name, mt_perf_reader_warning(pr));
 	int ofd = open_output(o->out);
 	if (ofd < 0) {
 		mt_perf_reader_free(pr);
@@ -160,7 +168,9 @@ static int encode(const struct opts *o)
 			/* Its size holds, its content does not: kept as it is,
 			 * not delta-coded, so that decoding still gives the
 			 * input back. */
-			mt_error("'%s': %s: kept as it is", o->in_name, mt_perf_reader_error(pr));
+			if (kept < KEPT_NAMED)
+				mt_error("'%s': %s: kept as it is", o->in_name,
+					 mt_perf_reader_error(pr));
 			kept++;
 		}
 		if ((rc = mtz_writer_item(w, pr, &item))) {
@@ -191,8 +201,9 @@ static int encode(const struct opts *o)
 			 o->in_name, (unsigned long long)salvaged);
 	if (kept)
 		mt_error("'%s': %llu record%s could not be parsed and %s kept as "
-			 "%s (not delta-coded)", o->in_name, (unsigned long long)kept,
-			kept == 1 ? "" : "s", kept == 1 ? "is" : "are", kept == 1 ? "it is" : "they are");
+			 "%s (not delta-coded)%s", o->in_name, (unsigned long long)kept,
+			kept == 1 ? "" : "s", kept == 1 ? "is" : "are", kept == 1 ? "it is" : "they are",
+			kept > KEPT_NAMED ? "; the first " KEPT_NAMED_STR " are named above" : "");
 
 	struct mtz_stats st;
 	mtz_writer_stats(w, &st);
@@ -341,10 +352,18 @@ static int decode(const struct opts *o)
 	if (status == MT_EXIT_OK && mtz_reader_damage(r))
 		status = MT_EXIT_DATA;
 	double secs = now() - t0;
-	if (st.frames_lost)
+	if (st.frames_lost && !st.frames_skipped)
 		mt_error("'%s': %llu frame%s lost (%llu bytes of .mtz skipped)", o->in_name,
 			 (unsigned long long)st.frames_lost,
 			st.frames_lost == 1 ? "" : "s", (unsigned long long)st.bytes_lost);
+	else if (st.frames_skipped)
+		mt_error("'%s': %llu frame%s lost, %llu skipped as repeated or out of order "
+			 "(%llu bytes of .mtz skipped)", o->in_name,
+			 (unsigned long long)st.frames_lost, st.frames_lost == 1 ? "" : "s",
+			 (unsigned long long)st.frames_skipped, (unsigned long long)st.bytes_lost);
+	else if (st.bytes_lost)
+		mt_error("'%s': %llu bytes of .mtz skipped", o->in_name,
+			 (unsigned long long)st.bytes_lost);
 	if (o->stats)
 		mt_info("%llu frames intact, %llu samples decoded (%llu keyframes), "
 			"%.1f ns per record", (unsigned long long)st.frames,

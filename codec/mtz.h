@@ -6,8 +6,9 @@
  * frame, each sample's user stack dump is delta-coded against the most
  * alike of the same thread's last 16 samples in that frame, aligned by
  * absolute address, and its registers against the thread's last sample;
- * everything else is kept as it is.  Files of version 1 and 2 are read,
- * version 2 is written.  Decoding gives the
+ * everything else is kept as it is.  Frame 0, the stream's header part
+ * alone, is written twice.  Files of version 1 to 3 are read, version 4 is
+ * written.  Decoding gives the
  * original bytes back exactly.  The full layout is in docs/formats/mtz.md.
  *
  * A damaged or truncated frame loses that frame only: the reader reports it
@@ -72,7 +73,10 @@ struct mtz_stats {
 	uint64_t frames;		/* frames written, or read intact */
 	uint64_t frames_beside;		/* writer: frames whose largest section was
 					 * compressed on a helper thread */
-	uint64_t frames_lost;		/* frames skipped as damaged or truncated */
+	uint64_t frames_lost;		/* frames skipped as damaged or truncated,
+					 * or missing (reader) */
+	uint64_t frames_skipped;	/* reader: intact frames skipped as
+					 * repeats or out of order */
 	uint64_t bytes_lost;		/* .mtz bytes skipped (reader) */
 };
 

@@ -10,7 +10,10 @@
  * version 1 files are version 2 files whose deltas all name the last one,
  * so a reader takes both.  Version 3 puts the words of delta-coded heads in
  * column order (mtz_headcols.h); nothing else changed. */
-#define MTZ_VERSION 3
+#define MTZ_VERSION 4
+/* Version 4 writes frame 0 (the stream's header part alone) twice; files
+ * of version 3 and before have it once. */
+#define MTZ_VERSION_FRAME0_COPY 4
 #define MTZ_VERSION_MIN 1
 #define MTZ_FLAG_RAW 1u			/* written with --raw: no SAMPLE entries */
 #define MTZ_FLAG_HASH32 2u		/* stack hashes are 32-bit (--hash-bits 32) */

@@ -52,9 +52,11 @@ struct populated {
  * (with a last damage message), or a fatal error. */
 struct fjob {
 	enum { JOB_FRAME, JOB_END, JOB_FATAL } kind;
-	char pre[512];			/* damage met reading up to it ("" none) */
+	char pre[2048];			/* damage met reading up to it ("" none) */
+	unsigned pre_more;		/* reports that did not fit in pre */
 	struct mtz_frame_header h;
 	uint64_t off;			/* file offset of its header */
+	int copy;			/* the copy of frame 0 (version 4) */
 	struct mt_buf payload;
 	/* decoding, in a worker */
 	struct mt_buf raw, out;
@@ -108,8 +110,23 @@ struct mtz_reader {
 	const uint8_t *pend_at;		/* bytes of it given to mtz_reader_chunk */
 	size_t pend;			/* but not yet copied by mtz_reader_read */
 	int read_end;			/* the end job was made */
+	/* version 4: frame 0 comes twice.  copy_expected: frame 0 was just
+	 * read, so a frame 0 now is its copy.  frame0: 0 not decoded yet, 1
+	 * decoded, 2 damaged (its copy is wanted, frame0_handed of its
+	 * bytes having been handed out), 3 done with it. */
+	int frame0_copy, copy_expected, frame0;
+	size_t frame0_handed;
+	uint64_t frame0_size;
 	uint32_t next_frame;		/* number the next frame should carry */
 	uint64_t next_orig;		/* original offset it should start at */
+	/* a frame found ahead of the one that should precede it (two frames
+	 * swapped): read after that one */
+	struct {
+		int active;
+		struct mtz_frame_header h;
+		uint64_t off;
+		struct mt_buf payload;
+	} held;
 	int done;
 	uint64_t damage;
 	mtz_warn_fn warn;
@@ -140,17 +157,21 @@ static void damaged(struct mtz_reader *r, const char *fmt, ...)
 static void pre_damage(struct mtz_reader *r, struct fjob *j, const char *fmt, ...)
 {
 	size_t used = strlen(j->pre);
-	if (used + 2 >= sizeof(j->pre))
+	char line[512];
+	int k = snprintf(line, sizeof(line), "'%s': ", r->name);
+	va_list ap;
+	va_start(ap, fmt);
+	if (k > 0 && (size_t)k < sizeof(line))
+		vsnprintf(line + k, sizeof(line) - (size_t)k, fmt, ap);
+	va_end(ap);
+	size_t len = strlen(line);
+	if (j->pre_more || used + len + 2 > sizeof(j->pre)) {
+		j->pre_more++;	/* counted, and said in one line */
 		return;
+	}
 	if (used)
 		j->pre[used++] = '\n';
-	va_list ap;
-	int k = snprintf(j->pre + used, sizeof(j->pre) - used, "'%s': ", r->name);
-	if (k < 0 || (size_t)k >= sizeof(j->pre) - used)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(j->pre + used + k, sizeof(j->pre) - used - (size_t)k, fmt, ap);
-	va_end(ap);
+	memcpy(j->pre + used, line, len + 1);
 }
 
 static uint64_t at(const struct mtz_reader *r)
@@ -252,6 +273,7 @@ int mtz_reader_new(struct mtz_reader **out, mt_perf_read_fn read, void *ctx,
 		r->jobs[i].head_cols = version >= 3;
 		r->jobs[i].hash_size = hash_bits / 8;
 	}
+	r->frame0_copy = version >= MTZ_VERSION_FRAME0_COPY;
 	skip(r, MTZ_FILE_HEADER_SIZE);
 	*out = r;
 	return 0;
@@ -283,6 +305,7 @@ void mtz_reader_free(struct mtz_reader *r)
 	if (r->fd >= 0)
 		free(r->read_ctx);
 	free(r->buf);
+	mt_buf_release(&r->held.payload);
 	for (unsigned i = 0; i < MAX_JOBS; i++) {
 		struct fjob *j = &r->jobs[i];
 		if (j->running) {
@@ -705,12 +728,127 @@ static void *job_run(void *arg)
 	return NULL;
 }
 
+/* After the end marker at off: any bytes that follow are reported (and
+ * read to the end, to count them).  @return : 0 or a fatal code. */
+static int trailing(struct mtz_reader *r, struct fjob *j, uint64_t off)
+{
+	uint64_t from = at(r), extra = 0;
+	for (;;) {
+		ssize_t n = fill(r, 1);
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			break;
+		extra += (uint64_t)n;
+		skip(r, (size_t)n);
+	}
+	if (extra) {
+		r->st.bytes_lost += extra;
+		pre_damage(r, j, "end marker at offset %llu: followed by %llu bytes of trailing "
+			   "data (offsets %llu..%llu), ignored", (unsigned long long)off,
+			   (unsigned long long)extra, (unsigned long long)from,
+			   (unsigned long long)(from + extra));
+	}
+	return 0;
+}
+
+/* Frame h at off (n bytes of it, header included, are at pos; the whole
+ * frame when n covers it) does not follow the frames before it: its number
+ * or original offset differ from those that continue them.
+ * - It starts past the expected original offset: the frames in between are
+ *   missing; reported, and h is decoded.  But when the very next frame is
+ *   the expected one and ends where h starts (two frames swapped), h is
+ *   held, to be read after it (nothing lost).
+ * - It starts before (a repeat, or a frame out of order): reported and
+ *   skipped, its bytes having been given out already or lost before.
+ * - Its number alone differs: reported, and h is decoded.
+ * @return : 1 decode h now, 0 h was skipped or held (read on), or a fatal
+ *           code. */
+static int out_of_sequence(struct mtz_reader *r, struct fjob *j,
+			   const struct mtz_frame_header *h, uint64_t off, size_t n)
+{
+	size_t total = MTZ_FRAME_HEADER_SIZE + (size_t)h->comp_size;
+	if (h->out_offset > r->next_orig) {
+		struct mtz_frame_header h2;
+		ssize_t k = n < total ? (ssize_t)n : fill(r, total + MTZ_FRAME_HEADER_SIZE);
+		if (k < 0)
+			return (int)k;
+		if ((size_t)k >= total + MTZ_FRAME_HEADER_SIZE &&
+		    mtz_frame_header_parse(r->buf + r->pos + total, &h2) && !h2.end &&
+		    h2.frame_no == r->next_frame && h2.out_offset == r->next_orig &&
+		    h2.out_offset + h2.out_size == h->out_offset &&
+		    h2.frame_no + 1 == h->frame_no &&
+		    /* h2 whole, so that h is not left held by a truncation */
+		    (k = fill(r, total + MTZ_FRAME_HEADER_SIZE + (size_t)h2.comp_size)) >= 0 &&
+		    (size_t)k >= total + MTZ_FRAME_HEADER_SIZE + (size_t)h2.comp_size) {
+			r->held.payload.len = 0;
+			if (mt_buf_reserve(&r->held.payload, h->comp_size))
+				return MTZ_ENOMEM;
+			mt_buf_put(&r->held.payload, r->buf + r->pos + MTZ_FRAME_HEADER_SIZE,
+				   h->comp_size);
+			r->held.h = *h;
+			r->held.off = off;
+			r->held.active = 1;
+			skip(r, total);
+			pre_damage(r, j, "frame %u at offset %llu: out of order, frame %u follows "
+				   "it at offset %llu: read after that one", h->frame_no,
+				   (unsigned long long)off, h2.frame_no,
+				   (unsigned long long)(off + total));
+			/* h2 next, then h: the sequence goes on from there */
+			return 0;
+		}
+		if (k < 0)
+			return (int)k;
+		uint32_t lost = h->frame_no > r->next_frame ? h->frame_no - r->next_frame : 0;
+		r->st.frames_lost += lost;
+		pre_damage(r, j, "frame %u at offset %llu: frame %u expected, original offset "
+			   "%llu: %u frame%s missing (original bytes %llu..%llu lost)",
+			   h->frame_no, (unsigned long long)off, r->next_frame,
+			   (unsigned long long)r->next_orig, lost, lost == 1 ? "" : "s",
+			   (unsigned long long)r->next_orig, (unsigned long long)h->out_offset);
+		return 1;
+	}
+	if (h->out_offset < r->next_orig) {
+		if (n < total) {	/* the truncation is reported by the caller */
+			return 1;
+		}
+		r->st.frames_skipped++;
+		r->st.bytes_lost += total;
+		skip(r, total);
+		pre_damage(r, j, "frame %u at offset %llu: frame %u expected, original offset "
+			   "%llu: repeated or out of order (original bytes %llu..%llu, read or "
+			   "reported lost already); frame skipped",
+			   h->frame_no, (unsigned long long)off, r->next_frame,
+			   (unsigned long long)r->next_orig, (unsigned long long)h->out_offset,
+			   (unsigned long long)(h->out_offset + h->out_size));
+		return 0;
+	}
+	pre_damage(r, j, "frame %u at offset %llu: numbered %u, frame %u expected (its "
+		   "original offset is right: decoded)", h->frame_no, (unsigned long long)off,
+		   h->frame_no, r->next_frame);
+	return 1;
+}
+
 /* Reads the next frame (or the end) into job j, reporting damage met on the
  * way in j->pre.  @return : 0, or a fatal error code. */
 static int read_job(struct mtz_reader *r, struct fjob *j)
 {
 	j->pre[0] = 0;
+	j->pre_more = 0;
 	j->kind = JOB_END;
+	j->copy = 0;
+	if (r->held.active) {	/* the first of two swapped frames */
+		struct mt_buf t = j->payload;
+		j->payload = r->held.payload;
+		r->held.payload = t;
+		r->held.active = 0;
+		j->h = r->held.h;
+		j->off = r->held.off;
+		j->kind = JOB_FRAME;
+		r->next_frame = j->h.frame_no + 1;
+		r->next_orig = j->h.out_offset + j->h.out_size;
+		return 0;
+	}
 	for (;;) {
 		uint64_t off = at(r);
 		ssize_t n = fill(r, MTZ_FRAME_HEADER_SIZE);
@@ -742,6 +880,14 @@ static int read_job(struct mtz_reader *r, struct fjob *j)
 			mtz_frame_header_parse(r->buf + r->pos, &h);
 			uint32_t lost = h.frame_no > r->next_frame ? h.frame_no - r->next_frame : 0;
 			r->st.frames_lost += lost;
+			if (r->frame0_copy && !h.end && h.frame_no == 0 && r->next_frame == 0 &&
+			    h.out_offset == 0) {
+				pre_damage(r, j, "frame 0 at offset %llu: damaged header; skipped "
+					   "%llu bytes to its copy at offset %llu (no frame lost)",
+					   (unsigned long long)off, (unsigned long long)skipped,
+					   (unsigned long long)at(r));
+				continue;
+			}
 			pre_damage(r, j, "frame %u at offset %llu: damaged header; skipped %llu "
 				   "bytes to frame %u at offset %llu (%u frame%s lost, original "
 				   "bytes %llu..%llu)", r->next_frame, (unsigned long long)off,
@@ -749,25 +895,42 @@ static int read_job(struct mtz_reader *r, struct fjob *j)
 				   (unsigned long long)at(r), lost, lost == 1 ? "" : "s",
 				   (unsigned long long)r->next_orig,
 				   (unsigned long long)h.out_offset);
-			r->next_frame = h.frame_no;
-			r->next_orig = h.out_offset;
+			if (h.out_offset >= r->next_orig) {	/* else a repeat: checked below */
+				r->next_frame = h.frame_no;
+				r->next_orig = h.out_offset;
+			}
 			continue;
 		}
+		int copy = r->copy_expected && !h.end && h.frame_no == 0 && h.out_offset == 0;
+		r->copy_expected = 0;
 		if (h.end) {
 			skip(r, MTZ_FRAME_HEADER_SIZE);
-			if (h.frame_no != r->next_frame || h.out_offset != r->next_orig)
+			if (h.frame_no != r->next_frame || h.out_offset != r->next_orig) {
+				if (h.frame_no > r->next_frame)
+					r->st.frames_lost += h.frame_no - r->next_frame;
 				pre_damage(r, j, "end marker at offset %llu: %u frames and %llu "
 					   "bytes written, %u frames and %llu bytes seen",
 					   (unsigned long long)off, h.frame_no,
 					   (unsigned long long)h.out_offset, r->next_frame,
 					   (unsigned long long)r->next_orig);
-			return 0;
+			}
+			return trailing(r, j, off);
 		}
-		r->next_frame = h.frame_no + 1;
-		r->next_orig = h.out_offset + h.out_size;
 		size_t total = MTZ_FRAME_HEADER_SIZE + (size_t)h.comp_size;
 		if ((n = fill(r, total)) < 0)
 			return (int)n;
+		if (!copy && (h.out_offset != r->next_orig || h.frame_no != r->next_frame)) {
+			int rc = out_of_sequence(r, j, &h, off, (size_t)n);
+			if (rc < 0)
+				return rc;
+			if (rc == 0)
+				continue;	/* skipped, or held */
+		}
+		if (!copy) {
+			r->next_frame = h.frame_no + 1;
+			r->next_orig = h.out_offset + h.out_size;
+			r->copy_expected = r->frame0_copy && h.frame_no == 0;
+		}
 		if ((size_t)n < total) {
 			r->st.frames_lost++;
 			r->st.bytes_lost += (uint64_t)n;
@@ -788,6 +951,7 @@ static int read_job(struct mtz_reader *r, struct fjob *j)
 		j->kind = JOB_FRAME;
 		j->h = h;
 		j->off = off;
+		j->copy = copy;
 		return 0;
 	}
 }
@@ -823,6 +987,20 @@ static void top_up(struct mtz_reader *r)
 	}
 }
 
+/* Lets go of a frame read ahead that is not needed (a copy of frame 0
+ * that decoded). */
+static void job_discard(struct fjob *j)
+{
+	if (!j->running)
+		return;
+	pthread_mutex_lock(&j->mu);
+	j->abandon = 1;
+	pthread_cond_signal(&j->cv_ahead);
+	pthread_mutex_unlock(&j->mu);
+	pthread_join(j->thread, NULL);
+	j->running = 0;
+}
+
 /* Moves to the next frame, which may still be decoding.
  * @return : 1 (r->cur holds it), 0 at the end, or a fatal error code. */
 static int next_frame(struct mtz_reader *r)
@@ -844,13 +1022,44 @@ static int next_frame(struct mtz_reader *r)
 			r->warn(r->warn_ctx, r->err);
 		m += len + (nl != NULL);
 	}
+	if (j->pre_more) {
+		snprintf(r->err, sizeof(r->err), "'%s': %u more damage reports like the above",
+			 r->name, j->pre_more);
+		r->damage += j->pre_more;
+		if (r->warn)
+			r->warn(r->warn_ctx, r->err);
+	}
 	if (j->kind == JOB_FATAL) {
 		if (j->fatal == MTZ_ENOMEM)
 			snprintf(r->err, sizeof(r->err), "out of memory");
 		return j->fatal;
 	}
+	if (r->frame0 == 2 && !(j->kind == JOB_FRAME && j->copy)) {
+		r->frame0 = 3;		/* damaged, and no copy came */
+		r->st.frames_lost++;
+		damaged(r, "frame 0: its copy is missing (original bytes %llu..%llu lost)",
+			(unsigned long long)r->frame0_handed,
+			(unsigned long long)r->frame0_size);
+	}
 	if (j->kind == JOB_END)
 		return 0;
+	if (j->copy) {
+		if (r->frame0 != 2) {	/* frame 0 was decoded: not needed */
+			job_discard(j);
+			if (j->cause)	/* nothing lost, but the file is damaged */
+				r->st.bytes_lost += MTZ_FRAME_HEADER_SIZE + (uint64_t)j->h.comp_size;
+			if (j->cause)
+				damaged(r, "frame 0's copy at offset %llu: %s (not needed: frame 0 "
+					"was read)", (unsigned long long)j->off, j->cause);
+			return next_frame(r);
+		}
+		r->frame0 = 3;
+		pthread_mutex_lock(&j->mu);	/* what frame 0 handed out, not again */
+		j->handed = r->frame0_handed < j->h.out_size ? r->frame0_handed : j->h.out_size;
+		if (j->taken < j->handed)
+			j->taken = j->handed;
+		pthread_mutex_unlock(&j->mu);
+	}
 	r->cur = j;
 	return 1;
 }
@@ -872,16 +1081,28 @@ static int end_frame(struct mtz_reader *r)
 		return j->fatal;
 	}
 	if (j->cause) {
-		r->st.frames_lost++;
 		r->st.bytes_lost += MTZ_FRAME_HEADER_SIZE + (uint64_t)j->h.comp_size;
 		uint64_t from = j->h.out_offset + j->handed;
 		uint64_t to = j->h.out_offset + j->h.out_size;
-		damaged(r, "frame %u at offset %llu: %s; %s skipped (original bytes %llu..%llu "
-			"lost)", j->h.frame_no, (unsigned long long)j->off, j->cause,
+		if (r->frame0_copy && j->h.frame_no == 0 && !j->copy && r->frame0 == 0) {
+			r->frame0 = 2;	/* its copy, next, is used */
+			r->frame0_handed = j->handed;
+			r->frame0_size = j->h.out_size;
+			damaged(r, "frame 0 at offset %llu: %s; %s skipped, its copy is read "
+				"instead", (unsigned long long)j->off, j->cause,
+				j->handed ? "rest of the frame" : "frame");
+			return 0;
+		}
+		r->st.frames_lost++;
+		damaged(r, "frame %u%s at offset %llu: %s; %s skipped (original bytes %llu..%llu "
+			"lost)", j->h.frame_no, j->copy ? " (its copy)" : "",
+			(unsigned long long)j->off, j->cause,
 			j->handed ? "rest of the frame" : "frame", (unsigned long long)from,
 			(unsigned long long)to);
 		return 0;
 	}
+	if (j->h.frame_no == 0 && !j->copy && r->frame0 == 0)
+		r->frame0 = 1;
 	r->st.frames++;
 	r->st.records += j->records;
 	r->st.samples += j->samples;

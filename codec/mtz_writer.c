@@ -434,7 +434,12 @@ static int collect(struct mtz_writer *w, struct job *j)
 	}
 	w->st.frames++;
 	w->st.frames_beside += (uint64_t)j->beside_used;
-	return write_all(w, j->result.data, j->result.len);
+	int rc = write_all(w, j->result.data, j->result.len);
+	/* Frame 0, the stream's header and attrs (mt_writer_item), is
+	 * written twice: without it no later frame can be parsed. */
+	if (!rc && j->frame_no == 0)
+		rc = write_all(w, j->result.data, j->result.len);
+	return rc;
 }
 
 /* Hands the filled slot to a worker (or encodes it here without threads)
@@ -501,6 +506,16 @@ int mtz_writer_item(struct mtz_writer *w, const struct mt_perf_reader *r,
 		return fail(w, MTZ_EFORMAT, "item at offset %llu: too large",
 			    (unsigned long long)item->offset);
 	struct job *j = &w->slots[w->cur];
+	/* Frame 0 holds the stream's header part only: everything before its
+	 * first kernel record (a pipe's header and HEADER_* records, a
+	 * perf.data file's header and attr section), which every later
+	 * record needs to be parsed; it is written twice (collect). */
+	if (w->frame_no == 0 && j->nitems && item->kind == MT_PERF_ITEM_RECORD &&
+	    item->header->type < MT_PERF_RECORD_HEADER_ATTR) {
+		if ((rc = submit(w)))
+			return rc;
+		j = &w->slots[w->cur];
+	}
 	/* The bytes after a perf.data file's records (its feature sections:
 	 * event names, build-ids) start a frame of their own, so that a reader
 	 * wanting them first (mt-unwind) decodes that small frame, not the last

@@ -11,6 +11,9 @@
 #define MT_PERF_EVENT_UPDATE_NAME 2
 #define MT_PERF_FEAT_BUILD_ID 2
 #define MT_PERF_FEAT_EVENT_DESC 12
+/* The last feature perf defines (PMU_CAPS, perf 5.12 to 6.x); bit 0 is
+ * reserved. */
+#define MT_PERF_FEAT_LAST 31
 
 /* The EVENT_DESC feature: u32 nr, u32 attr_size, then per event the attr,
  * u32 nr_ids, a string (u32 len, len bytes, NUL-padded), nr_ids u64 ids.

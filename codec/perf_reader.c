@@ -68,6 +68,7 @@ struct mt_perf_reader {
 	struct mt_perf_id_map ids;
 
 	char err[512];
+	char warning[256];	/* mt_perf_reader_warning */
 };
 
 static __thread char open_err[512];
@@ -258,6 +259,12 @@ static int pread_at(struct mt_perf_reader *r, void *dst, size_t len, uint64_t of
 		memcpy(dst, r->predata + off, len);
 		return 0;
 	}
+	/* an offset no file reaches (pread would refuse it, EINVAL) is the
+	 * data's fault, as one past this file's end is */
+	if (off > (uint64_t)INT64_MAX - r->base || len > (uint64_t)INT64_MAX - r->base - off)
+		return fatal(r, MT_PERF_EFORMAT,
+			     "%s at offset %llu (%zu bytes) lies past the end of the file",
+			     what, (unsigned long long)off, len);
 	while (done < len) {
 		ssize_t n = pread(r->fd, (char *)dst + done, len - done,
 				  (off_t)(r->base + off + done));
@@ -598,6 +605,41 @@ out:
 	return err;
 }
 
+/* Feature bits of a perf.data header that this build does not know (bit 0
+ * is reserved, bits past MT_PERF_FEAT_LAST undefined): said in r->warning,
+ * as ranges ("0, 32..255"), for the caller to print.  The feature index
+ * that follows the data has a section for every bit set, known or not, so
+ * they also move where EVENT_DESC is looked for. */
+static void file_check_features(struct mt_perf_reader *r, const uint8_t *hdr)
+{
+	const uint8_t *bits = hdr + 72;
+	char list[160] = "";
+	size_t used = 0;
+	int n = 0;
+
+	if (r->header_size < MT_PERF_FILE_HEADER_SIZE)
+		return;
+#define UNKNOWN_SET(b) (((b) == 0 || (b) > MT_PERF_FEAT_LAST) && (bits[(b) / 8] >> ((b) % 8) & 1))
+	for (int b = 0; b < 256; b++) {
+		if (!UNKNOWN_SET(b))
+			continue;
+		int e = b;
+		while (e + 1 < 256 && UNKNOWN_SET(e + 1))
+			e++;
+		if (used < sizeof(list))
+			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%d", n ? ", " : "", b);
+		if (e > b && used < sizeof(list))
+			used += (size_t)snprintf(list + used, sizeof(list) - used, "..%d", e);
+		n += e - b + 1;
+		b = e;
+	}
+#undef UNKNOWN_SET
+	if (n)
+		snprintf(r->warning, sizeof(r->warning), "file header at offset 72: %d feature "
+			 "bit%s unknown to this build set (%s): ignored, and the feature sections "
+			 "(event names) may be misread", n, n == 1 ? "" : "s", list);
+}
+
 /* Names from the EVENT_DESC feature section, when the input is seekable. */
 static int file_read_names(struct mt_perf_reader *r, const uint8_t *hdr)
 {
@@ -691,6 +733,7 @@ static int file_open(struct mt_perf_reader *r)
 		}
 		r->predata_len = r->data_offset;
 	}
+	file_check_features(r, hdr);
 	err = file_read_attrs(r, hdr);
 	if (!err)
 		err = file_read_names(r, hdr);
@@ -857,6 +900,11 @@ enum mt_perf_format mt_perf_reader_format(const struct mt_perf_reader *r)
 const char *mt_perf_reader_error(const struct mt_perf_reader *r)
 {
 	return r ? r->err : open_err;
+}
+
+const char *mt_perf_reader_warning(const struct mt_perf_reader *r)
+{
+	return r->warning;
 }
 
 int mt_perf_reader_fatal(const struct mt_perf_reader *r)

@@ -161,6 +161,12 @@ int mt_perf_reader_next(struct mt_perf_reader *r, struct mt_perf_item *item);
  *           NULL, the message of this thread's last failed open. */
 const char *mt_perf_reader_error(const struct mt_perf_reader *r);
 
+/* Something odd in the input's header that does not stop reading (feature
+ * bits of a perf.data file that this build does not know), for the caller
+ * to print once after opening; no input named, as for errors.
+ * @return : the message, "" when there is none. */
+const char *mt_perf_reader_warning(const struct mt_perf_reader *r);
+
 /* @return : the fatal error code (negative) once the reader cannot go on,
  *           else 0: a tolerant caller may count a record-level error and
  *           call next again. */

@@ -255,6 +255,8 @@ static int setup(struct run *r, int out_fd)
 		mt_error("%s", mt_input_error(r->in));
 		return rc == MT_PERF_ENOMEM || rc == MT_PERF_EIO ? MT_EXIT_ENV : MT_EXIT_DATA;
 	}
+	if (*mt_perf_reader_warning(r->reader))
+		mt_warn("'%s': %s", name, mt_perf_reader_warning(r->reader));
 	int regular = mt_input_is_regular(r->in), is_mtz = mt_input_mtz(r->in) != NULL;
 	if ((!is_mtz || !o->decode_only) && (rc = mt_input_features(r->in, &r->features)) != 0) {
 		if (rc == MT_PERF_ENOMEM)

@@ -28,7 +28,22 @@ expect_loss() {
 	[ $((used)) -le $((size + 65536)) ] || fail "$4: $((used)) bytes allocated for $size"
 }
 
-for k in 0 2 $((n - 1)); do
+# frame 0, the stream's header part, is there twice: damage to the first
+# copy loses nothing, and is reported (exit 1)
+read -r off comp o osz < <(sed -n 1p "$T/frames")
+cp "$T/ok.mtz" "$T/bad.mtz"
+flip_byte "$T/bad.mtz" $((off + 48 + comp / 2))
+expect_loss "$T/bad.mtz" 0 0 "payload of frame 0"
+grep -qx "mt-encode: '<stdin>': frame 0 at offset $off: checksum mismatch; frame skipped, its copy is read instead" "$T/err" ||
+	fail "message: $(cat "$T/err")"
+grep -q "frames\? lost" "$T/err" && fail "frame 0: frames said lost: $(cat "$T/err")"
+# and to both: frame 0 is lost
+flip_byte "$T/bad.mtz" $((off + 48 + comp + 48 + comp / 2))
+expect_loss "$T/bad.mtz" "$o" $((o + osz)) "payload of frame 0 and its copy"
+grep -q "frame 0 (its copy) at offset $((off + 48 + comp)): checksum mismatch" "$T/err" || fail "message: $(cat "$T/err")"
+grep -q "1 frame lost" "$T/err" || fail "no count of lost frames: $(cat "$T/err")"
+
+for k in 1 2 $((n - 1)); do
 	read -r off comp o osz < <(sed -n "$((k + 1))p" "$T/frames")
 	# a byte in the middle of frame k's payload
 	cp "$T/ok.mtz" "$T/bad.mtz"

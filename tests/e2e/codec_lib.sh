@@ -21,16 +21,20 @@ codec_skip_unless_perf() {
 u32() { od -An -tu4 -j "$2" -N4 "$1" | tr -d ' '; }
 u64() { od -An -tu8 -j "$2" -N8 "$1" | tr -d ' '; }
 
-# Prints "offset comp_size out_offset out_size" for each frame of $1.
+# Prints "offset comp_size out_offset out_size" for each frame of $1 (line
+# k + 1: frame k), leaving out the copy of frame 0 that follows frame 0
+# from version 4 on.
 mtz_frames() {
-	local f=$1 off=16 size
+	local f=$1 off=16 size k=0
 	size=$(stat -c %s "$f")
 	while [ $((off + 48)) -le "$size" ]; do
 		[ "$(dd if="$f" bs=1 skip="$off" count=4 status=none)" = MTZF ] || break
 		local comp
 		comp=$(u32 "$f" $((off + 8)))
-		echo "$off $comp $(u64 "$f" $((off + 24))) $(u32 "$f" $((off + 16)))"
+		[ "$k" = 1 ] && [ "$(u32 "$f" $((off + 4)))" = 0 ] ||
+			echo "$off $comp $(u64 "$f" $((off + 24))) $(u32 "$f" $((off + 16)))"
 		off=$((off + 48 + comp))
+		k=$((k + 1))
 	done
 }
 
