@@ -402,6 +402,9 @@ static int wrong_kind(const struct opts *o)
 		return mt_error("'%s' is empty", o->in_name), 1;
 	if (k == MT_FILE_UNWIND_TEXT)
 		return mt_error("'%s' is mt-unwind output: fold it with mt-fold", o->in_name), 1;
+	if (k == MT_FILE_FOLDED)
+		return mt_error("'%s' is %s: draw it with mt-flamegraph", o->in_name,
+				mt_file_kind_str(k)), 1;
 	if (!o->decode && k == MT_FILE_MTZ)
 		return mt_error("'%s' is an .mtz file already: decode it with mt-decode, or"
 				" unwind it with mt-unwind", o->in_name), 1;

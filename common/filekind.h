@@ -7,8 +7,11 @@
 
 #include <stddef.h>
 
-/* Bytes enough to tell every kind apart. */
+/* Bytes enough to tell every kind apart but collapsed stacks, whose first
+ * line must be whole in what is given (mt_file_kind_peek reads up to
+ * MT_FILE_KIND_LINE bytes). */
 #define MT_FILE_KIND_BYTES 16
+#define MT_FILE_KIND_LINE 4096
 
 enum mt_file_kind {
 	MT_FILE_EMPTY,		/* not a byte */
@@ -16,6 +19,8 @@ enum mt_file_kind {
 	MT_FILE_PERF_DATA,	/* a perf.data file */
 	MT_FILE_PERF_PIPE,	/* a perf pipe-mode stream (mt-capture, perf record -o -) */
 	MT_FILE_UNWIND_TEXT,	/* mt-unwind's output ("# mt-unwind N") */
+	MT_FILE_FOLDED,		/* collapsed stacks (mt-fold's output): a first
+				 * line "frame;frame COUNT", no TAB */
 	MT_FILE_OTHER,		/* none of these (text for mt-fold, or anything) */
 };
 

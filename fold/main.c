@@ -83,15 +83,23 @@ static void on_too_big(void *vctx, const char *stack, size_t len, const char *co
 		 (unsigned long long)MT_FOLD_COLLAPSED_MAX);
 }
 
-/* What the file at path is if it is a capture (an .mtz, perf.data or perf
- * stream) rather than mt-unwind output, else NULL. */
-static const char *capture_kind(const char *path)
+/* An input that is a capture (an .mtz, perf.data or perf stream) or
+ * collapsed stacks rather than mt-unwind output: said, with what to run.
+ * @return : 1 when so, else 0. */
+static int wrong_kind(const char *path, const char *name)
 {
 	enum mt_file_kind k;
 	if (mt_file_kind_peek(path, &k) != 0)
-		return NULL;
-	return k == MT_FILE_MTZ || k == MT_FILE_PERF_DATA || k == MT_FILE_PERF_PIPE
-	       ? mt_file_kind_str(k) : NULL;
+		return 0;
+	if (k == MT_FILE_MTZ || k == MT_FILE_PERF_DATA || k == MT_FILE_PERF_PIPE)
+		mt_error("'%s' is %s, not mt-unwind output: unwind it first"
+			 " (mt-unwind '%s' | mt-fold)", name, mt_file_kind_str(k), name);
+	else if (k == MT_FILE_FOLDED)
+		mt_error("'%s' is %s already: draw it with mt-flamegraph", name,
+			 mt_file_kind_str(k));
+	else
+		return 0;
+	return 1;
 }
 
 /* Read every file into p; an input that cannot be opened is reported and
@@ -116,10 +124,7 @@ static int read_inputs(struct mt_fold_profile *p, char **files, int nfiles,
 			status = MT_EXIT_ENV;
 			continue;
 		}
-		const char *capture = capture_kind(files[i]);
-		if (capture) {
-			mt_error("'%s' is %s, not mt-unwind output: unwind it first"
-				 " (mt-unwind '%s' | mt-fold)", name, capture, name);
+		if (wrong_kind(files[i], name)) {
 			if (status < MT_EXIT_DATA)
 				status = MT_EXIT_DATA;
 			fclose(f);

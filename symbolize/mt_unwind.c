@@ -237,12 +237,20 @@ static int setup(struct run *r, int out_fd)
 {
 	const struct opts *o = r->o;
 	const char *name = mt_input_name(r->in);
-	switch (mt_input_kind(r->in)) {
+	enum mt_file_kind kind = mt_input_kind(r->in), whole;
+	/* Collapsed stacks are told by their whole first line. */
+	if (kind == MT_FILE_OTHER && mt_file_kind_peek(name, &whole) == 0)
+		kind = whole;
+	switch (kind) {
 	case MT_FILE_EMPTY:
 		mt_error("'%s' is empty", name);
 		return MT_EXIT_DATA;
 	case MT_FILE_UNWIND_TEXT:
 		mt_error("'%s' is mt-unwind output already: fold it with mt-fold", name);
+		return MT_EXIT_DATA;
+	case MT_FILE_FOLDED:
+		mt_error("'%s' is %s: draw it with mt-flamegraph", name,
+			 mt_file_kind_str(MT_FILE_FOLDED));
 		return MT_EXIT_DATA;
 	default:
 		break;

@@ -775,6 +775,17 @@ Test(filekind, tells_the_codecs_files_apart)
 	mt_st64(b + 8, MT_PERF_FILE_HEADER_SIZE);
 	cr_assert_eq(mt_file_kind(b, sizeof(b)), MT_FILE_PERF_DATA);
 	cr_assert_eq(mt_file_kind("# mt-unwind 1\n", 14), MT_FILE_UNWIND_TEXT);
-	cr_assert_eq(mt_file_kind("main;f 10\n", 10), MT_FILE_OTHER);
 	cr_assert_eq(mt_file_kind(b, 0), MT_FILE_EMPTY);
+}
+
+/* Collapsed stacks: a whole first line "STACK COUNT". */
+Test(filekind, tells_collapsed_stacks_by_their_first_line)
+{
+	cr_assert_eq(mt_file_kind("main;f 10\n", 10), MT_FILE_FOLDED);
+	cr_assert_eq(mt_file_kind("operator new;f (a.c:3) 7\nx", 26), MT_FILE_FOLDED);
+	cr_assert_eq(mt_file_kind("main;f 10", 9), MT_FILE_OTHER);	/* line not whole */
+	cr_assert_eq(mt_file_kind("main;f\t10\n", 10), MT_FILE_OTHER);
+	cr_assert_eq(mt_file_kind("main;f 1x\n", 10), MT_FILE_OTHER);
+	cr_assert_eq(mt_file_kind(" 10\n", 4), MT_FILE_OTHER);
+	cr_assert_eq(mt_file_kind("hello world\n", 12), MT_FILE_OTHER);
 }
