@@ -67,6 +67,7 @@ E2E_TESTS += \
 	tests/e2e/capture-keep.sh \
 	tests/e2e/security-capture.sh \
 	tests/e2e/security-files.sh \
+	tests/e2e/capture-killed.sh \
 	tests/e2e/fold-coverage.sh \
 	tests/e2e/fold-forked.sh \
 	tests/e2e/capture-trace.sh \
