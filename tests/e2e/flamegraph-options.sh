@@ -188,6 +188,38 @@ grep -q 'fewer than 5 samples (error above ±45%): 2 frames' "$tmp/e4.svg" || fa
 "$fg" --minwidth 0 --few-samples 2000 --stats "$tmp/every4.json" "$tmp/in.folded" >"$tmp/e4b.svg"
 grep -q 'fewer than 2000 samples (error above ±2%): 4 frames' "$tmp/e4b.svg" || fail "--few-samples over sites.few"
 
+# The unit from the stats' metric and event: a clock's period is time (perf's
+# modifiers after ':' ignored), another event's period and samples are counts;
+# without a metric, the unit word; --countname over the stats.
+infer() {  # infer JSON EXPECTED-VALUE-LINE EXPECTED-TITLE [OPTIONS...]
+	echo "$1" >"$tmp/inf.json"
+	local want=$2 title=$3
+	shift 3
+	"$fg" --minwidth 0 --stats "$tmp/inf.json" "$@" "$tmp/in.folded" >"$tmp/inf.svg"
+	has_tip "$tmp/inf.svg" "$want" || fail "infer $(cat "$tmp/inf.json"): $(sed -n 2p "$tmp/tips.txt")"
+	grep -qF "<text id=\"title\" x=\"600\" y=\"20\">$title</text>" "$tmp/inf.svg" ||
+		fail "infer title $(grep -o '<text id="title"[^<]*' "$tmp/inf.svg")"
+}
+infer '{"metric": "period", "unit": "events", "event": "task-clock:u"}' \
+	'1.05 ms (1,052,688 ns), 100.00% of all' 'task-clock:u period (ns)'
+infer '{"metric": "period", "unit": "events", "event": "cpu-clock"}' \
+	'1.05 ms (1,052,688 ns), 100.00% of all' 'cpu-clock period (ns)'
+infer '{"metric": "period", "unit": "events", "event": "page-faults"}' \
+	'1,052,688 events, 100.00% of all' 'page-faults period (events)'
+infer '{"metric": "period", "unit": "events", "event": null}' \
+	'1,052,688 events, 100.00% of all' 'period (events)'
+infer '{"metric": "samples", "unit": "samples", "event": "cycles"}' \
+	'1,052,688 samples, 100.00% of all' 'cycles samples'
+infer '{"metric": "inuse_objects", "unit": "objects"}' \
+	'1.05M objects (1,052,688), 100.00% of all' 'inuse_objects (objects)'
+infer '{"unit": "bytes"}' '1.00 MiB (1,052,688 bytes), 100.00% of all' 'Flame Graph'
+infer '{"unit": "widgets"}' '1,052,688 widgets, 100.00% of all' 'Flame Graph'
+infer '{"metric": "inuse_bytes"}' '1.05M objects (1,052,688), 100.00% of all' 'inuse_bytes (objects)' \
+	--countname objects
+infer '{"metric": "inuse_bytes"}' '1,052,688 widgets, 100.00% of all' 'inuse_bytes (widgets)' \
+	--countname widgets
+infer '{"metric": "alloc_bytes"}' '1,052,688 events, 100.00% of all' 'alloc_bytes (events)' --unit events
+
 # -o writes the same bytes as stdout.
 "$fg" -o "$tmp/o.svg" "$tmp/in.folded"
 "$fg" "$tmp/in.folded" | cmp - "$tmp/o.svg"
