@@ -168,6 +168,8 @@ async function main() {
   await page.waitForFunction(() => document.getElementById("matched").textContent !== "");
   const matched = await page.locator("#matched").textContent();
   check("matched percent for ^m?alloc$ is 90.00%", matched.startsWith("Matched: 90.00%"), matched);
+  // 9,000 bytes = 8.79 KiB, in the graph's unit.
+  check("matched value in the unit", matched === "Matched: 90.00% (8.79 KiB) in 3 frames", matched);
   const nmatch = await page.locator("#frames g.match").count();
   check("three malloc frames highlighted", nmatch === 3, nmatch);
   const fill = await page.locator("#frames g.match rect.b").first()
@@ -178,7 +180,8 @@ async function main() {
   const parse2 = await box("parse");
   await page.mouse.click(parse2.x + parse2.w / 2, parse2.y + parse2.h / 2);
   const zmatched = await page.locator("#matched").textContent();
-  check("zoomed search gives 75.00% of zoom", /90\.00% of all, 75\.00% of zoom/.test(zmatched),
+  check("zoomed search gives 75.00% of zoom (3,000 bytes = 2.93 KiB)",
+    zmatched === "Matched: 90.00% of all (8.79 KiB), 75.00% of zoom (2.93 KiB) in 3 frames",
     zmatched);
   await page.locator("#reset").click();
 
@@ -203,14 +206,67 @@ async function main() {
   await page.waitForFunction(() => /^Matched/.test(document.getElementById("matched").textContent));
   const m2 = await page.locator("#matched").textContent();
   // parse (4,000) contains grow (1,000): counted once, 40.00%.
-  check("nested matches counted once (pars|grow: 40.00%)", m2.startsWith("Matched: 40.00%"), m2);
+  check("nested matches counted once (pars|grow: 40.00%, 4,000 bytes = 3.91 KiB)",
+    m2 === "Matched: 40.00% (3.91 KiB) in 2 frames", m2);
   await page.locator("#search").click();   // now "Reset Search"
   check("Reset Search clears", (await page.locator("#frames g.match").count()) === 0);
 
   check("no network requests", remote.length === 0, remote.join(" "));
   check("no script errors during the session", errors.length === 0, errors.join("; "));
 
+  await cpu(page, errors, remote);
   await demo(page, errors, remote);
+}
+
+// A CPU profile as mt-fold folds `--metric period` of a cpu-clock capture: every
+// sample's period is 1,001,001 ns (999 Hz).  hash 400 samples, sort 200, read 50:
+// 650,650,650 ns in all.  No --unit: the unit (ns) comes from the stats' metric
+// and event, and the hover shows time and the error bar in time.
+async function cpu(page, errors, remote) {
+  const P = 1001001;
+  const rows = [["main;compute;hash", 400], ["main;compute;sort", 200], ["main;read", 50]];
+  writeFileSync(join(work, "cpu.folded"), rows.map(([s, n]) => `${s} ${n * P}`).join("\n") + "\n");
+  writeFileSync(join(work, "cpu.json"), JSON.stringify({
+    format: "mt-fold-report", version: 1, metric: "period", unit: "events", confidence: 0.95,
+    mode: "event", event: "cpu-clock", total: { value: 650 * P, n: 650, exact: false },
+    stacks: rows.map(([s, n]) => ({ stack: s, value: n * P, n, exact: false })),
+  }));
+  const svgPath = join(work, "cpu.svg");
+  execFileSync(join(src, "scripts/mt-flamegraph"), [
+    "--colors", "cpu", "--stats", join(work, "cpu.json"), "--minwidth", "0", "--width", "1000",
+    "-o", svgPath, join(work, "cpu.folded"),
+  ], { stdio: ["ignore", "inherit", "inherit"] });
+  errors.length = 0;
+  await page.goto(pathToFileURL(svgPath).href);
+  await page.waitForSelector("svg[data-ready='1']", { timeout: 10000 });
+  const title = await page.locator("#title").textContent();
+  check("cpu: title names the metric, event and unit", title === "cpu-clock period (ns)", title);
+  const r = await page.evaluate(() => {
+    const g = [...document.querySelectorAll("#frames g.f")].find((x) => x.mt.name === "hash");
+    const b = g.querySelector("rect.b").getBoundingClientRect();
+    return { x: b.x, y: b.y, w: b.width, h: b.height };
+  });
+  await page.mouse.move(r.x + r.w / 2, r.y + r.h / 2);
+  await page.waitForSelector("#tip:not(.hide)", { timeout: 3000 });
+  const tip = await page.locator("#tip text tspan").allTextContents();
+  console.log("cpu tooltip: " + tip.join(" | "));
+  check("cpu: hover shows the time and its exact ns",
+    tip[0] === "hash" && tip[1] === "400 ms (400,400,400 ns), 61.54% of all", tip.join(" | "));
+  // 400 samples: 1/sqrt(400) = 5.0%, 20.0 ms; Garwood 95% of 400 is 361.9-441.4 samples.
+  check("cpu: hover shows the error bar in ms",
+    tip.some((l) => /^400 samples, ±20\.0 ms \(±5\.0%, 1σ\), 95%: 36[23] ms–44[12] ms$/.test(l)),
+    tip.join(" | "));
+  const details = await page.locator("#details").textContent();
+  check("cpu: details line in ms", details === "hash: 400 ms (400,400,400 ns), 61.54% of all",
+    details);
+  page.once("dialog", (d) => d.accept("^hash$"));
+  await page.keyboard.press("Control+f");
+  await page.waitForFunction(() => document.getElementById("matched").textContent !== "");
+  const matched = await page.locator("#matched").textContent();
+  check("cpu: matched value in ms", matched === "Matched: 61.54% (400 ms) in 1 frame", matched);
+  await page.keyboard.press("Escape");
+  check("cpu: no network requests, no script errors", !remote.length && !errors.length,
+    remote.concat(errors).join("; "));
 }
 
 // The SVG `make demo` leaves (or MT_DEMO_SVG), when there is one: the same gestures on

@@ -36,11 +36,52 @@ grep -q '<text id="subtitle"[^>]*>sub title</text>' "$tmp/a.svg" || fail "subtit
 has_tip "$tmp/a.svg" '1.00 MiB (1,052,688 bytes), 100.00% of all' || fail "bytes units"
 has_tip "$tmp/a.svg" '4.00 KiB (4,096 bytes), 0.39% of all' || fail "KiB units"
 has_tip "$tmp/a.svg" '16 bytes, <0.01% of all' || fail "small byte counts"
-"$fg" --countname objects "$tmp/in.folded" >"$tmp/b.svg"
-has_tip "$tmp/b.svg" '1,052,688 objects, 100.00% of all' || fail "countname objects"
+"$fg" --minwidth 0 --countname objects "$tmp/in.folded" >"$tmp/b.svg"
+has_tip "$tmp/b.svg" '1.05M objects (1,052,688), 100.00% of all' || fail "countname objects"
+has_tip "$tmp/b.svg" '4,096 objects' && fail "objects: 4,096 not in thousands"
+has_tip "$tmp/b.svg" '4.10k objects (4,096), 0.39% of all' || fail "objects in thousands"
+has_tip "$tmp/b.svg" '16 objects, <0.01% of all' || fail "objects under a thousand"
 "$fg" "$tmp/in.folded" >"$tmp/d.svg"
 has_tip "$tmp/d.svg" '1,052,688 samples, 100.00% of all' || fail "default countname"
 grep -q '<text id="title"[^>]*>Flame Graph</text>' "$tmp/d.svg" || fail "default title"
+grep -q '^<!-- mt-flamegraph: 3 stacks, total 1,052,688 samples -->$' "$tmp/d.svg" || fail "total comment"
+"$fg" --countname page-faults "$tmp/in.folded" >"$tmp/pf.svg"
+has_tip "$tmp/pf.svg" '1,052,688 page-faults, 100.00% of all' || fail "countname word"
+# --unit: the same counts as time, objects, bytes, events; it wins over --countname's kind.
+"$fg" --minwidth 0 --unit ns --countname bytes "$tmp/in.folded" >"$tmp/ns.svg"
+has_tip "$tmp/ns.svg" '1.05 ms (1,052,688 ns), 100.00% of all' || fail "--unit ns: ms"
+has_tip "$tmp/ns.svg" '4.10 µs (4,096 ns), 0.39% of all' || fail "--unit ns: µs"
+has_tip "$tmp/ns.svg" '16 ns, <0.01% of all' || fail "--unit ns: ns"
+grep -q '<text id="title"[^>]*>Flame Graph (ns)</text>' "$tmp/ns.svg" || fail "--unit ns: title"
+grep -q '^<!-- mt-flamegraph: 3 stacks, total 1.05 ms (1,052,688 ns) -->$' "$tmp/ns.svg" ||
+	fail "--unit ns: total comment"
+"$fg" --unit bytes --inverted "$tmp/in.folded" >"$tmp/ub.svg"
+has_tip "$tmp/ub.svg" '1.00 MiB (1,052,688 bytes), 100.00% of all' || fail "--unit bytes"
+grep -q '<text id="title"[^>]*>Icicle Graph (bytes)</text>' "$tmp/ub.svg" || fail "--unit bytes: title"
+"$fg" --unit events "$tmp/in.folded" >"$tmp/ue.svg"
+has_tip "$tmp/ue.svg" '1,052,688 events, 100.00% of all' || fail "--unit events"
+"$fg" --unit events --countname page-faults "$tmp/in.folded" >"$tmp/uep.svg"
+has_tip "$tmp/uep.svg" '1,052,688 page-faults, 100.00% of all' || fail "--unit events --countname"
+"$fg" --unit objects --title 'given' "$tmp/in.folded" >"$tmp/uo.svg"
+has_tip "$tmp/uo.svg" '1.05M objects (1,052,688), 100.00% of all' || fail "--unit objects"
+grep -q '<text id="title"[^>]*>given</text>' "$tmp/uo.svg" || fail "--title over the unit's title"
+rc=0; "$fg" --unit furlongs "$tmp/in.folded" >/dev/null 2>"$tmp/uerr" || rc=$?
+[ "$rc" -eq 2 ] && grep -qF "argument --unit: invalid choice: 'furlongs'" "$tmp/uerr" ||
+	fail "--unit furlongs: exit $rc, $(cat "$tmp/uerr")"
+# Prefix boundaries: 3 significant digits, carried to the next prefix (1023.9 KiB is
+# 1.00 MiB, not 1024 KiB); 1,000 to 1,023 bytes stay exact.
+printf 'a 1048575\nb 1023\nc 999999\nd 999499\n' >"$tmp/edge.folded"
+"$fg" --minwidth 0 --unit bytes "$tmp/edge.folded" >"$tmp/eb.svg"
+has_tip "$tmp/eb.svg" '1.00 MiB (1,048,575 bytes), 34.39% of all' || fail "1048575 bytes"
+has_tip "$tmp/eb.svg" '1,023 bytes, 0.03% of all' || fail "1023 bytes"
+has_tip "$tmp/eb.svg" '977 KiB (999,999 bytes), 32.80% of all' || fail "999999 bytes"
+"$fg" --minwidth 0 --unit objects "$tmp/edge.folded" >"$tmp/eo.svg"
+has_tip "$tmp/eo.svg" '1.00M objects (999,999), 32.80% of all' || fail "999999 objects"
+has_tip "$tmp/eo.svg" '999k objects (999,499), 32.78% of all' || fail "999499 objects"
+has_tip "$tmp/eo.svg" '1.05M objects (1,048,575), 34.39% of all' || fail "1048575 objects"
+"$fg" --minwidth 0 --unit ns "$tmp/edge.folded" >"$tmp/en.svg"
+has_tip "$tmp/en.svg" '1.00 ms (999,999 ns), 32.80% of all' || fail "999999 ns"
+has_tip "$tmp/en.svg" '1.02 µs (1,023 ns), 0.03% of all' || fail "1023 ns"
 
 # Palettes change colours, not geometry.
 for c in mem cpu hot; do
@@ -139,12 +180,45 @@ echo '{"metric": "alloc_objects", "unit": "objects", "mode": "trace", "rate": nu
   "sites": {"few": 5, "rows": []}}' >"$tmp/every4.json"
 "$fg" --minwidth 0 --stats "$tmp/every4.json" "$tmp/in.folded" >"$tmp/e4.svg"
 has_tip "$tmp/e4.svg" '16 objects, <0.01% of all' || fail "every 4: unit from the stats"
-tip_matches "$tmp/e4.svg" '^4 samples, ±8 \(±50\.0%, 1σ\), 95%: ' || fail "every 4: tiny's samples"
+tip_matches "$tmp/e4.svg" '^4 samples, ±8 objects \(±50\.0%, 1σ\), 95%: [0-9.]+–[0-9.]+ objects$' ||
+	fail "every 4: tiny's samples"
 tip_matches "$tmp/e4.svg" '^1,024 samples, ' || fail "every 4: parse's samples"
 # sites.few (5) is the default threshold: only tiny (4 samples) and its malloc are hatched.
 grep -q 'fewer than 5 samples (error above ±45%): 2 frames' "$tmp/e4.svg" || fail "sites.few default"
 "$fg" --minwidth 0 --few-samples 2000 --stats "$tmp/every4.json" "$tmp/in.folded" >"$tmp/e4b.svg"
 grep -q 'fewer than 2000 samples (error above ±2%): 4 frames' "$tmp/e4b.svg" || fail "--few-samples over sites.few"
+
+# The unit from the stats' metric and event: a clock's period is time (perf's
+# modifiers after ':' ignored), another event's period and samples are counts;
+# without a metric, the unit word; --countname over the stats.
+infer() {  # infer JSON EXPECTED-VALUE-LINE EXPECTED-TITLE [OPTIONS...]
+	echo "$1" >"$tmp/inf.json"
+	local want=$2 title=$3
+	shift 3
+	"$fg" --minwidth 0 --stats "$tmp/inf.json" "$@" "$tmp/in.folded" >"$tmp/inf.svg"
+	has_tip "$tmp/inf.svg" "$want" || fail "infer $(cat "$tmp/inf.json"): $(sed -n 2p "$tmp/tips.txt")"
+	grep -qF "<text id=\"title\" x=\"600\" y=\"20\">$title</text>" "$tmp/inf.svg" ||
+		fail "infer title $(grep -o '<text id="title"[^<]*' "$tmp/inf.svg")"
+}
+infer '{"metric": "period", "unit": "events", "event": "task-clock:u"}' \
+	'1.05 ms (1,052,688 ns), 100.00% of all' 'task-clock:u period (ns)'
+infer '{"metric": "period", "unit": "events", "event": "cpu-clock"}' \
+	'1.05 ms (1,052,688 ns), 100.00% of all' 'cpu-clock period (ns)'
+infer '{"metric": "period", "unit": "events", "event": "page-faults"}' \
+	'1,052,688 events, 100.00% of all' 'page-faults period (events)'
+infer '{"metric": "period", "unit": "events", "event": null}' \
+	'1,052,688 events, 100.00% of all' 'period (events)'
+infer '{"metric": "samples", "unit": "samples", "event": "cycles"}' \
+	'1,052,688 samples, 100.00% of all' 'cycles samples'
+infer '{"metric": "inuse_objects", "unit": "objects"}' \
+	'1.05M objects (1,052,688), 100.00% of all' 'inuse_objects (objects)'
+infer '{"unit": "bytes"}' '1.00 MiB (1,052,688 bytes), 100.00% of all' 'Flame Graph'
+infer '{"unit": "widgets"}' '1,052,688 widgets, 100.00% of all' 'Flame Graph'
+infer '{"metric": "inuse_bytes"}' '1.05M objects (1,052,688), 100.00% of all' 'inuse_bytes (objects)' \
+	--countname objects
+infer '{"metric": "inuse_bytes"}' '1,052,688 widgets, 100.00% of all' 'inuse_bytes (widgets)' \
+	--countname widgets
+infer '{"metric": "alloc_bytes"}' '1,052,688 events, 100.00% of all' 'alloc_bytes (events)' --unit events
 
 # -o writes the same bytes as stdout.
 "$fg" -o "$tmp/o.svg" "$tmp/in.folded"

@@ -1,2 +1,2 @@
-# --help: the usage on stdout, exit 0
-mt-flamegraph --help
+# --help: the usage on stdout, exit 0; wrapped at 80 columns on a wider terminal
+COLUMNS=200 mt-flamegraph --help

@@ -1,0 +1,2 @@
+# --unit naming no unit: usage error
+mt-flamegraph --unit furlongs a.folded
