@@ -8,7 +8,7 @@
 
 struct modsum {
 	uint64_t hits, misses;
-	unsigned modules, mismatches;
+	unsigned modules, mismatches, unusable;
 	int quiet;
 };
 
@@ -28,6 +28,12 @@ static void module_summary(struct mt_unwind_module *m, void *arg)
 		mt_warn("'%s': build-id mismatch (recorded %s, file has %s): "
 			"its frames are not symbolised and are marked _[x]", mt_unwind_module_path(m),
 			want, got[0] ? got : "none");
+	}
+	char why[160];
+	if (mt_unwind_module_unusable_reason(m, why, sizeof(why))) {
+		ms->unusable++;
+		mt_warn("cannot use '%s': %s: its frames are not symbolised",
+			mt_unwind_module_path(m), why);
 	}
 }
 
@@ -91,9 +97,9 @@ void mt_unwind_summary_print(const struct mt_unwind_summary *r, double secs)
 	}
 	uint64_t probes = rp->walk.memo_hits + rp->walk.memo_misses;
 	uint64_t look = ms.hits + ms.misses;
-	mt_info("%u modules, %u build-id mismatches; cache hit rate: pc memo %.2f%% of %"
+	mt_info("%u modules, %u build-id mismatches, %u files that cannot be used; cache hit rate: pc memo %.2f%% of %"
 		PRIu64 " frame lookups, rule and symbol caches behind it %.2f%% of %" PRIu64,
-		ms.modules, ms.mismatches,
+		ms.modules, ms.mismatches, ms.unusable,
 		probes ? 100.0 * rp->walk.memo_hits / probes : 0.0, probes,
 		look ? 100.0 * ms.hits / look : 0.0, look);
 	struct mt_unwind_debug_cache_stats dc = mt_unwind_modules_debug_cache_stats(r->modules);
