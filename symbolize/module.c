@@ -8,11 +8,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 struct mt_unwind_modules {
@@ -103,6 +105,85 @@ static int alt_dirs_init(struct mt_unwind_modules *ms, const char *user)
 	return 0;
 }
 
+/* The kind of file of mode, for "not a regular file (...)". */
+static const char *file_kind(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFIFO: return "fifo";
+	case S_IFDIR: return "directory";
+	case S_IFCHR: return "character device";
+	case S_IFBLK: return "block device";
+	case S_IFSOCK: return "socket";
+	default: return "special file";
+	}
+}
+
+/* Filesystems whose "regular" files are no ELF files but views of the
+ * kernel's state, where reading may block or have effects (/proc/PID/mem,
+ * /sys, /sys/kernel/debug, /sys/kernel/tracing).  Files reached through
+ * /proc that live elsewhere (/proc/PID/root/..., /proc/PID/map_files/...,
+ * /proc/self/fd/N) are on their own filesystems and pass. */
+static const char *pseudo_fs(long type)
+{
+	switch ((unsigned long)type) {
+	case 0x9fa0: return "a file of /proc";			/* PROC_SUPER_MAGIC */
+	case 0x62656572: return "a file of /sys";		/* SYSFS_MAGIC */
+	case 0x64626720: return "a file of debugfs";		/* DEBUGFS_MAGIC */
+	case 0x74726163: return "a file of tracefs";		/* TRACEFS_MAGIC */
+	case 0x73636673: return "a file of securityfs";		/* SECURITYFS_MAGIC */
+	case 0x62656570: return "a file of configfs";		/* CONFIGFS_MAGIC */
+	case 0x27e0eb: case 0x63677270: return "a file of cgroupfs";
+	case 0xcafe4a11: return "a file of bpffs";		/* BPF_FS_MAGIC */
+	default: return NULL;
+	}
+}
+
+/* Open path for reading, if it is a regular file, without opening it
+ * otherwise: a fifo's writer blocked in open() would be released, a
+ * device's open may have effects.  stat first; then open, O_NONBLOCK (a
+ * fifo put in its place meanwhile does not block us); then fstat again:
+ * the same file, still regular.  Symbolic links are resolved first
+ * (realpath) and the file itself opened O_NOFOLLOW, so that no link put
+ * in its place meanwhile is followed; but under /proc the links are the
+ * ways into other file tables and mount namespaces (/proc/self/fd/N of a
+ * memfd, /proc/PID/map_files/... of a deleted file, /proc/PID/root/...):
+ * there only the kernel can follow them.  @return : an fd; or -1 with *why
+ * the kind of file refused (a literal), or NULL and errno set. */
+static int open_regular(const char *path, const char **why, struct stat *out)
+{
+	struct stat st, fst;
+	struct statfs sf;
+	*why = NULL;
+	char *real = NULL;
+	int follow = strncmp(path, "/proc/", 6) == 0;
+	if (!follow) {
+		if (!(real = realpath(path, NULL)))
+			return -1;
+		path = real;
+	}
+	int fd = -1, err = 0;
+	if (stat(path, &st) != 0)
+		err = errno;
+	else if (!S_ISREG(st.st_mode))
+		*why = file_kind(st.st_mode);
+	else if (statfs(path, &sf) == 0 && (*why = pseudo_fs((long)sf.f_type)))
+		;
+	else if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY |
+				  (follow ? 0 : O_NOFOLLOW))) < 0)
+		err = errno;
+	else if (fstat(fd, &fst) != 0 || !S_ISREG(fst.st_mode) || fst.st_dev != st.st_dev ||
+		 fst.st_ino != st.st_ino) {
+		close(fd);
+		fd = -1;
+		*why = "replaced while it was opened";
+	} else if (out) {
+		*out = fst;
+	}
+	free(real);
+	errno = err;
+	return fd;
+}
+
 /* libdwfl's own debuginfo_path when given none; user directories go before
  * it.  Only its absolute directories are searched by build-id. */
 static const char default_debuginfo_path[] = ":.debug:/usr/lib/debug";
@@ -132,7 +213,8 @@ static int open_by_build_id(const struct mt_unwind_modules *ms, const unsigned c
 		if (snprintf(path, sizeof(path), "%.*s/.build-id/%.2s/%s.debug", (int)len, dir, hex,
 			     hex + 2) >= (int)sizeof(path))
 			continue;
-		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		const char *why;
+		int fd = open_regular(path, &why, NULL);
 		if (fd >= 0)
 			return fd;
 	}
@@ -160,8 +242,9 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 		 * zstd-compressed sections.  An inflated copy of the file
 		 * itself then serves (the cache makes one only when it has
 		 * compressed sections). */
+		const char *why;
 		if (fd < 0 && file_name)
-			fd = open(file_name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+			fd = open_regular(file_name, &why, NULL);
 		/* A copy serves only the file it was made from. */
 		int c = mt_unwind_debug_cache_lookup(ms->debug_cache, id, (size_t)n, fd, &path,
 						     &ms->cache_stats);
@@ -409,12 +492,15 @@ static void module_open(struct mt_unwind_modules *ms, struct mt_unwind_module *m
 	}
 	m->state = MT_UNWIND_MOD_MISSING;
 	m->open_errno = err;
+	m->not_regular = NULL;
 }
 
 static void module_open_path(struct mt_unwind_modules *ms, struct mt_unwind_module *m,
 			     const char *path)
 {
 	int fd;
+	m->not_regular = NULL;
+	m->open_errno = 0;
 	if (strcmp(path, "[vdso]") == 0) {
 		fd = vdso_fd();
 		if (fd < 0) {
@@ -422,21 +508,24 @@ static void module_open_path(struct mt_unwind_modules *ms, struct mt_unwind_modu
 			m->open_errno = ENOENT;
 			return;
 		}
+		m->dev = 0;
+		m->ino = 0;
 	} else {
-		/* O_NONBLOCK: a fifo put in the file's place must not hang us;
-		 * we refuse it right after fstat anyway. */
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		const char *why;
+		struct stat st;
+		fd = open_regular(path, &why, &st);
+		if (fd < 0 && why) {
+			m->state = MT_UNWIND_MOD_NOT_REGULAR;
+			m->not_regular = why;
+			return;
+		}
 		if (fd < 0) {
 			m->state = MT_UNWIND_MOD_MISSING;
 			m->open_errno = errno;
 			return;
 		}
-		struct stat st;
-		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-			close(fd);
-			m->state = MT_UNWIND_MOD_NOT_REGULAR;
-			return;
-		}
+		m->dev = st.st_dev;
+		m->ino = st.st_ino;
 	}
 	m->dwfl = dwfl_begin(&ms->callbacks);
 	if (!m->dwfl) {
@@ -484,11 +573,12 @@ static void *loader_main(void *arg)
 {
 	struct mt_unwind_module *m = arg;
 	struct mt_unwind_modules *ms = m->owner;
-	int fd = open(m->opened, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	const char *why;
 	struct stat st;
+	int fd = open_regular(m->opened, &why, &st);
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	if (st.st_dev != m->dev || st.st_ino != m->ino) {	/* not the file opened */
 		close(fd);
 		return NULL;
 	}
@@ -692,6 +782,30 @@ int mt_unwind_module_usable(const struct mt_unwind_module *m)
 const char *mt_unwind_module_path(const struct mt_unwind_module *m)
 {
 	return m->path;
+}
+
+int mt_unwind_module_unusable_reason(const struct mt_unwind_module *m, char *buf, size_t n)
+{
+	/* Anonymous code (a JIT's) and the kernel's pseudo-mappings name
+	 * no file to be opened. */
+	if (m->path[0] != '/' ? strcmp(m->path, "[vdso]") != 0 : strncmp(m->path, "//anon", 6) == 0)
+		return 0;
+	switch (m->state) {
+	case MT_UNWIND_MOD_MISSING:
+		snprintf(buf, n, "%s", strerror(m->open_errno ? m->open_errno : ENOENT));
+		return 1;
+	case MT_UNWIND_MOD_NOT_REGULAR:
+		if (strcmp(m->not_regular, "replaced while it was opened") == 0)
+			snprintf(buf, n, "%s", m->not_regular);
+		else
+			snprintf(buf, n, "not a regular file (%s)", m->not_regular);
+		return 1;
+	case MT_UNWIND_MOD_BAD_ELF:
+		snprintf(buf, n, "not an ELF file");
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 enum mt_unwind_module_state mt_unwind_module_state(const struct mt_unwind_module *m)

@@ -13,6 +13,8 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <pthread.h>
+#include <stddef.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 #include "symbolize/error.h"
@@ -24,7 +26,9 @@
 enum mt_unwind_module_state {
 	MT_UNWIND_MOD_OK,
 	MT_UNWIND_MOD_MISSING,		/* cannot open (errno in open_errno) */
-	MT_UNWIND_MOD_NOT_REGULAR,	/* a device, fifo, directory: never opened */
+	MT_UNWIND_MOD_NOT_REGULAR,	/* a device, fifo, directory, a file of
+					 * /proc or /sys: never opened (the
+					 * kind in not_regular) */
 	MT_UNWIND_MOD_BAD_ELF,		/* not a readable ELF file */
 	MT_UNWIND_MOD_MISMATCH,		/* build-id differs from the recorded one */
 };
@@ -39,6 +43,9 @@ struct mt_unwind_module {
 	const char *name;		/* basename of path */
 	enum mt_unwind_module_state state;
 	int open_errno;
+	const char *not_regular;	/* "fifo", "directory", ...: a literal */
+	dev_t dev;			/* the file opened (OK): what the */
+	ino_t ino;			/* loader must open again */
 	uint8_t want_id[20];		/* build-id the recording gave, if any */
 	unsigned want_id_len;
 	uint8_t file_id[20];		/* build-id of the file found */
@@ -104,6 +111,13 @@ int mt_unwind_module_usable(const struct mt_unwind_module *m);
 /* The module's path as mapped, and its state.  Valid while m lives. */
 const char *mt_unwind_module_path(const struct mt_unwind_module *m);
 enum mt_unwind_module_state mt_unwind_module_state(const struct mt_unwind_module *m);
+
+/* Why m cannot be used, for a warning, into buf (n bytes): "not a regular
+ * file (fifo)", "not a regular file (a file of /proc)", "not an ELF file",
+ * open's strerror ("No such file or directory").  @return : 1, or 0 when
+ * it can be used, when its build-id differs (reported with both ids), or
+ * when its path names no file (an anonymous mapping's, "//anon"). */
+int mt_unwind_module_unusable_reason(const struct mt_unwind_module *m, char *buf, size_t n);
 
 /* The build-id the recording gave (recorded) or the file has (else), as
  * lowercase hex into out (41 bytes): "" when there is none. */

@@ -67,8 +67,9 @@ fuzz-run: fuzz
 		mkdir -p $(FUZZ_DIR)/$$t-corpus $(FUZZ_DIR)/$$t-crashes; \
 		cp -n tests/fuzz/corpus/$$t/* $(FUZZ_DIR)/$$t-corpus/ 2>/dev/null || true; \
 		echo "== $$t, $(FUZZ_SECONDS) s"; \
+		case $$t in unwind_stream) len=-max_len=8192;; *) len=;; esac; \
 		LSAN_OPTIONS=suppressions=$(abspath tests/fuzz/lsan.supp) \
-		$(FUZZ_DIR)/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
+		$(FUZZ_DIR)/$$t $$len -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
 			-close_fd_mask=1 \
 			-artifact_prefix=$(FUZZ_DIR)/$$t-crashes/ -print_final_stats=1 \
 			$(FUZZ_DIR)/$$t-corpus; \

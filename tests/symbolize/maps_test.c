@@ -6,6 +6,9 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "symbolize/hashmap.h"
@@ -218,14 +221,95 @@ Test(maps, lld_code_sharing_a_page_with_read_only_data)
 		     base + f, base + f + (uint64_t)map->delta, f);
 }
 
+/* m's state and its reason for a warning ("" when it gives none). */
+static void assert_unusable(const char *path, enum mt_unwind_module_state state, const char *why)
+{
+	struct mt_unwind_module *m = mt_unwind_modules_get(ms, path, NULL, 0);
+	cr_assert_not_null(m);
+	cr_assert_eq(mt_unwind_module_state(m), state, "%s: state %d, want %d", path,
+		     mt_unwind_module_state(m), state);
+	cr_assert_not(mt_unwind_module_usable(m));
+	char got[160] = "";
+	int r = mt_unwind_module_unusable_reason(m, got, sizeof(got));
+	cr_assert_eq(r, why[0] != 0, "%s: reason given %d (%s)", path, r, got);
+	cr_assert_str_eq(got, why, "%s", path);
+}
+
+/* Only regular files are opened: a fifo's writer blocked in open() stays
+ * blocked (opening the fifo's read end would release it), and /proc's
+ * "regular" files are refused too. */
 Test(maps, never_opens_special_files)
 {
-	struct mt_unwind_module *m = mt_unwind_modules_get(ms, "/dev/zero", NULL, 0);
-	cr_assert_eq(m->state, MT_UNWIND_MOD_NOT_REGULAR);
-	m = mt_unwind_modules_get(ms, "/nonexistent/libx.so", NULL, 0);
-	cr_assert_eq(m->state, MT_UNWIND_MOD_MISSING);
-	m = mt_unwind_modules_get(ms, "/etc/hostname", NULL, 0);
-	cr_assert_eq(m->state, MT_UNWIND_MOD_BAD_ELF);
+	char dir[] = "/tmp/mt-maps-XXXXXX", fifo[64], link[64];
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	cr_assert_eq(symlink("fifo", link), 0);
+	pid_t w = fork();
+	cr_assert_geq(w, 0);
+	if (w == 0) {		/* the writer: blocks until a reader opens */
+		int fd = open(fifo, O_WRONLY);
+		_exit(fd < 0 ? 2 : 0);
+	}
+	/* The writer is in open() once its wait channel says so (or give it
+	 * half a second). */
+	for (int i = 0; i < 50; i++) {
+		char p[64], wchan[64] = "";
+		snprintf(p, sizeof(p), "/proc/%d/wchan", (int)w);
+		FILE *f = fopen(p, "r");
+		if (f) {
+			if (!fgets(wchan, sizeof(wchan), f))
+				wchan[0] = 0;
+			fclose(f);
+		}
+		if (strstr(wchan, "fifo") || strstr(wchan, "pipe") || strstr(wchan, "partner"))
+			break;
+		usleep(10000);
+	}
+	assert_unusable(fifo, MT_UNWIND_MOD_NOT_REGULAR, "not a regular file (fifo)");
+	assert_unusable("/dev/zero", MT_UNWIND_MOD_NOT_REGULAR,
+			"not a regular file (character device)");
+	assert_unusable(dir, MT_UNWIND_MOD_NOT_REGULAR, "not a regular file (directory)");
+	assert_unusable("/proc/self/mem", MT_UNWIND_MOD_NOT_REGULAR,
+			"not a regular file (a file of /proc)");
+	assert_unusable("/nonexistent/libx.so", MT_UNWIND_MOD_MISSING,
+			"No such file or directory");
+	assert_unusable("/etc/hostname", MT_UNWIND_MOD_BAD_ELF, "not an ELF file");
+	assert_unusable(link, MT_UNWIND_MOD_NOT_REGULAR, "not a regular file (fifo)");
+	assert_unusable("//anon", MT_UNWIND_MOD_MISSING, "");	/* names no file */
+	int status;
+	cr_assert_eq(waitpid(w, &status, WNOHANG), 0, "the fifo's writer was released");
+	int fd = open(fifo, O_RDONLY | O_NONBLOCK);	/* now release it */
+	cr_assert_eq(waitpid(w, &status, 0), w);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(fd);
+	unlink(fifo);
+	unlink(link);
+	rmdir(dir);
+}
+
+/* Where a link is expected (the ways into other file tables and mount
+ * namespaces, /proc/self/fd/N, /proc/PID/root/...), a regular file behind
+ * it is used. */
+Test(maps, opens_regular_files_behind_proc_links)
+{
+	const char *path = ut_fixture("unwind_recursion");
+	int fd = open(path, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	char via[64], root[4200];
+	snprintf(via, sizeof(via), "/proc/self/fd/%d", fd);
+	struct mt_unwind_module *m = mt_unwind_modules_get(ms, via, NULL, 0);
+	cr_assert_eq(mt_unwind_module_state(m), MT_UNWIND_MOD_OK, "%s", via);
+	cr_assert(mt_unwind_module_usable(m));
+	char why[160];
+	cr_assert_eq(mt_unwind_module_unusable_reason(m, why, sizeof(why)), 0);
+	char abs[4096];
+	cr_assert_not_null(realpath(path, abs));
+	snprintf(root, sizeof(root), "/proc/%d/root%s", (int)getpid(), abs);
+	m = mt_unwind_modules_get(ms, root, NULL, 0);
+	cr_assert_eq(mt_unwind_module_state(m), MT_UNWIND_MOD_OK, "%s", root);
+	close(fd);
 }
 
 Test(hashmap, grows_and_finds)
