@@ -5,8 +5,11 @@ FOLD_OBJS := \
 	$(B)/obj/fold/line.o \
 	$(B)/obj/fold/profile.o \
 	$(B)/obj/fold/render.o \
+	$(B)/obj/fold/sites.o \
+	$(B)/obj/fold/sitestext.o \
 	$(B)/obj/fold/snapshot.o \
-	$(B)/obj/fold/strtab.o
+	$(B)/obj/fold/strtab.o \
+	$(B)/obj/fold/width.o
 
 $(B)/libmtfold.a: $(FOLD_OBJS)
 
