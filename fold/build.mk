@@ -45,6 +45,6 @@ E2E_TESTS += \
 	tests/e2e/fold-limits.sh \
 	tests/e2e/fold-ring-loss.sh
 
-FIXTURE_NAMES += fold_sites fold_leak
+FIXTURE_NAMES += fold_sites fold_leak fold_sites_cxx
 BENCHES += bench/fold.sh
 MANPAGES += docs/man/mt-fold.1

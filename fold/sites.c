@@ -56,6 +56,17 @@ static const struct alloc_fn {
 	{ "PyObject_Realloc", EXACT }, { "PyObject_Free", EXACT },
 	{ "_PyObject_Malloc", EXACT }, { "_PyObject_Calloc", EXACT },
 	{ "_PyObject_Realloc", EXACT }, { "_PyObject_Free", EXACT },
+	/* glibc's directory streams */
+	{ "__alloc_dir", EXACT }, { "opendir", EXACT }, { "opendir_tail", EXACT },
+	{ "fdopendir", EXACT }, { "fgets_unlocked", EXACT },
+	/* SQLite's allocator layer */
+	{ "sqlite3Malloc", PREFIX }, { "sqlite3Realloc", EXACT }, { "sqlite3_malloc", PREFIX },
+	{ "sqlite3_realloc", PREFIX }, { "sqlite3DbMalloc", PREFIX },
+	{ "sqlite3DbRealloc", PREFIX }, { "sqlite3DbStrDup", EXACT },
+	{ "sqlite3DbStrNDup", EXACT }, { "sqlite3MemMalloc", EXACT },
+	{ "sqlite3MemRealloc", EXACT }, { "sqlite3PageMalloc", EXACT },
+	{ "dbMallocRawFinish", EXACT }, { "dbReallocFinish", EXACT },
+	{ "mallocWithAlarm", EXACT }, { "pcache1Alloc", EXACT },
 };
 
 struct mt_fold_alloc_fns {
@@ -327,7 +338,12 @@ int mt_fold_sites_new(struct mt_fold_sites **out, const struct mt_fold_profile *
 		if (nf == 0)
 			continue;	/* the prefix only: cannot be (a key has a frame) */
 		size_t k = nf;
-		while (k-- > 0 && mt_fold_is_alloc_frame(a, fr[k].s, fr[k].len))
+		/* An unsymbolised frame between two of the allocator's is one
+		 * of its static helpers (sqlite3MemMalloc in a stripped
+		 * libsqlite3): the allocator's too. */
+		while (k-- > 0 && (mt_fold_is_alloc_frame(a, fr[k].s, fr[k].len) ||
+				   (fr[k].s[0] == '[' && k + 1 < nf && k > 0 &&
+				    mt_fold_is_alloc_frame(a, fr[k - 1].s, fr[k - 1].len))))
 			;
 		if (k == (size_t)-1) {	/* all the allocator's: the outermost */
 			k = 0;

@@ -353,28 +353,26 @@ static size_t short_frame(char *out, size_t cap, const char *f, size_t len, int 
 				 width);
 }
 
-/* The callers of a path, nearest first, " < " between, cut to room. */
-static void print_path(FILE *f, const char *frames, size_t room)
+/* The callers of a path, nearest first, " < " between, cut to room:
+ * a new string (NULL when out of memory). */
+static char *render_path(const char *frames, size_t room)
 {
-	size_t used = 0, len = strlen(frames);
-	char *buf = malloc(len + 64);
+	size_t used = 0, len = strlen(frames), o = 0, cap = len + 64;
+	char *buf = malloc(len + 64), *out = malloc(cap);
 	const char *p = frames, *end = frames + len;
 	int first = 1;
-	if (!*frames) {
-		fputs("(no caller: the stack starts at the site)\n", f);
+	if (!buf || !out) {
 		free(buf);
-		return;
+		free(out);
+		return NULL;
 	}
-	if (!buf) {
-		fputs("...\n", f);
-		return;
-	}
+	if (!*frames)
+		o = (size_t)snprintf(out, cap, "(no caller: the stack starts at the site)");
 	while (p < end) {
 		const char *semi = memchr(p, ';', (size_t)(end - p));
 		const char *stop = semi ? semi : end;
-		int last = !semi;
 		/* what is left must fit, or " < ..." after it */
-		size_t sep = first ? 0 : 3, tail = last ? 0 : 6;
+		size_t sep = first ? 0 : 3, tail = semi ? 6 : 0;
 		size_t avail = room > used + sep + tail ? room - used - sep - tail : 0;
 		size_t n = short_frame(buf, len + 64, p, (size_t)(stop - p), first, 0);
 		size_t w = mt_fold_text_width(buf, n);
@@ -383,19 +381,77 @@ static void print_path(FILE *f, const char *frames, size_t room)
 					room > tail ? room - tail : 1);
 			w = mt_fold_text_width(buf, n);
 		} else if (w > avail) {
-			/* does it fit if it is the last one shown? */
-			fputs(" < ...", f);
+			memcpy(out + o, " < ...", 6);
+			o += 6;
 			break;
 		}
-		if (!first)
-			fputs(" < ", f);
-		fwrite(buf, 1, n, f);
+		if (!first) {
+			memcpy(out + o, " < ", 3);
+			o += 3;
+		}
+		memcpy(out + o, buf, n);
+		o += n;
 		used += sep + w;
 		first = 0;
 		p = stop + 1;
 	}
-	fputc('\n', f);
+	out[o] = 0;
 	free(buf);
+	return out;
+}
+
+/* A path as shown: paths that read the same once cut are one line. */
+struct shown_path {
+	char *text;
+	double value;
+};
+
+static int shown_text_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct shown_path *)a)->text, ((const struct shown_path *)b)->text);
+}
+
+static int shown_value_cmp(const void *a, const void *b)
+{
+	const struct shown_path *x = a, *y = b;
+	if (x->value != y->value)
+		return x->value > y->value ? -1 : 1;
+	return strcmp(x->text, y->text);
+}
+
+static void print_paths(FILE *f, const struct mt_fold_alloc_site *site, size_t width,
+			uint32_t max)
+{
+	struct shown_path *sp = calloc((size_t)site->npaths + 1, sizeof(*sp));
+	uint32_t n = 0;
+	if (!sp)
+		return;
+	for (uint32_t j = 0; j < site->npaths; j++) {
+		sp[n].text = render_path(site->paths[j].frames, width ? width - 15 : (size_t)-1 / 2);
+		sp[n].value = site->paths[j].value.value;
+		n += sp[n].text != NULL;
+	}
+	qsort(sp, n, sizeof(*sp), shown_text_cmp);
+	uint32_t m = 0;
+	for (uint32_t j = 0; j < n; j++) {
+		if (m && strcmp(sp[m - 1].text, sp[j].text) == 0) {
+			sp[m - 1].value += sp[j].value;
+			free(sp[j].text);
+		} else {
+			sp[m++] = sp[j];
+		}
+	}
+	qsort(sp, m, sizeof(*sp), shown_value_cmp);
+	uint32_t np = max && m > max ? max : m;
+	for (uint32_t j = 0; j < np; j++) {
+		double share = site->value.value > 0 ? 100 * sp[j].value / site->value.value : 0;
+		fprintf(f, "       %5.1f%%  %s\n", share, sp[j].text);
+	}
+	if (np < m)
+		fprintf(f, "       (%u more path%s)\n", m - np, m - np == 1 ? "" : "s");
+	for (uint32_t j = 0; j < m; j++)
+		free(sp[j].text);
+	free(sp);
 }
 
 static void print_sites(FILE *f, const struct mt_fold_snapshot *s, const struct mt_fold_sites *t,
@@ -437,15 +493,7 @@ static void print_sites(FILE *f, const struct mt_fold_snapshot *s, const struct 
 			fprintf(f, "     %s\n", name);
 			free(name);
 		}
-		uint32_t np = o->paths && site->npaths > o->paths ? o->paths : site->npaths;
-		for (uint32_t j = 0; j < np; j++) {
-			const struct mt_fold_path *ph = &site->paths[j];
-			double share = site->value.value > 0 ? 100 * ph->value.value / site->value.value : 0;
-			fprintf(f, "       %5.1f%%  ", share);
-			print_path(f, ph->frames, w ? w - 15 : (size_t)-1 / 2);
-		}
-		if (np < site->npaths)
-			fprintf(f, "       (%u more paths)\n", site->npaths - np);
+		print_paths(f, site, w, o->paths);
 	}
 	if (t->allocator_only)
 		say(f, w, "%llu stacks are the allocator's alone: their site is their outermost "
