@@ -27,6 +27,8 @@ FOLD_TEST_SRCS := \
 	tests/fold/profile_test.c \
 	tests/fold/coverage_test.c \
 	tests/fold/render_test.c \
+	tests/fold/sites_test.c \
+	tests/fold/width_test.c \
 	tests/fold/sim.c \
 	tests/fold/json_min.c
 

@@ -89,7 +89,8 @@ size_t mt_fold_drop_params(char *out, const char *s, size_t len)
 	while (i < len) {
 		char c = s[i];
 		int starts = c == '(' && i > 0 && (is_ident(s[i - 1]) || s[i - 1] == '>' ||
-						    s[i - 1] == ']');
+						    s[i - 1] == ']' ||
+						    (i >= 10 && memcmp(s + i - 10, "operator()", 10) == 0));
 		if (starts && after_operator(s, i)) {	/* operator() */
 			starts = 0;
 		}
