@@ -373,8 +373,8 @@ int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s)
 	fprintf(f, "; ? marks fewer than %llu samples (rough)\n", (unsigned long long)s->opt.few);
 	int cut = mt_fold_stacks_cut(&s->counts);
 	if (cut)
-		fprintf(f, "cut: a sum of every event, but over stacks of which %llu were cut "
-			"short: not exact (outer frames miss them)\n",
+		fprintf(f, "cut: an exact sum of the events, but %llu of their stacks were cut "
+			"short and the frames they lose miss them: not exact\n",
 			(unsigned long long)s->counts.truncated);
 	fprintf(f, "%10s %6s %-24s %9s  %10s %6s %-24s %9s  %s\n", "total", "rse", "interval", "n",
 		"self", "rse", "interval", "n", "site");

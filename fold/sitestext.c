@@ -147,9 +147,11 @@ static void print_program(FILE *f, const struct mt_fold_snapshot *s, size_t widt
 	else if (c->rate_max > 1)
 		snprintf(mode, sizeof(mode), "%s mode, rate %s", s->mode,
 			 mt_fold_format_amount(a, (double)c->rate_max, 1));
+	else if (c->every_max == 1)
+		snprintf(mode, sizeof(mode), "%s mode, every call recorded", s->mode);
 	else if (c->every_max)
-		snprintf(mode, sizeof(mode), "%s mode, every %llu%s call", s->mode,
-			 (unsigned long long)c->every_max, c->every_min != c->every_max ? " (or fewer)" : "th");
+		snprintf(mode, sizeof(mode), "%s mode, one call in %llu%s recorded", s->mode,
+			 (unsigned long long)c->every_max, c->every_min != c->every_max ? " or fewer" : "");
 	else if (c->event)
 		snprintf(mode, sizeof(mode), "%s mode, event %s", s->mode,
 			 mt_fold_event_label(c->event));
@@ -236,7 +238,8 @@ static void print_input(FILE *f, const struct mt_fold_snapshot *s, size_t width)
 		say(f, width, "lost events: none");
 	double pct = c->stacks ? 100.0 * (double)c->truncated / (double)c->stacks : 0;
 	say(f, width, "truncated stacks: %llu of %llu (%.1f%%)%s", (unsigned long long)c->truncated,
-	    (unsigned long long)c->stacks, pct, c->truncated ? "; no site figure is exact" : "");
+	    (unsigned long long)c->stacks, pct,
+	    c->truncated && s->total.exact ? "; no site figure is exact" : "");
 	if (c->truncated * 100 > c->stacks)
 		say(f, width, "warning: %.1f%% of the stacks were cut short (end= other than "
 		    "complete; %llu at the end of their dump): their outer callers are missing, "
