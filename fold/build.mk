@@ -45,7 +45,8 @@ E2E_TESTS += \
 	tests/e2e/fold-pipeline.sh \
 	tests/e2e/fold-events.sh \
 	tests/e2e/fold-limits.sh \
-	tests/e2e/fold-ring-loss.sh
+	tests/e2e/fold-ring-loss.sh \
+	tests/e2e/fold-sites.sh
 
 FIXTURE_NAMES += fold_sites fold_leak fold_sites_cxx
 BENCHES += bench/fold.sh

@@ -472,7 +472,10 @@ int main(int argc, char **argv)
 	}
 
 	const struct mt_fold_counts *cnt = mt_fold_profile_counts(p);
-	if (!cnt->events && !cnt->bad_lines && status == MT_EXIT_OK)	/* else said why */
+	if (!cnt->events && cnt->filtered_out && status == MT_EXIT_OK)
+		mt_warn("--only-pid, --only-tid and --only-comm left out every event "
+			"(%llu): every figure is 0", (unsigned long long)cnt->filtered_out);
+	else if (!cnt->events && !cnt->bad_lines && status == MT_EXIT_OK)	/* else said why */
 		mt_warn("the input holds no events (an empty capture, or "
 			"not mt-unwind's output): every figure is 0");
 	char num[40];
