@@ -233,9 +233,9 @@ static int parse_uint(const char *opt, const char *s, uint64_t max, uint64_t *ou
 	return 0;
 }
 
-int main(int argc, char **argv)
+static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
+		     uint32_t *only_pids, uint32_t *only_tids, const char **only_comms)
 {
-	mt_cli_init("mt-fold", argv);
 	enum { O_METRIC = 256, O_COMM, O_PID, O_TID, O_REPORT, O_JSON, O_TOP, O_MIN,
 	       O_FEW, O_CONF, O_DIFF, O_EVENT, O_SITES, O_TREE, O_CALLERS, O_PATHS,
 	       O_MINSHARE, O_ALLOCFN, O_WIDTH, O_WIDE, O_ONLYPID, O_ONLYTID, O_ONLYCOMM };
@@ -271,17 +271,8 @@ int main(int argc, char **argv)
 	enum mt_fold_tree_kind tree = MT_FOLD_TREE_NONE;
 	struct mt_fold_sites_options so = { .paths = 3, .min_share = 1, .groups = 5 };
 	long width = 0;
-	struct mt_fold_alloc_fns *afns = mt_fold_alloc_fns_new();
-	/* --only-*: at most argc of each */
-	uint32_t *only_pids = calloc((size_t)argc + 1, sizeof(uint32_t));
-	uint32_t *only_tids = calloc((size_t)argc + 1, sizeof(uint32_t));
-	const char **only_comms = calloc((size_t)argc + 1, sizeof(char *));
 	struct mt_fold_filter filter = { .pids = only_pids, .tids = only_tids,
 					 .comms = only_comms };
-	if (!afns || !only_pids || !only_tids || !only_comms) {
-		mt_error("out of memory");
-		return MT_EXIT_ENV;
-	}
 	unsigned prefix = 0;
 	const char *diff_base = NULL, *only_event = NULL;
 	uint64_t u;
@@ -518,13 +509,30 @@ oom_said:
 out:
 	mt_fold_diff_free(diff);
 	mt_fold_sites_free(st);
-	mt_fold_alloc_fns_free(afns);
-	free(only_pids);
-	free(only_tids);
-	free(only_comms);
 	mt_fold_snapshot_free(snap);
 	mt_fold_snapshot_free(bsnap);
 	mt_fold_profile_free(p);
 	mt_fold_profile_free(base);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	mt_cli_init("mt-fold", argv);
+	/* what the options fill: the --alloc-fn patterns, the --only-* lists
+	 * (at most argc of each) */
+	struct mt_fold_alloc_fns *afns = mt_fold_alloc_fns_new();
+	uint32_t *pids = calloc((size_t)argc + 1, sizeof(uint32_t));
+	uint32_t *tids = calloc((size_t)argc + 1, sizeof(uint32_t));
+	const char **comms = calloc((size_t)argc + 1, sizeof(char *));
+	int status = MT_EXIT_ENV;
+	if (afns && pids && tids && comms)
+		status = fold_main(argc, argv, afns, pids, tids, comms);
+	else
+		mt_error("out of memory");
+	mt_fold_alloc_fns_free(afns);
+	free(pids);
+	free(tids);
+	free(comms);
 	return status;
 }

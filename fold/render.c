@@ -628,8 +628,8 @@ static int json_report(FILE *f, const struct mt_fold_snapshot *s, const struct m
 		"\"end_of_dump_stacks\": %llu, \"no_stack\": %llu,\n"
 		"  \"unmatched_frees\": %llu, \"implicit_frees\": %llu, "
 		"\"allocs_without_ptr\": %llu, \"images_without_totals\": %s,\n"
-		"  \"images_without_sampler\": %s, \"other_event_samples\": %llu, "
-		"\"filtered_out\": %llu},\n",
+		"  \"images_without_sampler\": %s, \"filtered_out\": %llu, "
+		"\"other_event_samples\": %llu},\n",
 		(unsigned long long)c->lines, (unsigned long long)c->events,
 		(unsigned long long)c->kind[MT_FOLD_ALLOC], (unsigned long long)c->kind[MT_FOLD_FREE],
 		(unsigned long long)c->kind[MT_FOLD_TOTALS], (unsigned long long)c->kind[MT_FOLD_SAMPLE],
@@ -638,7 +638,7 @@ static int json_report(FILE *f, const struct mt_fold_snapshot *s, const struct m
 		(unsigned long long)c->end_of_dump, (unsigned long long)c->no_stack, (unsigned long long)c->unmatched_frees,
 		(unsigned long long)c->implicit_frees, (unsigned long long)c->no_ptr_allocs,
 		mt_fold_u128_str(n[1], c->silent_images), mt_fold_u128_str(n[2], c->unsampled_images),
-		(unsigned long long)c->other_event_samples, (unsigned long long)c->filtered_out);
+		(unsigned long long)c->filtered_out, (unsigned long long)c->other_event_samples);
 	fputs(" \"total\": ", f);
 	json_value(f, &s->total);
 	fputs(",\n \"threads\": [", f);

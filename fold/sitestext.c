@@ -306,7 +306,8 @@ static int print_groups(FILE *f, const struct mt_fold_snapshot *s,
 	qsort(gs, n, sizeof(*gs), group_cmp);
 	uint32_t shown = o->groups && n > o->groups ? o->groups : n;
 	enum unit u = metric_unit(s);
-	int with_exact = !o->width || o->width >= 75;
+	int with_exact = (!o->width || o->width >= 75) && s->has_totals &&
+			 metric_check(s, &s->all) != NULL;
 	int cut = 0;
 	fprintf(f, "threads and processes by %s: %s%u of %u\n", mt_fold_metric_name(s->opt.metric),
 		shown < n ? "top " : "", shown, n);

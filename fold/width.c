@@ -197,7 +197,9 @@ size_t mt_fold_fit_frame(char *out, size_t cap, const char *name, size_t nlen,
 		}
 		if (aw + extra > width) {
 			size_t room = width > extra ? width - extra : 0;
-			if (room < 8) {	/* no room for the name: drop the place */
+			/* a name cut below 20 columns says less than its place:
+			 * drop the place first */
+			if (room < 20 && room < aw) {
 				llen = 0;
 				extra = 0;
 				room = width;

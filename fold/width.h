@@ -4,7 +4,8 @@
  * Shortening goes in steps, each only when the text still does not fit:
  * C++ template arguments written <> (nested ones too), parameter lists
  * dropped, the middle of a long file name elided with "...", then the end
- * of the name cut with "...".  Numbers are never passed here: they are
+ * of the name cut with "..." (the place dropped first when that would
+ * leave the name fewer than 20 columns).  Numbers are never passed here: they are
  * never cut.
  */
 #ifndef MT_FOLD_WIDTH_H

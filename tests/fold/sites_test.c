@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "fold/sites.h"
+#include "fold/sitestext.h"
 #include "tests/fold/helpers.h"
 
 static int is_alloc(const char *frame)
@@ -144,6 +145,7 @@ Test(sites, trees)
 	cr_assert_eq(t->nodes[m->child].child, UINT32_MAX, "cut at the site: no xmalloc");
 	mt_fold_sites_free(t);
 	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
 	t = sites_of(trace, MT_FOLD_TREE_CALLERS, &p, &s);
 	r = &t->nodes[t->root];
 	cr_assert_str_eq(r->frame, "build (b.c:7)");
@@ -216,4 +218,14 @@ Test(sites, filter)
 		mt_fold_snapshot_free(s);
 		mt_fold_profile_free(p);
 	}
+}
+
+Test(sites, time_units)
+{
+	char b[32];
+	cr_assert_str_eq(mt_fold_format_time(b, 999), "999 ns");
+	cr_assert_str_eq(mt_fold_format_time(b, 1500), "1.50 us");
+	cr_assert_str_eq(mt_fold_format_time(b, 25e6), "25.0 ms");
+	cr_assert_str_eq(mt_fold_format_time(b, 2.5e9), "2.50 s");
+	cr_assert_str_eq(mt_fold_format_time(b, 999.7e6), "1.00 s");
 }
