@@ -5,8 +5,11 @@ FOLD_OBJS := \
 	$(B)/obj/fold/line.o \
 	$(B)/obj/fold/profile.o \
 	$(B)/obj/fold/render.o \
+	$(B)/obj/fold/sites.o \
+	$(B)/obj/fold/sitestext.o \
 	$(B)/obj/fold/snapshot.o \
-	$(B)/obj/fold/strtab.o
+	$(B)/obj/fold/strtab.o \
+	$(B)/obj/fold/width.o
 
 $(B)/libmtfold.a: $(FOLD_OBJS)
 
@@ -24,6 +27,8 @@ FOLD_TEST_SRCS := \
 	tests/fold/profile_test.c \
 	tests/fold/coverage_test.c \
 	tests/fold/render_test.c \
+	tests/fold/sites_test.c \
+	tests/fold/width_test.c \
 	tests/fold/sim.c \
 	tests/fold/json_min.c
 
@@ -40,8 +45,9 @@ E2E_TESTS += \
 	tests/e2e/fold-pipeline.sh \
 	tests/e2e/fold-events.sh \
 	tests/e2e/fold-limits.sh \
-	tests/e2e/fold-ring-loss.sh
+	tests/e2e/fold-ring-loss.sh \
+	tests/e2e/fold-sites.sh
 
-FIXTURE_NAMES += fold_sites fold_leak
+FIXTURE_NAMES += fold_sites fold_leak fold_sites_cxx
 BENCHES += bench/fold.sh
 MANPAGES += docs/man/mt-fold.1

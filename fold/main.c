@@ -10,7 +10,10 @@
 #include "fold/line.h"
 #include "fold/profile.h"
 #include "fold/render.h"
+#include "fold/sites.h"
+#include "fold/sitestext.h"
 #include "fold/snapshot.h"
+#include "fold/width.h"
 
 #define MAX_BAD_SHOWN 10
 
@@ -22,8 +25,9 @@ static const char usage[] =
 	"stacks for FlameGraph, inferno and speedscope, or a report whose every\n"
 	"estimate carries its sample count, error and 95% interval.\n"
 	"\n"
-	"  --metric M        alloc_bytes (default for allocation captures), alloc_objects,\n"
-	"                    inuse_bytes, inuse_objects (live at the end: leaks),\n"
+	"  --metric M        alloc_bytes (default for allocation captures),\n"
+	"                    alloc_objects, inuse_bytes, inuse_objects (live at the\n"
+	"                    end: leaks),\n"
 	"                    samples (events), period (default for event captures)\n"
 	"  --event NAME      fold only the samples of event NAME (needed when the input\n"
 	"                    has several: their periods do not add up)\n"
@@ -32,12 +36,26 @@ static const char usage[] =
 	"  --report          a table: exact sampler totals beside the estimates, then\n"
 	"                    the top sites with self and total, n, RSE and interval\n"
 	"  --json            the same snapshot as JSON (docs/formats/fold-json.md)\n"
-	"  --top N           rows in --report/--json/--diff (default 20, 0 = all)\n"
+	"  --sites           which code allocates: the allocation sites (first frame\n"
+	"                    outside the allocator) with their call paths, fitted to\n"
+	"                    the terminal (docs/fold.md)\n"
+	"  --tree, --callers the same as a call tree top-down, or bottom-up from the\n"
+	"                    sites\n"
+	"  --paths N         call paths under each site (default 3, 0 = all)\n"
+	"  --min-share PCT   trees: leave out nodes below PCT% of the total (default 1)\n"
+	"  --alloc-fn ERE    also count functions matching ERE as the allocator's\n"
+	"  --width N, --wide fit N columns (default $COLUMNS, the terminal, or 80);\n"
+	"                    --wide: no limit, every row\n"
+	"  --only-pid N, --only-tid N, --only-comm NAME\n"
+	"                    fold only these threads' events (repeatable)\n"
+	"  --top N           rows in --report/--json/--diff (default 20, 0 = all),\n"
+	"                    sites in --sites (default 10)\n"
 	"  --min-samples N   leave out rows backed by fewer than N samples\n"
 	"  --few N           mark rows with fewer than N samples with '?' (default 10)\n"
 	"  --confidence C    interval level, 0 < C < 1 (default 0.95)\n"
 	"  --diff BASE       per-site change from BASE (mt-unwind output) to the inputs,\n"
-	"                    with whether it exceeds the combined error (table, or --json)\n"
+	"                    with whether it exceeds the combined error (table, or\n"
+	"                    --json)\n"
 	"  -h, --help        this text\n"
 	"\n"
 	"exit status: 0 ok; 1 data problem (bad lines were skipped and listed on stderr);\n"
@@ -220,11 +238,12 @@ static int parse_uint(const char *opt, const char *s, uint64_t max, uint64_t *ou
 	return 0;
 }
 
-int main(int argc, char **argv)
+static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
+		     uint32_t *only_pids, uint32_t *only_tids, const char **only_comms)
 {
-	mt_cli_init("mt-fold", argv);
 	enum { O_METRIC = 256, O_COMM, O_PID, O_TID, O_REPORT, O_JSON, O_TOP, O_MIN,
-	       O_FEW, O_CONF, O_DIFF, O_EVENT };
+	       O_FEW, O_CONF, O_DIFF, O_EVENT, O_SITES, O_TREE, O_CALLERS, O_PATHS,
+	       O_MINSHARE, O_ALLOCFN, O_WIDTH, O_WIDE, O_ONLYPID, O_ONLYTID, O_ONLYCOMM };
 	static const struct option longopts[] = {
 		{ "metric", required_argument, NULL, O_METRIC },
 		{ "comm", no_argument, NULL, O_COMM },
@@ -238,11 +257,27 @@ int main(int argc, char **argv)
 		{ "confidence", required_argument, NULL, O_CONF },
 		{ "diff", required_argument, NULL, O_DIFF },
 		{ "event", required_argument, NULL, O_EVENT },
+		{ "sites", no_argument, NULL, O_SITES },
+		{ "tree", no_argument, NULL, O_TREE },
+		{ "callers", no_argument, NULL, O_CALLERS },
+		{ "paths", required_argument, NULL, O_PATHS },
+		{ "min-share", required_argument, NULL, O_MINSHARE },
+		{ "alloc-fn", required_argument, NULL, O_ALLOCFN },
+		{ "width", required_argument, NULL, O_WIDTH },
+		{ "wide", no_argument, NULL, O_WIDE },
+		{ "only-pid", required_argument, NULL, O_ONLYPID },
+		{ "only-tid", required_argument, NULL, O_ONLYTID },
+		{ "only-comm", required_argument, NULL, O_ONLYCOMM },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct mt_fold_snapshot_options opt = { .conf = 0.95, .top = 20, .few = 10 };
-	int have_metric = 0, report = 0, json = 0, c;
+	int have_metric = 0, report = 0, json = 0, sites = 0, have_top = 0, wide = 0, c;
+	enum mt_fold_tree_kind tree = MT_FOLD_TREE_NONE;
+	struct mt_fold_sites_options so = { .paths = 3, .min_share = 1, .groups = 5 };
+	long width = 0;
+	struct mt_fold_filter filter = { .pids = only_pids, .tids = only_tids,
+					 .comms = only_comms };
 	unsigned prefix = 0;
 	const char *diff_base = NULL, *only_event = NULL;
 	uint64_t u;
@@ -265,7 +300,61 @@ int main(int argc, char **argv)
 			if (parse_uint("--top", optarg, UINT32_MAX, &u))
 				return mt_usage_hint(SYNOPSIS);
 			opt.top = (uint32_t)u;
+			have_top = 1;
 			break;
+		case O_SITES: sites = 1; break;
+		case O_TREE: sites = 1; tree = MT_FOLD_TREE_DOWN; break;
+		case O_CALLERS: sites = 1; tree = MT_FOLD_TREE_CALLERS; break;
+		case O_WIDE: wide = 1; break;
+		case O_PATHS:
+			if (parse_uint("--paths", optarg, UINT32_MAX, &u))
+				return mt_usage_hint(SYNOPSIS);
+			so.paths = (uint32_t)u;
+			break;
+		case O_WIDTH:
+			if (parse_uint("--width", optarg, 1000000, &u))
+				return mt_usage_hint(SYNOPSIS);
+			if (u < MT_FOLD_MIN_WIDTH) {
+				mt_error("--width wants at least %d columns, not '%s'",
+					 MT_FOLD_MIN_WIDTH, optarg);
+				return mt_usage_hint(SYNOPSIS);
+			}
+			width = (long)u;
+			break;
+		case O_MINSHARE: {
+			char *end;
+			so.min_share = strtod(optarg, &end);
+			if (!*optarg || *end || !(so.min_share >= 0 && so.min_share <= 100)) {
+				mt_error("--min-share wants a percentage from 0 to 100, "
+					"not '%s'", optarg);
+				return mt_usage_hint(SYNOPSIS);
+			}
+			break;
+		}
+		case O_ALLOCFN: {
+			char why[256];
+			int r2 = mt_fold_alloc_fns_add(afns, optarg, why, sizeof(why));
+			if (r2 == MT_FOLD_ENOMEM) {
+				mt_error("out of memory");
+				return MT_EXIT_ENV;
+			}
+			if (r2) {
+				mt_error("--alloc-fn '%s': %s", optarg, why);
+				return mt_usage_hint(SYNOPSIS);
+			}
+			break;
+		}
+		case O_ONLYPID:
+		case O_ONLYTID:
+			if (parse_uint(c == O_ONLYPID ? "--only-pid" : "--only-tid", optarg,
+				       UINT32_MAX, &u))
+				return mt_usage_hint(SYNOPSIS);
+			if (c == O_ONLYPID)
+				only_pids[filter.npids++] = (uint32_t)u;
+			else
+				only_tids[filter.ntids++] = (uint32_t)u;
+			break;
+		case O_ONLYCOMM: only_comms[filter.ncomms++] = optarg; break;
 		case O_MIN:
 			if (parse_uint("--min-samples", optarg, UINT64_MAX, &opt.min_samples))
 				return mt_usage_hint(SYNOPSIS);
@@ -298,6 +387,18 @@ int main(int argc, char **argv)
 			"snapshot)");
 		return MT_EXIT_USAGE;
 	}
+	if (sites && (report || json || diff_base)) {
+		mt_error("--sites, --tree and --callers are exclusive with --report, "
+			"--json and --diff (--json carries the sites)");
+		return MT_EXIT_USAGE;
+	}
+	if (sites && !have_top)
+		opt.top = 10;
+	so.top = opt.top;
+	so.tree = tree;
+	so.width = mt_fold_resolve_width(width, wide, getenv("COLUMNS"), 1);
+	if (wide || opt.top == 0)
+		so.groups = 0;
 
 	static char outbuf[1 << 16];
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
@@ -305,11 +406,13 @@ int main(int argc, char **argv)
 	struct mt_fold_profile *p = mt_fold_profile_new(prefix), *base = NULL;
 	struct mt_fold_snapshot *snap = NULL, *bsnap = NULL;
 	struct mt_fold_diff *diff = NULL;
+	struct mt_fold_sites *st = NULL;
 	struct too_big_ctx too_big = { 0 };
 	int status = 0, r = 0;
 	if (!p)
 		goto oom;
 	mt_fold_profile_only_event(p, only_event);
+	mt_fold_profile_filter(p, &filter);
 	status = read_inputs(p, argv + optind, argc - optind, &bad);
 	if (status < 0)
 		goto oom_said;
@@ -318,6 +421,7 @@ int main(int argc, char **argv)
 		if (!(base = mt_fold_profile_new(prefix)))
 			goto oom;
 		mt_fold_profile_only_event(base, only_event);
+		mt_fold_profile_filter(base, &filter);
 		int s2 = read_inputs(base, bfiles, 1, &bad);
 		if (s2 < 0)
 			goto oom_said;
@@ -340,10 +444,16 @@ int main(int argc, char **argv)
 			goto oom;
 		r = json ? mt_fold_render_diff_json(stdout, diff, diff_base)
 			 : mt_fold_render_diff_table(stdout, diff, diff_base);
-	} else if (report || json) {
+	} else if (sites || json) {
+		if (mt_fold_snapshot_new(&snap, p, &opt) ||
+		    mt_fold_sites_new(&st, p, snap, afns, tree))
+			goto oom;
+		r = json ? mt_fold_render_json_sites(stdout, snap, st, so.paths)
+			 : mt_fold_render_sites(stdout, snap, st, &so);
+	} else if (report) {
 		if (mt_fold_snapshot_new(&snap, p, &opt))
 			goto oom;
-		r = json ? mt_fold_render_json(stdout, snap) : mt_fold_render_table(stdout, snap);
+		r = mt_fold_render_table(stdout, snap);
 	} else {
 		too_big.metric = opt.metric;
 		r = mt_fold_render_collapsed_checked(stdout, p, opt.metric, on_too_big, &too_big);
@@ -358,7 +468,10 @@ int main(int argc, char **argv)
 	}
 
 	const struct mt_fold_counts *cnt = mt_fold_profile_counts(p);
-	if (!cnt->events && !cnt->bad_lines && status == MT_EXIT_OK)	/* else said why */
+	if (!cnt->events && cnt->filtered_out && status == MT_EXIT_OK)
+		mt_warn("--only-pid, --only-tid and --only-comm left out every event "
+			"(%llu): every figure is 0", (unsigned long long)cnt->filtered_out);
+	else if (!cnt->events && !cnt->bad_lines && status == MT_EXIT_OK)	/* else said why */
 		mt_warn("the input holds no events (an empty capture, or "
 			"not mt-unwind's output): every figure is 0");
 	char num[40];
@@ -400,9 +513,31 @@ oom_said:
 	status = MT_EXIT_ENV;
 out:
 	mt_fold_diff_free(diff);
+	mt_fold_sites_free(st);
 	mt_fold_snapshot_free(snap);
 	mt_fold_snapshot_free(bsnap);
 	mt_fold_profile_free(p);
 	mt_fold_profile_free(base);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	mt_cli_init("mt-fold", argv);
+	/* what the options fill: the --alloc-fn patterns, the --only-* lists
+	 * (at most argc of each) */
+	struct mt_fold_alloc_fns *afns = mt_fold_alloc_fns_new();
+	uint32_t *pids = calloc((size_t)argc + 1, sizeof(uint32_t));
+	uint32_t *tids = calloc((size_t)argc + 1, sizeof(uint32_t));
+	const char **comms = calloc((size_t)argc + 1, sizeof(char *));
+	int status = MT_EXIT_ENV;
+	if (afns && pids && tids && comms)
+		status = fold_main(argc, argv, afns, pids, tids, comms);
+	else
+		mt_error("out of memory");
+	mt_fold_alloc_fns_free(afns);
+	free(pids);
+	free(tids);
+	free(comms);
 	return status;
 }

@@ -64,6 +64,7 @@ struct mt_fold_profile {
 	size_t key_cap;
 	struct mt_fold_counts counts;
 	const char *only_event;		/* NULL: every event */
+	const struct mt_fold_filter *filter;	/* NULL: every thread */
 	uint64_t read_lineno;		/* the line mt_fold_profile_read reached */
 	/* This stream's kernel-side losses (LOST, LOST_SAMPLES) and the
 	 * sampler's unseen marker calls after them, which may count the same
@@ -91,6 +92,38 @@ struct mt_fold_profile *mt_fold_profile_new(unsigned prefix)
 void mt_fold_profile_only_event(struct mt_fold_profile *p, const char *name)
 {
 	p->only_event = name;
+}
+
+void mt_fold_profile_filter(struct mt_fold_profile *p, const struct mt_fold_filter *f)
+{
+	p->filter = f && (f->npids || f->ntids || f->ncomms) ? f : NULL;
+}
+
+static int filter_keeps(const struct mt_fold_filter *f, const struct mt_fold_event *ev)
+{
+	if (ev->kind == MT_FOLD_LOST && !mt_fold_str_is(ev->reason, "no-totals") &&
+	    !mt_fold_str_is(ev->reason, "no-sampler"))
+		return 1;	/* a loss of the stream: never hidden */
+	unsigned i;
+	if (f->npids) {
+		for (i = 0; i < f->npids && f->pids[i] != ev->pid; i++)
+			;
+		if (i == f->npids)
+			return 0;
+	}
+	if (f->ntids) {
+		for (i = 0; i < f->ntids && f->tids[i] != ev->tid; i++)
+			;
+		if (i == f->ntids)
+			return 0;
+	}
+	if (f->ncomms) {
+		for (i = 0; i < f->ncomms && !mt_fold_str_is(ev->comm, f->comms[i]); i++)
+			;
+		if (i == f->ncomms)
+			return 0;
+	}
+	return 1;
 }
 
 /* Count a sample line under its event name.  @return : 1 to fold it, 0
@@ -346,6 +379,10 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 
 	if (p->finished)
 		return MT_FOLD_ESTATE;
+	if (p->filter && !filter_keeps(p->filter, ev)) {
+		c->filtered_out++;
+		return 0;
+	}
 	if (ev->kind == MT_FOLD_SAMPLE) {
 		int fold = note_event(p, ev->event);
 		if (fold <= 0)
@@ -353,6 +390,10 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 	}
 	c->events++;
 	c->kind[ev->kind]++;
+	if (ev->time && (!c->time_first || ev->time < c->time_first))
+		c->time_first = ev->time;
+	if (ev->time > c->time_last)
+		c->time_last = ev->time;
 	uint64_t seq = p->seq++;
 
 	switch (ev->kind) {

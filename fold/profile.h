@@ -115,6 +115,8 @@ struct mt_fold_counts {
 	unsigned nr_event_names;
 	uint64_t more_events;
 	uint64_t other_event_samples;	/* left out: another event than the one asked */
+	uint64_t filtered_out;	/* events left out by mt_fold_profile_filter */
+	uint64_t time_first, time_last;	/* earliest, latest TIME > 0 folded */
 	const char *event;	/* the event whose sample lines are folded: the
 				 * input's one, or the one asked for; NULL: none,
 				 * or several (owned by the profile or its caller) */
@@ -148,6 +150,20 @@ void mt_fold_profile_free(struct mt_fold_profile *p);
  * add: the periods of different events (cpu-clock and page-faults, cycles
  * and instructions) do not add up.  name must outlive p. */
 void mt_fold_profile_only_event(struct mt_fold_profile *p, const char *name);
+
+/* Which threads to fold (--only-pid/--only-tid/--only-comm): an event is
+ * kept when its pid is one of pids (or none given), its tid one of tids and
+ * its comm one of comms, likewise.  Lost lines that name no thread's image
+ * (kernel losses, undecodable records) are always kept: a loss is never
+ * hidden.  The rest are counted in counts.filtered_out.  The arrays must
+ * outlive p; set before the first add. */
+struct mt_fold_filter {
+	const uint32_t *pids, *tids;
+	unsigned npids, ntids;
+	const char *const *comms;
+	unsigned ncomms;
+};
+void mt_fold_profile_filter(struct mt_fold_profile *p, const struct mt_fold_filter *f);
 
 /* Add one parsed event; its strings are copied.
  * @return : 0, MT_FOLD_ENOMEM, or MT_FOLD_ESTATE after finish. */

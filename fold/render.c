@@ -8,6 +8,8 @@
 
 #include "fold/gamma.h"
 #include "fold/line.h"
+#include "fold/sites.h"
+#include "fold/sitestext.h"
 
 static int finish_io(FILE *f)
 {
@@ -145,6 +147,17 @@ static char *format_interval(char *buf, const struct mt_fold_value *v, int bytes
 }
 
 /* ---- table -------------------------------------------------------------- */
+
+/* The rse column of a site row: an exact sum over stacks some of which were
+ * cut short is not exact (their outer frames' totals leave them out). */
+static char *row_rse(char *buf, const struct mt_fold_value *v, int cut)
+{
+	if (v->exact && cut) {
+		snprintf(buf, 32, "cut");
+		return buf;
+	}
+	return format_rse(buf, v);
+}
 
 static void print_input(FILE *f, const struct mt_fold_snapshot *s)
 {
@@ -358,17 +371,22 @@ int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s)
 	if (s->opt.min_samples)
 		fprintf(f, " with at least %llu samples", (unsigned long long)s->opt.min_samples);
 	fprintf(f, "; ? marks fewer than %llu samples (rough)\n", (unsigned long long)s->opt.few);
+	int cut = mt_fold_stacks_cut(&s->counts);
+	if (cut)
+		fprintf(f, "cut: an exact sum of the events, but %llu of their stacks were cut "
+			"short and the frames they lose miss them: not exact\n",
+			(unsigned long long)s->counts.truncated);
 	fprintf(f, "%10s %6s %-24s %9s  %10s %6s %-24s %9s  %s\n", "total", "rse", "interval", "n",
 		"self", "rse", "interval", "n", "site");
 	for (uint32_t r = 0; r < s->nshown; r++) {
 		const struct mt_fold_site *site = &s->sites[s->shown[r]];
 		fprintf(f, "%10s %6s %-24s %9llu%c %10s %6s %-24s %9llu  %s\n",
 			mt_fold_format_amount(a, site->total.value, bytes),
-			format_rse(b, &site->total), format_interval(iv1, &site->total, bytes),
+			row_rse(b, &site->total, cut), format_interval(iv1, &site->total, bytes),
 			(unsigned long long)(site->total.exact ? site->events : site->total.n),
 			site->few ? '?' : ' ',
 			mt_fold_format_amount(c, site->self.value, bytes),
-			format_rse(d, &site->self), format_interval(iv2, &site->self, bytes),
+			row_rse(d, &site->self, cut), format_interval(iv2, &site->self, bytes),
 			(unsigned long long)(site->self.exact ? site->self_events : site->self.n),
 			site->name);
 	}
@@ -502,7 +520,85 @@ static void json_group(FILE *f, const struct mt_fold_group *g, const char *ind)
 	fputc('}', f);
 }
 
+static void json_sites(FILE *f, const struct mt_fold_snapshot *s, const struct mt_fold_sites *t,
+		       uint32_t top, uint32_t paths)
+{
+	int cut = mt_fold_stacks_cut(&s->counts);
+	uint32_t shown = top && t->nsites > top ? top : t->nsites;
+	fprintf(f, ",\n \"allocation_sites_count\": %u,\n \"allocation_sites\": [", t->nsites);
+	for (uint32_t i = 0; i < shown; i++) {
+		const struct mt_fold_alloc_site *site = &t->sites[i];
+		fputs(i ? ",\n  {\"site\": " : "\n  {\"site\": ", f);
+		mt_fold_json_string(f, site->name);
+		const char *colon = strrchr(site->loc, ':');
+		if (*site->loc && colon) {
+			char *file = strndup(site->loc, (size_t)(colon - site->loc));
+			fputs(", \"file\": ", f);
+			mt_fold_json_string(f, file ? file : "");
+			free(file);
+			fprintf(f, ", \"line\": %llu", strtoull(colon + 1, NULL, 10));
+		} else {
+			fputs(", \"file\": null, \"line\": null", f);
+		}
+		fputs(",\n   \"estimate\": ", f);
+		json_num(f, site->value.value);
+		fputs(", \"interval\": [", f);
+		json_num(f, site->value.lo);
+		fputs(", ", f);
+		json_num(f, site->value.hi);
+		fprintf(f, "], \"exact\": %s, \"samples\": %llu,\n   \"allocations\": ",
+			site->value.exact && !cut ? "true" : "false",
+			(unsigned long long)(site->value.exact ? site->events : site->value.n));
+		fputs("{\"estimate\": ", f);
+		json_num(f, site->allocs.value);
+		fputs(", \"interval\": [", f);
+		json_num(f, site->allocs.lo);
+		fputs(", ", f);
+		json_num(f, site->allocs.hi);
+		fprintf(f, "], \"exact\": %s},\n   \"paths\": [",
+			site->allocs.exact && !cut ? "true" : "false");
+		uint32_t np = paths && site->npaths > paths ? paths : site->npaths;
+		for (uint32_t j = 0; j < np; j++) {
+			const struct mt_fold_path *ph = &site->paths[j];
+			fputs(j ? ",\n    {\"callers\": [" : "\n    {\"callers\": [", f);
+			const char *p = ph->frames;
+			for (int first = 1; *p; first = 0) {
+				const char *semi = strchr(p, ';');
+				size_t len = semi ? (size_t)(semi - p) : strlen(p);
+				char *fr = strndup(p, len);
+				if (!first)
+					fputs(", ", f);
+				mt_fold_json_string(f, fr ? fr : "");
+				free(fr);
+				p += len + (semi != NULL);
+			}
+			fputs("], \"estimate\": ", f);
+			json_num(f, ph->value.value);
+			fputs(", \"share\": ", f);
+			json_num(f, site->value.value > 0 ? ph->value.value / site->value.value : 0);
+			fputc('}', f);
+		}
+		fprintf(f, "], \"more_paths\": %u}", site->npaths - np);
+	}
+	fputc(']', f);
+}
+
+static int json_report(FILE *f, const struct mt_fold_snapshot *s, const struct mt_fold_sites *t,
+		       uint32_t top, uint32_t paths);
+
 int mt_fold_render_json(FILE *f, const struct mt_fold_snapshot *s)
+{
+	return json_report(f, s, NULL, 0, 0);
+}
+
+int mt_fold_render_json_sites(FILE *f, const struct mt_fold_snapshot *s,
+			      const struct mt_fold_sites *t, uint32_t paths)
+{
+	return json_report(f, s, t, s->opt.top, paths);
+}
+
+static int json_report(FILE *f, const struct mt_fold_snapshot *s, const struct mt_fold_sites *t,
+		       uint32_t top, uint32_t paths)
 {
 	const struct mt_fold_counts *c = &s->counts;
 	char n[3][40];
@@ -532,7 +628,8 @@ int mt_fold_render_json(FILE *f, const struct mt_fold_snapshot *s)
 		"\"end_of_dump_stacks\": %llu, \"no_stack\": %llu,\n"
 		"  \"unmatched_frees\": %llu, \"implicit_frees\": %llu, "
 		"\"allocs_without_ptr\": %llu, \"images_without_totals\": %s,\n"
-		"  \"images_without_sampler\": %s, \"other_event_samples\": %llu},\n",
+		"  \"images_without_sampler\": %s, \"filtered_out\": %llu, "
+		"\"other_event_samples\": %llu},\n",
 		(unsigned long long)c->lines, (unsigned long long)c->events,
 		(unsigned long long)c->kind[MT_FOLD_ALLOC], (unsigned long long)c->kind[MT_FOLD_FREE],
 		(unsigned long long)c->kind[MT_FOLD_TOTALS], (unsigned long long)c->kind[MT_FOLD_SAMPLE],
@@ -541,7 +638,7 @@ int mt_fold_render_json(FILE *f, const struct mt_fold_snapshot *s)
 		(unsigned long long)c->end_of_dump, (unsigned long long)c->no_stack, (unsigned long long)c->unmatched_frees,
 		(unsigned long long)c->implicit_frees, (unsigned long long)c->no_ptr_allocs,
 		mt_fold_u128_str(n[1], c->silent_images), mt_fold_u128_str(n[2], c->unsampled_images),
-		(unsigned long long)c->other_event_samples);
+		(unsigned long long)c->filtered_out, (unsigned long long)c->other_event_samples);
 	fputs(" \"total\": ", f);
 	json_value(f, &s->total);
 	fputs(",\n \"threads\": [", f);
@@ -581,7 +678,10 @@ int mt_fold_render_json(FILE *f, const struct mt_fold_snapshot *s)
 		fprintf(f, ", \"n\": %llu, \"exact\": %s}", (unsigned long long)r->n,
 			r->exact ? "true" : "false");
 	}
-	fputs("]\n}\n", f);
+	fputc(']', f);
+	if (t)
+		json_sites(f, s, t, top, paths);
+	fputs("\n}\n", f);
 	return finish_io(f);
 }
 

@@ -36,6 +36,12 @@ int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s);
 /* The same snapshot as JSON (docs/formats/fold-json.md). */
 int mt_fold_render_json(FILE *f, const struct mt_fold_snapshot *s);
 
+/* The same with the "allocation_sites" array: the snapshot's top sites of
+ * t (made from it), each with up to paths call paths (0: all). */
+struct mt_fold_sites;
+int mt_fold_render_json_sites(FILE *f, const struct mt_fold_snapshot *s,
+			      const struct mt_fold_sites *t, uint32_t paths);
+
 /* One site of a diff: the same name in both snapshots. */
 struct mt_fold_diff_row {
 	const char *name;		/* points into one of the snapshots */

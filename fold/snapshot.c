@@ -147,7 +147,7 @@ static void acc_add(struct group_acc *d, const struct mt_fold_est *e)
 /* Cut v's interval at the exact total (bound; < 0: none), but not below
  * the estimate itself: an interval holds its estimate (one that took a
  * tiny object's weight of 30000 may exceed the total). */
-static void clip(struct mt_fold_value *v, double bound)
+void mt_fold_snapshot_clip(struct mt_fold_value *v, double bound)
 {
 	if (bound >= 0 && !v->exact && v->hi > bound)
 		v->hi = bound > v->value ? bound : v->value;
@@ -222,8 +222,8 @@ static int build_sites(struct mt_fold_snapshot *s, const struct mt_fold_profile 
 		site->self_acc.sampled |= site->total_acc.sampled;
 		mt_fold_est_finish(&site->total_acc, s->opt.conf, wfb[m], &site->total);
 		mt_fold_est_finish(&site->self_acc, s->opt.conf, wfb[m], &site->self);
-		clip(&site->total, bound);
-		clip(&site->self, bound);
+		mt_fold_snapshot_clip(&site->total, bound);
+		mt_fold_snapshot_clip(&site->self, bound);
 		site->few = !site->total.exact && site->total.n < s->opt.few;
 	}
 	if (s->nsites)
@@ -254,12 +254,13 @@ out:
  * (uncounted: threads with events and neither) and no image is missing
  * from them; else -1.  (No exact counterpart for inuse_bytes, samples or
  * period: -1.) */
-static double exact_bound(const struct mt_fold_snapshot *s, int uncounted)
+static double exact_bound(const struct mt_fold_snapshot *s, int uncounted,
+			  enum mt_fold_metric m)
 {
 	const struct mt_fold_totals *t = &s->all.totals;
 	if (!s->has_totals || s->all.partial || uncounted)
 		return -1;
-	switch (s->opt.metric) {
+	switch (m) {
 	case MT_FOLD_ALLOC_BYTES:
 		return (double)t->alloc_bytes;
 	case MT_FOLD_ALLOC_OBJECTS:
@@ -382,8 +383,12 @@ int mt_fold_snapshot_new(struct mt_fold_snapshot **out, const struct mt_fold_pro
 	/* Every event under the sampler's totals: no site can have more than
 	 * they count (an interval up to 1.9 M objects is cut at the 15 k the
 	 * program made). */
-	double bound = exact_bound(s, uncounted);
-	clip(&s->total, bound);
+	for (int m = 0; m < MT_FOLD_NMETRICS; m++) {
+		s->wfb[m] = wfb[m];
+		s->bound[m] = exact_bound(s, uncounted, (enum mt_fold_metric)m);
+	}
+	double bound = s->bound[opt->metric];
+	mt_fold_snapshot_clip(&s->total, bound);
 	if (build_sites(s, p, wfb, bound) || build_stacks(s, p))
 		goto out;
 	/* Thread comm strings point into the profile: copy them. */

@@ -83,6 +83,12 @@ struct mt_fold_snapshot {
 	struct mt_fold_stack_row *stacks;	/* sorted by stack, value rounding to > 0 */
 	uint32_t nstacks;
 	int has_totals;			/* any exact totals in the input */
+	/* For figures derived later from the profile's accumulators (allocation
+	 * sites): the weight of one sample where a group saw none, and the
+	 * sampler's exact count that bounds every interval of a metric (< 0:
+	 * none), as the sites here use them. */
+	double wfb[MT_FOLD_NMETRICS];
+	double bound[MT_FOLD_NMETRICS];
 	struct mt_fold_strtab *names;	/* private: owns the site names */
 	char *event;			/* private: owns counts.event */
 };
@@ -92,6 +98,9 @@ struct mt_fold_snapshot {
  * @return : 0 or MT_FOLD_ENOMEM (with *out NULL). */
 int mt_fold_snapshot_new(struct mt_fold_snapshot **out, const struct mt_fold_profile *p,
 			 const struct mt_fold_snapshot_options *opt);
+
+/* v's interval cut at bound (< 0: none), as the sites' are. */
+void mt_fold_snapshot_clip(struct mt_fold_value *v, double bound);
 
 /* Accepts NULL. */
 void mt_fold_snapshot_free(struct mt_fold_snapshot *s);

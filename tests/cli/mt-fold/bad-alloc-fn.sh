@@ -1,0 +1,2 @@
+# --alloc-fn that is no regular expression: usage error
+mt-fold --sites --alloc-fn "(x"

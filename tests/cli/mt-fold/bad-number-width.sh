@@ -1,0 +1,2 @@
+# --width below the narrowest layout: usage error
+mt-fold --sites --width 40

@@ -1,0 +1,2 @@
+# --sites with --report: exclusive
+mt-fold --sites --report
