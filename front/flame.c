@@ -104,9 +104,9 @@ static char *slurp(const char *path)
 	return buf;
 }
 
-static void save_comm(void *ctx, const char *comm)
+static void save_comm(void *ctx, const struct mt_unwound_first *f)
 {
-	snprintf(ctx, 256, "%s", comm);
+	snprintf(ctx, 256, "%s", f->comm);
 }
 
 int mt_cmd_flame(int argc, char **argv)
@@ -179,7 +179,7 @@ int mt_cmd_flame(int argc, char **argv)
 	}
 	struct mt_fold_run runs[2] = { { fargs, ffd }, { jargs, jfd } };
 	char comm[256] = "";
-	rc = mt_front_fold(file, NULL, runs, 2, no_cache, verbose, save_comm, comm);
+	rc = mt_front_fold(file, NULL, runs, 2, no_cache, verbose, metric, save_comm, comm);
 	mt_front_close(&ffd);
 	mt_front_close(&jfd);
 	if (rc)

@@ -47,10 +47,34 @@ static void drop_base_link(struct base_link *l)
 	rmdir(l->dir);
 }
 
+struct check {
+	const char *path, *metric;
+	void (*on_first)(void *ctx, const struct mt_unwound_first *f);
+	void *ctx;
+	int refused;	/* check_first's status */
+};
+
+/* An allocation metric asked of an event capture: refused, not a table of
+ * zeros. */
+static int check_first(void *vc, const struct mt_unwound_first *f)
+{
+	struct check *c = vc;
+	if (c->metric && !strcmp(f->kind, "sample") &&
+	    (!strncmp(c->metric, "alloc_", 6) || !strncmp(c->metric, "inuse_", 6))) {
+		mt_error("'%s' is a capture of %s samples, not of allocations: --metric %s "
+			 "does not apply (period or samples do)", c->path,
+			 *f->event ? f->event : "event", c->metric);
+		return c->refused = MT_EXIT_DATA;
+	}
+	if (c->on_first)
+		c->on_first(c->ctx, f);
+	return 0;
+}
+
 /* One attempt.  @return : status, or MT_UNWOUND_RETRY. */
 static int attempt(const char *fold, const char *path, const char *base,
 		   const struct mt_fold_run *runs, int nruns, int no_cache, int verbose,
-		   void (*on_comm)(void *, const char *), void *ctx)
+		   struct check *uc, struct check *bc)
 {
 	struct mt_unwound *u = NULL, *b = NULL;
 	struct base_link link = { .name = NULL };
@@ -91,13 +115,15 @@ static int attempt(const char *fold, const char *path, const char *base,
 		rc = mt_unwound_start(b, pids, nruns);
 	int ust = 0, bst = 0;
 	if (!rc) {
-		ust = mt_unwound_finish(u, pids, nruns, on_comm, ctx);
+		ust = mt_unwound_finish(u, pids, nruns, check_first, uc);
 		if (b)
-			bst = mt_unwound_finish(b, pids, nruns, NULL, NULL);
+			bst = mt_unwound_finish(b, pids, nruns, check_first, bc);
 	}
-	int fst = 0;
+	/* readers mt stopped say nothing */
+	int stopped = ust >= 2 || bst >= 2 || ust == MT_UNWOUND_RETRY || bst == MT_UNWOUND_RETRY ||
+		      uc->refused || bc->refused, fst = 0;
 	for (int i = 0; i < started; i++) {
-		int s = mt_front_wait(pids[i], "mt-fold", 0);
+		int s = mt_front_wait(pids[i], "mt-fold", stopped);
 		if (s && !fst)
 			fst = s;
 	}
@@ -109,6 +135,8 @@ static int attempt(const char *fold, const char *path, const char *base,
 		return rc;
 	if (ust == MT_UNWOUND_RETRY || bst == MT_UNWOUND_RETRY)
 		return MT_UNWOUND_RETRY;
+	if (uc->refused || bc->refused)
+		return uc->refused ? uc->refused : bc->refused;
 	/* mt-unwind's failure first: mt-fold, killed or given nothing, says less */
 	if (ust >= 2 || bst >= 2)
 		return ust >= 2 ? ust : bst;
@@ -118,15 +146,16 @@ static int attempt(const char *fold, const char *path, const char *base,
 }
 
 int mt_front_fold(const char *path, const char *base, const struct mt_fold_run *runs,
-		  int nruns, int no_cache, int verbose,
-		  void (*on_comm)(void *ctx, const char *comm), void *ctx)
+		  int nruns, int no_cache, int verbose, const char *metric,
+		  void (*on_first)(void *ctx, const struct mt_unwound_first *f), void *ctx)
 {
 	char *fold = mt_front_stage("mt-fold");
 	if (!fold)
 		return MT_EXIT_ENV;
-	int rc = attempt(fold, path, base, runs, nruns, no_cache, verbose, on_comm, ctx);
+	struct check uc = { path, metric, on_first, ctx, 0 }, bc = { base, metric, NULL, NULL, 0 };
+	int rc = attempt(fold, path, base, runs, nruns, no_cache, verbose, &uc, &bc);
 	if (rc == MT_UNWOUND_RETRY)	/* the damaged entry is gone: unwind anew */
-		rc = attempt(fold, path, base, runs, nruns, no_cache, verbose, on_comm, ctx);
+		rc = attempt(fold, path, base, runs, nruns, no_cache, verbose, &uc, &bc);
 	if (rc == MT_UNWOUND_RETRY)
 		rc = (mt_error("the unwound cache failed twice: try --no-cache"), MT_EXIT_ENV);
 	free(fold);

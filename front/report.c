@@ -88,6 +88,7 @@ static const char *fold_name(int opt)
 struct parsed {
 	char *fold[40];
 	int nfold, json, no_cache, verbose;
+	const char *metric;
 	char **files;
 	int nfiles;
 };
@@ -107,6 +108,8 @@ static int parse(int argc, char **argv, const struct option *longs, const char *
 				return mt_usage_hint(synopsis);
 			}
 			p->fold[p->nfold++] = (char *)name;
+			if (c == O_METRIC)
+				p->metric = optarg;
 			if (optarg)
 				p->fold[p->nfold++] = optarg;
 			continue;
@@ -124,9 +127,9 @@ static int parse(int argc, char **argv, const struct option *longs, const char *
 	return 0;
 }
 
-static void print_header(void *file, const char *comm)
+static void print_header(void *file, const struct mt_unwound_first *f)
 {
-	printf("mt report: %s, '%s'\n\n", *comm ? comm : "?", (const char *)file);
+	printf("mt report: %s, '%s'\n\n", *f->comm ? f->comm : "?", (const char *)file);
 	fflush(stdout);
 }
 
@@ -163,7 +166,7 @@ int mt_cmd_report(int argc, char **argv)
 	p.fold[++p.nfold] = NULL;
 	struct mt_fold_run run = { p.fold, -1 };
 	/* a header names the program; JSON stays one document */
-	return mt_front_fold(p.files[0], NULL, &run, 1, p.no_cache, p.verbose,
+	return mt_front_fold(p.files[0], NULL, &run, 1, p.no_cache, p.verbose, p.metric,
 			     p.json ? NULL : print_header, p.files[0]);
 }
 
@@ -190,5 +193,6 @@ int mt_cmd_diff(int argc, char **argv)
 		p.fold[p.nfold++] = FOLD_JSON;
 	p.fold[p.nfold] = NULL;
 	struct mt_fold_run run = { p.fold, -1 };
-	return mt_front_fold(p.files[1], p.files[0], &run, 1, p.no_cache, p.verbose, NULL, NULL);
+	return mt_front_fold(p.files[1], p.files[0], &run, 1, p.no_cache, p.verbose, p.metric,
+			     NULL, NULL);
 }

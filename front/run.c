@@ -107,7 +107,7 @@ pid_t mt_front_spawn(char *const argv[], int in, int out, const int *keep, int n
 	_exit(MT_EXIT_ENV);
 }
 
-int mt_front_wait(pid_t pid, const char *name, int quiet_pipe)
+int mt_front_wait(pid_t pid, const char *name, int quiet)
 {
 	int st;
 	while (waitpid(pid, &st, 0) < 0) {
@@ -119,7 +119,7 @@ int mt_front_wait(pid_t pid, const char *name, int quiet_pipe)
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
 	int sig = WTERMSIG(st);
-	if (!(quiet_pipe && sig == SIGPIPE))
+	if (!(quiet && (sig == SIGPIPE || sig == SIGTERM || sig == SIGKILL)))
 		mt_error("%s was killed by signal %d (%s)", name, sig, strsignal(sig));
 	return 128 + sig;
 }

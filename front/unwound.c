@@ -27,6 +27,9 @@ static char *const unwind_opts[] = { "--srcline", NULL };
 #define ENTRY_MAGIC "mt unwound cache 1\n"
 #define ENTRY_SUFFIX ".unwound.zst"
 #define ZSTD_LEVEL 3
+/* Text per zstd frame: a frame's text reaches the readers only once its
+ * checksum held, so a damaged entry feeds them nothing false. */
+#define FRAME_TEXT (1u << 20)
 
 /* Bounds, checked after each new entry (docs/front.md): entries unused for
  * MAX_AGE are removed, then the least recently used until the rest fit in
@@ -57,7 +60,7 @@ struct mt_unwound {
 	int n, wfd[MT_UNWOUND_MAX_READERS];
 	int meta[2], go[2];
 	pid_t unwind_pid, src_pid;
-	char comm[256];
+	struct mt_unwound_first first;
 };
 
 /* ---- the key ----------------------------------------------------------- */
@@ -239,9 +242,10 @@ struct src {
 	int live;		/* readers still reading */
 	ZSTD_CCtx *cctx;
 	int cache_ok;
-	char comm_buf[256];
-	size_t comm_len;
-	int field, at_line_start, comment, comm_done;
+	size_t in_frame;	/* text in the frame being written */
+	char first[4096];
+	size_t first_len;
+	int at_line_start, comment, first_done;
 };
 
 static int write_all(int fd, const void *p, size_t n)
@@ -259,43 +263,34 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-/* The COMM field (the fourth) of the first line that is not a comment. */
-static void scan_comm(struct src *s, const char *p, size_t n)
+/* The first line that is not a comment (its first 4 KiB). */
+static void scan_first(struct src *s, const char *p, size_t n)
 {
-	for (size_t i = 0; i < n && !s->comm_done; i++) {
+	for (size_t i = 0; i < n && !s->first_done; i++) {
 		char c = p[i];
 		if (s->at_line_start) {
 			s->at_line_start = 0;
 			s->comment = c == '#';
-			s->field = 0;
+			s->first_len = 0;
 		}
 		if (c == '\n') {
-			if (!s->comment && s->field >= 3)
-				s->comm_done = 1;
 			s->at_line_start = 1;
+			s->first_done = !s->comment;
 			continue;
 		}
-		if (s->comment)
-			continue;
-		if (c == '\t') {
-			if (++s->field > 3)
-				s->comm_done = 1;
-			continue;
-		}
-		if (s->field == 3 && s->comm_len < sizeof(s->comm_buf) - 1)
-			s->comm_buf[s->comm_len++] = c;
+		if (!s->comment && s->first_len < sizeof(s->first) - 1)
+			s->first[s->first_len++] = c;
 	}
 }
 
-static void cache_write(struct src *s, const void *p, size_t n, int end)
+/* n bytes (mode ZSTD_e_continue), or the end of a frame (ZSTD_e_end). */
+static void compress(struct src *s, const void *p, size_t n, ZSTD_EndDirective mode)
 {
-	if (!s->cache_ok)
-		return;
 	static char obuf[1 << 17];
 	ZSTD_inBuffer in = { p, n, 0 };
 	for (;;) {
 		ZSTD_outBuffer out = { obuf, sizeof(obuf), 0 };
-		size_t r = ZSTD_compressStream2(s->cctx, &out, &in, end ? ZSTD_e_end : ZSTD_e_continue);
+		size_t r = ZSTD_compressStream2(s->cctx, &out, &in, mode);
 		if (ZSTD_isError(r)) {
 			mt_warn("cannot write the unwound cache '%s': %s", s->u->tmp, ZSTD_getErrorName(r));
 			s->cache_ok = 0;
@@ -306,17 +301,35 @@ static void cache_write(struct src *s, const void *p, size_t n, int end)
 			s->cache_ok = 0;
 			return;
 		}
-		if (end ? r == 0 : in.pos == in.size)
+		if (mode == ZSTD_e_end ? r == 0 : in.pos == in.size)
 			return;
 	}
+}
+
+/* The text into the new entry, FRAME_TEXT bytes per frame; end: the last
+ * frame (always one, so that an entry cut short is told from an empty text). */
+static void cache_write(struct src *s, const char *p, size_t n, int end)
+{
+	while (s->cache_ok && n) {
+		size_t m = FRAME_TEXT - s->in_frame < n ? FRAME_TEXT - s->in_frame : n;
+		compress(s, p, m, ZSTD_e_continue);
+		p += m;
+		n -= m;
+		if ((s->in_frame += m) == FRAME_TEXT) {
+			compress(s, NULL, 0, ZSTD_e_end);
+			s->in_frame = 0;
+		}
+	}
+	if (s->cache_ok && end)
+		compress(s, NULL, 0, ZSTD_e_end);
 }
 
 /* The text's next n bytes to every reader still reading.  @return : 0, or
  * -1 when none is. */
 static int deliver(struct src *s, const char *p, size_t n)
 {
-	if (!s->comm_done)
-		scan_comm(s, p, n);
+	if (!s->first_done)
+		scan_first(s, p, n);
 	for (int i = 0; i < s->u->n; i++) {
 		if (s->u->wfd[i] < 0)
 			continue;
@@ -366,11 +379,16 @@ static int src_copy(struct src *s)
 
 static int src_decompress(struct src *s)
 {
-	static char ibuf[1 << 17], obuf[1 << 17];
+	static char ibuf[1 << 17];
+	char *obuf = malloc(FRAME_TEXT + 1);
 	ZSTD_DCtx *d = ZSTD_createDCtx();
-	if (!d)
+	if (!d || !obuf) {
+		free(obuf);
+		ZSTD_freeDCtx(d);
 		return src_damaged(s, "out of memory");
+	}
 	size_t last = 1;	/* nonzero: inside a frame (none seen yet) */
+	ZSTD_outBuffer out = { obuf, FRAME_TEXT + 1, 0 };
 	int rc = 0;
 	for (;;) {
 		ssize_t n = read(s->u->in_fd, ibuf, sizeof(ibuf));
@@ -387,20 +405,26 @@ static int src_decompress(struct src *s)
 		}
 		ZSTD_inBuffer in = { ibuf, (size_t)n, 0 };
 		while (in.pos < in.size) {
-			ZSTD_outBuffer out = { obuf, sizeof(obuf), 0 };
 			last = ZSTD_decompressStream(d, &out, &in);
 			if (ZSTD_isError(last)) {
 				rc = src_damaged(s, ZSTD_getErrorName(last));
 				goto out;
 			}
-			if (out.pos && deliver(s, obuf, out.pos)) {
-				rc = SRC_GONE;
+			if (last == 0) {	/* a whole frame, its checksum checked */
+				if (out.pos && deliver(s, obuf, out.pos)) {
+					rc = SRC_GONE;
+					goto out;
+				}
+				out.pos = 0;
+			} else if (out.pos == out.size) {
+				rc = src_damaged(s, "a frame holds more than mt writes in one");
 				goto out;
 			}
 		}
 	}
 out:
 	ZSTD_freeDCtx(d);
+	free(obuf);
 	return rc;
 }
 
@@ -456,9 +480,11 @@ static noreturn void source_main(struct mt_unwound *u, const pid_t *pids, int np
 		if (!s.cache_ok)
 			rc = SRC_NO_CACHE;
 	}
-	/* The comm, then wait for mt before the readers see the end. */
-	s.comm_buf[s.comm_len] = 0;
-	if (write_all(u->meta[1], s.comm_buf, s.comm_len + 1) == 0) {
+	/* The first event line, then wait for mt before the readers see the end. */
+	if (!s.first_done)
+		s.first_len = 0;	/* a comment line, or none */
+	s.first[s.first_len] = 0;
+	if (write_all(u->meta[1], s.first, s.first_len + 1) == 0) {
 		char c;
 		while (read(u->go[0], &c, 1) < 0 && errno == EINTR)
 			;
@@ -582,22 +608,45 @@ static void prune(const char *dir, const char *keep)
 	closedir(d);
 }
 
-int mt_unwound_finish(struct mt_unwound *u, const pid_t *pids, int n,
-		      void (*hook)(void *ctx, const char *comm), void *ctx)
+/* KIND, COMM and event= of an event line (docs/formats/unwind-text.md). */
+static void parse_first(struct mt_unwound_first *f, char *line)
 {
-	/* the comm, once the source has the whole text */
+	char *field[6] = { NULL };
+	int n = 0;
+	for (char *p = line; n < 6 && p; n++) {
+		field[n] = p;
+		if ((p = strchr(p, '\t')))
+			*p++ = 0;
+	}
+	snprintf(f->kind, sizeof(f->kind), "%s", n > 0 ? field[0] : "");
+	snprintf(f->comm, sizeof(f->comm), "%s", n > 3 ? field[3] : "");
+	f->event[0] = 0;
+	if (n > 4) {
+		for (char *w = strtok(field[4], " "); w; w = strtok(NULL, " "))
+			if (!strncmp(w, "event=", 6))
+				snprintf(f->event, sizeof(f->event), "%s", w + 6);
+	}
+}
+
+int mt_unwound_finish(struct mt_unwound *u, const pid_t *pids, int n,
+		      int (*hook)(void *ctx, const struct mt_unwound_first *f), void *ctx)
+{
+	/* the first event line, once the source has the whole text */
+	char line[4096];
 	size_t got = 0;
+	int have = 0;	/* the source got to the end of the text */
 	for (;;) {
-		ssize_t k = read(u->meta[0], u->comm + got, sizeof(u->comm) - 1 - got);
+		ssize_t k = read(u->meta[0], line + got, sizeof(line) - 1 - got);
 		if (k < 0 && errno == EINTR)
 			continue;
-		if (k <= 0 || memchr(u->comm + got, 0, (size_t)k))
+		if (k <= 0)
 			break;
 		got += (size_t)k;
-		if (got == sizeof(u->comm) - 1)
+		if ((have = memchr(line + got - k, 0, (size_t)k) != NULL) || got == sizeof(line) - 1)
 			break;
 	}
-	u->comm[sizeof(u->comm) - 1] = 0;
+	line[got] = 0;
+	parse_first(&u->first, line);
 	int ustatus = 0;
 	if (u->unwind_pid > 0) {
 		/* its output has ended: it has or is about to */
@@ -606,8 +655,9 @@ int mt_unwound_finish(struct mt_unwound *u, const pid_t *pids, int n,
 		if (ustatus >= 2)	/* no text worth a report: the readers go */
 			kill_readers(pids, n, SIGTERM);
 	}
-	if (hook && ustatus < 2)
-		hook(ctx, u->comm);
+	int hstatus = 0;
+	if (hook && have && ustatus < 2 && (hstatus = hook(ctx, &u->first)))
+		kill_readers(pids, n, SIGTERM);	/* hook said why */
 	mt_front_close(&u->go[1]);	/* go */
 	int sstatus = mt_front_wait(u->src_pid, "mt (source)", 0);
 	u->src_pid = -1;
@@ -619,6 +669,8 @@ int mt_unwound_finish(struct mt_unwound *u, const pid_t *pids, int n,
 	}
 	if (sstatus == SRC_DAMAGED)
 		return MT_UNWOUND_RETRY;
+	if (hstatus)
+		return hstatus;
 	if (ustatus == 128 + SIGPIPE && sstatus == SRC_GONE)
 		ustatus = 0;	/* the readers stopped first: they say why */
 	if (ustatus)
@@ -628,9 +680,9 @@ int mt_unwound_finish(struct mt_unwound *u, const pid_t *pids, int n,
 	return 0;
 }
 
-const char *mt_unwound_comm(const struct mt_unwound *u)
+const struct mt_unwound_first *mt_unwound_first(const struct mt_unwound *u)
 {
-	return u->comm;
+	return &u->first;
 }
 
 const char *mt_unwound_path(const struct mt_unwound *u)

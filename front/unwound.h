@@ -30,6 +30,14 @@
 
 struct mt_unwound;
 
+/* What the text's first event line says (docs/formats/unwind-text.md);
+ * "" when it has none. */
+struct mt_unwound_first {
+	char kind[16];		/* alloc, free, totals, sample, lost */
+	char comm[256];
+	char event[256];	/* event= of a sample line */
+};
+
 /* Plans reading capture path: opens it (a missing file: "cannot open"), tells
  * its kind (not a capture: says what it is), looks the cache up unless
  * no_cache; verbose says where the text comes from ("unwound: cached").
@@ -46,22 +54,22 @@ int mt_unwound_pipes(struct mt_unwound *u, int n, int *fds);
  * @return : 0, or an exit code (said). */
 int mt_unwound_start(struct mt_unwound *u, const pid_t *pids, int n);
 
-/* Waits for the text to end: then the command name of its first event is
- * known (mt_unwound_comm), and, when mt-unwind failed outright (exit 2 or
- * more, or a signal), the readers pids are killed before they see the end
- * of their input.  Then lets the source end the readers' input, and waits
- * for it and mt-unwind, keeping the new cache entry when both succeeded.
- * Call before waiting for the readers.  hook (may be NULL) runs once the
- * comm is known and before the readers see the end of their input (to print a
- * header on stdout before them).
+/* Waits for the text to end: then its first event line is known
+ * (mt_unwound_first), and, when mt-unwind failed outright (exit 2 or more,
+ * or a signal), the readers pids are killed before they see the end of
+ * their input.  hook (may be NULL) runs then, before the readers see the
+ * end (to print a header on stdout above their output, or to refuse the
+ * input: a nonzero return, said by the hook, kills the readers and is
+ * returned).  Then lets the source end the readers' input, and waits for it
+ * and mt-unwind, keeping the new cache entry when both succeeded.  Call
+ * before waiting for the readers.
  * @return : 0; mt-unwind's status (1: it warned of damage in the capture,
- *           its partial text was read; 2 or more: failed, said); or
- *           MT_UNWOUND_RETRY. */
+ *           its partial text was read; 2 or more: failed, said); the hook's;
+ *           or MT_UNWOUND_RETRY. */
 int mt_unwound_finish(struct mt_unwound *u, const pid_t *pids, int n,
-		      void (*hook)(void *ctx, const char *comm), void *ctx);
+		      int (*hook)(void *ctx, const struct mt_unwound_first *f), void *ctx);
 
-/* The COMM field of the text's first event line ("" when none). */
-const char *mt_unwound_comm(const struct mt_unwound *u);
+const struct mt_unwound_first *mt_unwound_first(const struct mt_unwound *u);
 
 /* The capture's path as given. */
 const char *mt_unwound_path(const struct mt_unwound *u);
