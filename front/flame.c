@@ -172,10 +172,11 @@ int mt_cmd_flame(int argc, char **argv)
 			 mt_open_output_strerror(errno));
 		goto out;
 	}
-	char *fargs[4] = { NULL }, *jargs[4] = { "--json", "--top", "0", NULL };
+	/* the same metric for both: the error bars are the bars' own */
+	char *fargs[4] = { NULL }, *jargs[6] = { "--json", "--top", "0", NULL };
 	if (metric) {
-		fargs[0] = "--metric";
-		fargs[1] = (char *)metric;
+		fargs[0] = jargs[3] = "--metric";
+		fargs[1] = jargs[4] = (char *)metric;
 	}
 	struct mt_fold_run runs[2] = { { fargs, ffd }, { jargs, jfd } };
 	char comm[256] = "";
