@@ -5,6 +5,7 @@
 #include "common/cli.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,9 @@ static void drop_base_link(struct base_link *l)
 	unlink(l->link);
 	rmdir(l->dir);
 }
+
+/* attempt(): mt-fold's stdout was closed under it (SIGPIPE). */
+#define STDOUT_GONE 1000
 
 struct check {
 	const char *path, *metric;
@@ -123,7 +127,7 @@ static int attempt(const char *fold, const char *path, const char *base,
 	int stopped = ust >= 2 || bst >= 2 || ust == MT_UNWOUND_RETRY || bst == MT_UNWOUND_RETRY ||
 		      uc->refused || bc->refused, fst = 0;
 	for (int i = 0; i < started; i++) {
-		int s = mt_front_wait(pids[i], "mt-fold", stopped);
+		int s = mt_front_wait(pids[i], "mt-fold", stopped ? 2 : 1);
 		if (s && !fst)
 			fst = s;
 	}
@@ -140,6 +144,8 @@ static int attempt(const char *fold, const char *path, const char *base,
 	/* mt-unwind's failure first: mt-fold, killed or given nothing, says less */
 	if (ust >= 2 || bst >= 2)
 		return ust >= 2 ? ust : bst;
+	if (fst == 128 + SIGPIPE)
+		return STDOUT_GONE;
 	if (fst)
 		return fst >= 128 ? MT_EXIT_ENV : fst;
 	return ust ? ust : bst;
@@ -159,5 +165,10 @@ int mt_front_fold(const char *path, const char *base, const struct mt_fold_run *
 	if (rc == MT_UNWOUND_RETRY)
 		rc = (mt_error("the unwound cache failed twice: try --no-cache"), MT_EXIT_ENV);
 	free(fold);
+	if (rc == STDOUT_GONE) {	/* its reader went (| head): end as a filter does */
+		signal(SIGPIPE, SIG_DFL);
+		raise(SIGPIPE);
+		rc = MT_EXIT_ENV;
+	}
 	return rc;
 }

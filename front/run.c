@@ -119,7 +119,7 @@ int mt_front_wait(pid_t pid, const char *name, int quiet)
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
 	int sig = WTERMSIG(st);
-	if (!(quiet && (sig == SIGPIPE || sig == SIGTERM || sig == SIGKILL)))
+	if (!((quiet >= 1 && sig == SIGPIPE) || (quiet >= 2 && (sig == SIGTERM || sig == SIGKILL))))
 		mt_error("%s was killed by signal %d (%s)", name, sig, strsignal(sig));
 	return 128 + sig;
 }

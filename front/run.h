@@ -26,8 +26,8 @@ pid_t mt_front_spawn(char *const argv[], int in, int out, const int *keep, int n
 		     const char *dir, int flags);
 
 /* Waits for pid.  @return : its exit status, 128+N when signal N ended it
- * (said, naming name, unless quiet and the signal one mt sends: SIGPIPE,
- * SIGTERM, SIGKILL). */
+ * (said, naming name, unless quiet is 1 and it is SIGPIPE, or quiet is 2 and
+ * it is one mt sends: SIGPIPE, SIGTERM, SIGKILL). */
 int mt_front_wait(pid_t pid, const char *name, int quiet);
 
 /* pipe2(O_CLOEXEC).  @return : 0 or -1 (said). */

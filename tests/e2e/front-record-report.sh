@@ -127,6 +127,16 @@ W=$(ls mt.wordfreq.*.mtz)
 head -n 1 wf.txt | grep -qx "mt report: wordfreq, '$W'" || fail "wordfreq header: $(head -n 1 wf.txt)"
 grep -q ' chunk_worker (wordfreq.c:[0-9]*)$' wf.txt || fail "no chunk_worker site in wordfreq's report: $(cat wf.txt)"
 
+# -p PID: named after the target and its pid
+"$WORDFREQ" 300000 4 >/dev/null &
+target=$!
+sleep 0.3
+"$M" record -e cpu-clock -p "$target" 2>p.err || fail "mt record -p: $(cat p.err)"
+wait "$target"
+[ -s "mt.wordfreq.$target.mtz" ] || fail "mt record -p wrote no mt.wordfreq.$target.mtz: $(ls; cat p.err)"
+"$M" report "mt.wordfreq.$target.mtz" >p.txt 2>/dev/null || fail "report of the -p capture"
+head -n 1 p.txt | grep -qx "mt report: wordfreq, 'mt.wordfreq.$target.mtz'" || fail "report of the -p capture: $(head -n 1 p.txt)"
+
 # ---- wrong inputs ------------------------------------------------------------
 printf 'hello\n' >notes.txt
 rc=0; "$M" report notes.txt 2>w.err >/dev/null || rc=$?
