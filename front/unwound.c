@@ -598,7 +598,8 @@ static void prune(const char *dir, const char *keep)
 	struct stat kst;
 	if (fstatat(dirfd(d), keep_base, &kst, AT_SYMLINK_NOFOLLOW) == 0)
 		total += (unsigned long long)kst.st_size;
-	qsort(e, n, sizeof(*e), by_use);
+	if (n)
+		qsort(e, n, sizeof(*e), by_use);
 	for (size_t i = 0; i < n; i++) {
 		if (total > max && unlinkat(dirfd(d), e[i].name, 0) == 0)
 			total -= (unsigned long long)e[i].size;
