@@ -181,7 +181,11 @@ static int encode(const struct opts *o)
 	} else {
 		total = mt_progress_input_size(STDIN_FILENO);
 	}
-	struct status_line sl = { .on = o->status && isatty(STDERR_FILENO), .t0 = t0, .next = t0 + 1.0 };
+	/* the first draw after a second, or MT_PROGRESS_DELAY_MS (tests: 0) */
+	const char *delay = getenv("MT_PROGRESS_DELAY_MS");
+	struct status_line sl = { .on = o->status && isatty(STDERR_FILENO), .t0 = t0,
+				  .next = t0 + (delay && *delay >= '0' && *delay <= '9' ?
+						atof(delay) / 1000 : 1.0) };
 	mt_progress_init(&prog_line, mt_prog(), total, o->quiet || sl.on);
 
 	struct mt_perf_item item;

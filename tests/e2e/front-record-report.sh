@@ -168,14 +168,18 @@ if command -v script >/dev/null; then
 	grep -q "refusing to write binary data to a terminal" tty2.out || fail "-o - on a terminal: $(cat -v tty2.out)"
 	[ ! -e ran ] || fail "mt record -o - ran the command before refusing"
 	# the status line: drawn on a terminal (once a second at most), erased
-	script -qfec "$M record --rate 65536 -o st.mtz -- $WORDFREQ 300000 4" /dev/null </dev/null >st.out ||
+	# (MT_PROGRESS_DELAY_MS=0: the first line at once, not after a second)
+	MT_PROGRESS_DELAY_MS=0 script -qfec "$M record --rate 65536 -o st.mtz -- $WORDFREQ 300000 4" /dev/null \
+		</dev/null >st.out ||
 		fail "status run: $(cat -v st.out)"
 	draws=$(tr '\r' '\n' <st.out | grep -a '^mt-encode: [0-9]*s, ' || true)
 	[ -n "$draws" ] || fail "no status line on the terminal: $(cat -v st.out)"
+	# each draw ends clearing the rest of the line; the command's own output
+	# may follow it on the same terminal line
 	while IFS= read -r line; do
 		[[ $line =~ ^mt-encode:\ [0-9]+s,\ [0-9]+\ samples,\ [0-9.]+\ MB\ in,\ [0-9.]+\ MB\ written,\ [0-9]+\ lost$'\e[K' ]] ||
 			fail "status line '$(cat -v <<<"$line")'"
-	done <<<"$draws"
+	done < <(sed -n 's/\(\x1b\[K\).*/\1/p' <<<"$draws")
 	grep -aq $'\r\e\\[K' st.out || fail "status line not erased"
 	# never into a file
 	"$M" record --rate 65536 -o st2.mtz -- "$WORDFREQ" 300000 4 >/dev/null 2>st2.err
