@@ -274,12 +274,11 @@ int mt_cmd_record(int argc, char **argv)
 		rc = MT_EXIT_CAPTURE_FAILED;
 	}
 	struct stat st;
-	if (!to_stdout && stat(out, &st) == 0) {
+	if (!estatus && !to_stdout && stat(out, &st) == 0) {
 		char size[32];
 		human(size, sizeof(size), (double)st.st_size);
 		mt_info("capture: %s (%s)", out, size);
-		if (!estatus)
-			mt_info("next: mt report %s   (or: mt flame %s)", out, out);
+		mt_info("next: mt report %s   (or: mt flame %s)", out, out);
 	}
 out:
 	if (cpid > 0)

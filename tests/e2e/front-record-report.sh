@@ -196,4 +196,11 @@ rc=0; "$M" record -o y.mtz -- ./no-such-program 2>nf.err || rc=$?
 [ "$rc" -eq 127 ] || fail "missing command: exit $rc: $(cat nf.err)"
 grep -q '^mt-encode' nf.err && fail "mt-encode complained of a capture that never began: $(cat nf.err)"
 [ ! -e y.mtz ] || fail "a failed capture left y.mtz"
+# mt-encode cannot write: said, 125, and no "capture:" line for a file that is not one
+mkdir outdir
+rc=0; "$M" record -o outdir -- true 2>ed.err || rc=$?
+[ "$rc" -eq 125 ] || fail "mt-encode failing: exit $rc: $(cat ed.err)"
+grep -qx "mt-encode: cannot create 'outdir': Is a directory" ed.err || fail "mt-encode's message: $(cat ed.err)"
+grep -qx "mt: mt-encode failed (exit 3): the capture file is incomplete or missing" ed.err || fail "mt's: $(cat ed.err)"
+grep -q '^mt: capture: \|^mt: next:' ed.err && fail "a failed record named a capture: $(cat ed.err)"
 echo "front-record-report: ok"
