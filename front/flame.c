@@ -83,7 +83,10 @@ static const char *unit_of(const char *metric, const char *event)
 		return "bytes";
 	if (n > 8 && !strcmp(metric + n - 8, "_objects"))
 		return "objects";
-	if (!strcmp(metric, "period") && (!strcmp(event, "cpu-clock") || !strcmp(event, "task-clock")))
+	/* the event's name without perf's modifiers (":ppp", ":u") or an index ("#1") */
+	size_t e = strcspn(event, ":#");
+	if (!strcmp(metric, "period") && ((e == 9 && !strncmp(event, "cpu-clock", 9)) ||
+					  (e == 10 && !strncmp(event, "task-clock", 10))))
 		return "ns";
 	return "events";
 }

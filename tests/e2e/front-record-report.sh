@@ -155,6 +155,16 @@ rc=0; "$M" report --metric alloc_bytes cpu.perf >cpu2.txt 2>cpu2.err || rc=$?
 "$M" flame -o cpu.svg cpu.perf 2>/dev/null || fail "flame of cpu.perf"
 grep -q "<text id=\"title\" [^>]*>wordfreq: period (ns)<" cpu.svg || fail "cpu flame title: $(grep -o 'id="title"[^<]*' cpu.svg)"
 
+# a perf.data file of perf record, its event named with a modifier
+if command -v perf >/dev/null && perf record -q -e cpu-clock:u -F 999 --call-graph dwarf -o pd.data -- \
+	"$WORDFREQ" 50000 2 >/dev/null 2>pd.err; then
+	"$M" report pd.data >pd.txt 2>/dev/null || fail "report of perf.data"
+	head -n 1 pd.txt | grep -qx "mt report: wordfreq, 'pd.data'" || fail "perf.data report: $(head -n 1 pd.txt)"
+	"$M" flame pd.data 2>/dev/null || fail "flame of perf.data"
+	grep -q "<text id=\"title\" [^>]*>wordfreq: period (ns)<" pd.svg ||
+		fail "perf.data flame title: $(grep -o 'id="title"[^<]*' pd.svg)"
+fi
+
 # ---- terminals ----------------------------------------------------------------
 if command -v script >/dev/null; then
 	# stdout a terminal: mt record writes its file all the same
