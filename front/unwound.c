@@ -480,6 +480,10 @@ static noreturn void source_main(struct mt_unwound *u, const pid_t *pids, int np
 		if (!s.cache_ok)
 			rc = SRC_NO_CACHE;
 	}
+	/* mt-unwind must not wait on a reader that stopped reading */
+	mt_front_close(&u->in_fd);
+	if (rc == SRC_GONE)	/* no reader is left to see an end */
+		_exit(rc);
 	/* The first event line, then wait for mt before the readers see the end. */
 	if (!s.first_done)
 		s.first_len = 0;	/* a comment line, or none */

@@ -137,6 +137,15 @@ wait "$target"
 "$M" report "mt.wordfreq.$target.mtz" >p.txt 2>/dev/null || fail "report of the -p capture"
 head -n 1 p.txt | grep -qx "mt report: wordfreq, 'mt.wordfreq.$target.mtz'" || fail "report of the -p capture: $(head -n 1 p.txt)"
 
+# mt-fold refusing its options at once (before reading): mt-unwind, still
+# writing, must not be left waiting on it: no hang, mt-fold's status
+for nc in --no-cache ""; do
+	rc=0; timeout 60 "$M" report $nc --metric bogus "$F" >bogus.txt 2>bogus.err || rc=$?
+	[ "$rc" -eq 2 ] || fail "mt report $nc --metric bogus: exit $rc (124: it hung): $(cat bogus.err)"
+	grep -q "^mt-fold: .*bogus" bogus.err || fail "mt-fold's message: $(cat bogus.err)"
+	[ ! -s bogus.txt ] || fail "a report after mt-fold's usage error: $(head -n 3 bogus.txt)"
+done
+
 # ---- wrong inputs ------------------------------------------------------------
 printf 'hello\n' >notes.txt
 rc=0; "$M" report notes.txt 2>w.err >/dev/null || rc=$?
