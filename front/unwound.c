@@ -136,10 +136,38 @@ static int open_entry(const struct mt_unwound *u)
 
 /* ---- planning ---------------------------------------------------------- */
 
-static int not_a_capture(const char *path, enum mt_file_kind k)
+/* What a file that is not a capture is, when it is another of mt's outputs:
+ * "WHAT, not a capture: WHAT TO DO", or NULL. */
+static const char *looks_like(int fd)
 {
+	char b[4096];
+	ssize_t n = pread(fd, b, sizeof(b) - 1, 0);
+	if (n <= 0)
+		return NULL;
+	b[n] = 0;
+	if (!strncmp(b, "<?xml", 5) || !strncmp(b, "<svg", 4))
+		return "an SVG, not a capture: open it in a browser";
+	if (b[0] == '{' && strstr(b, "\"mt-fold-report\""))
+		return "mt-fold --json output, not a capture: mt report reads the capture it came from";
+	/* collapsed stacks: "frame;frame;... COUNT" */
+	char *nl = strchr(b, '\n'), *sp;
+	if (nl) {
+		*nl = 0;
+		if (strchr(b, ';') && (sp = strrchr(b, ' ')) && sp[1] &&
+		    strspn(sp + 1, "0123456789") == strlen(sp + 1))
+			return "collapsed stacks (mt-fold's output), not a capture: draw them with "
+			       "mt-flamegraph";
+	}
+	return NULL;
+}
+
+static int not_a_capture(const char *path, enum mt_file_kind k, int fd)
+{
+	const char *what = k == MT_FILE_EMPTY ? NULL : looks_like(fd);
 	if (k == MT_FILE_EMPTY)
 		mt_error("'%s' is empty: not a capture", path);
+	else if (what)
+		mt_error("'%s' is %s", path, what);
 	else
 		mt_error("'%s' is not a capture: mt reads .mtz files (mt record), perf.data "
 			 "files, perf pipe streams and mt-unwind output", path);
@@ -172,7 +200,7 @@ int mt_unwound_open(struct mt_unwound **out, const char *path, int no_cache, int
 		no_cache = 1;
 	}
 	if (k == MT_FILE_EMPTY || k == MT_FILE_OTHER)
-		return not_a_capture(path, k);
+		return not_a_capture(path, k, u->in_fd);
 	if (k == MT_FILE_UNWIND_TEXT) {
 		u->mode = SRC_TEXT;
 		if (verbose)
