@@ -148,6 +148,7 @@ int mt_cmd_record(int argc, char **argv)
 	int np = 1, c;
 	const char *out = NULL;
 	long pid = 0;
+	int have_pid = 0;	/* mt-capture checks the number */
 	if (!pass)
 		return mt_error("out of memory"), MT_EXIT_CAPTURE_FAILED;
 	argv[0] = "mt";
@@ -160,7 +161,7 @@ int mt_cmd_record(int argc, char **argv)
 		case 'o': out = optarg; continue;
 		case 'h': mt_help_record(stdout); free(pass); return MT_EXIT_OK;
 		case '?': mt_usage_hint(SYNOPSIS); free(pass); return MT_EXIT_CAPTURE_FAILED;
-		case 'p': pid = strtol(optarg, NULL, 10); break;
+		case 'p': pid = strtol(optarg, NULL, 10); have_pid = 1; break;
 		}
 		/* as given ("--rate 4096", "--rate=4096", "-c5"): every short
 		 * option but -h takes a value, so none comes in a cluster and
@@ -169,7 +170,7 @@ int mt_cmd_record(int argc, char **argv)
 			pass[np++] = argv[i];
 	}
 	char **cmd = optind < argc ? argv + optind : NULL;
-	if (!cmd && !pid) {
+	if (!cmd && !have_pid) {
 		mt_error("give a command (after --) or -p PID");
 		mt_usage_hint(SYNOPSIS);
 		free(pass);
