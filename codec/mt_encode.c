@@ -38,6 +38,9 @@ static void usage(FILE *f)
 "                       32 saves 4 bytes per sample, and a wrongly rebuilt\n"
 "                       stack then escapes its check once in 2^32\n"
 "      --stats          print detailed statistics on stderr\n"
+"      --status         when stderr is a terminal, a status line at most once a\n"
+"                       second: elapsed, samples, bytes in and written, lost\n"
+"                       (in place of the progress line; mt record uses it)\n"
 "  -q, --quiet          no summary line, no progress\n"
 "  -f, --force          write to a terminal anyway\n"
 "  -h, --help           this help\n"
@@ -88,7 +91,7 @@ static int close_output(const char *path, int fd, int status)
 struct opts {
 	const char *in, *out;
 	const char *in_name, *out_name;	/* for messages: "<stdin>", "<stdout>" for "-" */
-	int decode, stats, quiet, force;
+	int decode, stats, quiet, force, status;
 	int threads_set;	/* -T given */
 	struct mtz_options mtz;
 };
@@ -98,6 +101,50 @@ struct opts {
  * line per record. */
 #define KEPT_NAMED 10
 #define KEPT_NAMED_STR "10"
+
+/* --status: one line on the terminal, redrawn at most once a second:
+ * what a capture in progress has produced so far. */
+struct status_line {
+	int on, shown;
+	double t0, next;
+	uint64_t lost;		/* events LOST and LOST_SAMPLES records count */
+};
+
+static void status_count_lost(struct status_line *sl, const struct mt_perf_item *item)
+{
+	const struct perf_event_header *h = item->header;
+	uint64_t n;
+	if (!sl->on || !h)
+		return;
+	if (h->type == PERF_RECORD_LOST && item->size >= 24)
+		memcpy(&n, (const char *)item->data + 16, 8);
+	else if (h->type == PERF_RECORD_LOST_SAMPLES && item->size >= 16)
+		memcpy(&n, (const char *)item->data + 8, 8);
+	else
+		return;
+	sl->lost += n;
+}
+
+static void status_draw(struct status_line *sl, const struct mtz_writer *w, int last)
+{
+	double t = now();
+	if (!sl->on || (!last && t < sl->next))
+		return;
+	sl->next = t + 1.0;
+	if (last) {
+		if (sl->shown)
+			fputs("\r\033[K", stderr);
+		sl->shown = 0;
+		return;
+	}
+	struct mtz_stats st;
+	mtz_writer_stats(w, &st);
+	sl->shown = 1;
+	fprintf(stderr, "\r%s: %.0fs, %llu samples, %.1f MB in, %.1f MB written, %llu lost\033[K",
+		mt_prog(), t - sl->t0, (unsigned long long)st.samples, mb(st.bytes_in),
+		mb(st.bytes_out), (unsigned long long)sl->lost);
+	fflush(stderr);
+}
 
 /* The output is created once the input has opened as what it should be:
  * an input refused at once leaves no empty file behind, and an existing
@@ -142,7 +189,12 @@ static int encode(const struct opts *o)
 	} else {
 		total = mt_progress_input_size(STDIN_FILENO);
 	}
-	mt_progress_init(&prog_line, mt_prog(), total, o->quiet);
+	/* the first draw after a second, or MT_PROGRESS_DELAY_MS (tests: 0) */
+	const char *delay = getenv("MT_PROGRESS_DELAY_MS");
+	struct status_line sl = { .on = o->status && isatty(STDERR_FILENO), .t0 = t0,
+				  .next = t0 + (delay && *delay >= '0' && *delay <= '9' ?
+						atof(delay) / 1000 : 1.0) };
+	mt_progress_init(&prog_line, mt_prog(), total, o->quiet || sl.on);
 
 	struct mt_perf_item item;
 	uint64_t kept = 0, n = 0, item_end = 0, salvaged = 0;
@@ -153,6 +205,7 @@ static int encode(const struct opts *o)
 			break;
 		if (rc < 0) {
 			mt_progress_release(&prog_line);
+			status_draw(&sl, w, 1);
 			status = MT_EXIT_DATA;
 			if (mt_perf_reader_fatal(pr)) {	/* the framing is lost */
 				mt_error("'%s': %s", o->in_name, mt_perf_reader_error(pr));
@@ -181,11 +234,16 @@ static int encode(const struct opts *o)
 		}
 		if (!item.unpacked)
 			item_end = item.offset + item.size;
-		/* a clock read per 1024 records costs nothing measurable */
+		status_count_lost(&sl, &item);
+		/* a clock read per 1024 records costs nothing measurable; the
+		 * status line wants one per 64 (a slow capture) */
 		if ((++n & 1023) == 0)
 			mt_progress_update(&prog_line, item.offset);
+		if ((n & 63) == 0)
+			status_draw(&sl, w, 0);
 	}
 	mt_progress_release(&prog_line);
+	status_draw(&sl, w, 1);
 	if ((rc = mtz_writer_finish(w))) {
 		mt_error("%s", mtz_writer_error(w));
 		status = rc == MTZ_EIO ? MT_EXIT_ENV : MT_EXIT_DATA;
@@ -237,6 +295,7 @@ static int encode(const struct opts *o)
 			secs > 0 ? mb(st.bytes_in) / secs : 0.0);
 out:
 	mt_progress_release(&prog_line);
+	status_draw(&sl, w, 1);
 	mtz_writer_free(w);
 	mt_perf_reader_free(pr);
 	return close_output(o->out, ofd, status);
@@ -416,7 +475,7 @@ static int wrong_kind(const struct opts *o)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_RAW = 256, OPT_STATS, OPT_FRAME, OPT_HASH_BITS };
+	enum { OPT_RAW = 256, OPT_STATS, OPT_FRAME, OPT_HASH_BITS, OPT_STATUS };
 	static const struct option longs[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "decode", no_argument, NULL, 'd' },
@@ -426,6 +485,7 @@ int main(int argc, char **argv)
 		{ "threads", required_argument, NULL, 'T' },
 		{ "hash-bits", required_argument, NULL, OPT_HASH_BITS },
 		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "status", no_argument, NULL, OPT_STATUS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -480,6 +540,7 @@ int main(int argc, char **argv)
 			o.mtz.hash_bits = (int)v;
 			break;
 		case OPT_STATS: o.stats = 1; break;
+		case OPT_STATUS: o.status = 1; break;
 		case 'q': o.quiet = 1; break;
 		case 'f': o.force = 1; break;
 		case 'h': usage(stdout); return MT_EXIT_OK;

@@ -1,0 +1,21 @@
+# front: mt, the porcelain (record, report, flame, diff) over the stage
+# programs, which it finds beside itself (see GNUmakefile).
+FRONT_OBJS := \
+	$(B)/obj/front/dispatch.o \
+	$(B)/obj/front/flame.o \
+	$(B)/obj/front/fold.o \
+	$(B)/obj/front/record.o \
+	$(B)/obj/front/report.o \
+	$(B)/obj/front/run.o \
+	$(B)/obj/front/unwound.o
+
+$(B)/bin/mt: $(B)/obj/front/main.o $(FRONT_OBJS) $(B)/libmtcommon.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ -lzstd $(LDLIBS)
+
+BINS += $(B)/bin/mt
+
+E2E_TESTS += tests/e2e/front-record-report.sh
+E2E_TESTS += tests/e2e/front-real.sh
+BENCHES += bench/front.sh
+MANPAGES += docs/man/mt.1

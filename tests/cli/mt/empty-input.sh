@@ -1,0 +1,3 @@
+# an empty file: not a capture
+: > empty.mtz
+mt report empty.mtz

@@ -1,0 +1,2 @@
+# mt help of a subcommand that does not exist
+mt help nope

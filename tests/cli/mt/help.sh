@@ -1,0 +1,2 @@
+# --help: the subcommands on stdout, exit 0
+mt --help

@@ -1,0 +1,3 @@
+# a directory: environment error
+mkdir d
+mt report d

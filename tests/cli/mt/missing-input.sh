@@ -1,0 +1,2 @@
+# a capture that does not exist: environment error
+mt report nope.mtz

@@ -1,0 +1,2 @@
+# mt report without a capture: usage error
+mt report

@@ -1,0 +1,2 @@
+# nothing to do: usage error
+mt

@@ -1,0 +1,2 @@
+# an option mt report does not have
+mt report --frobnicate x.mtz

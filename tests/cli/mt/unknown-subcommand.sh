@@ -1,0 +1,2 @@
+# a subcommand that does not exist: usage error, with the list
+mt profile ./prog
