@@ -361,7 +361,8 @@ static size_t short_frame(char *out, size_t cap, const char *f, size_t len, int 
  * a new string (NULL when out of memory). */
 static char *render_path(const char *frames, size_t room)
 {
-	size_t used = 0, len = strlen(frames), o = 0, cap = len + 64;
+	/* Each ';' becomes " < ": up to 3 bytes a frame more than the input. */
+	size_t used = 0, len = strlen(frames), o = 0, cap = 3 * len + 64;
 	char *buf = malloc(len + 64), *out = malloc(cap);
 	const char *p = frames, *end = frames + len;
 	int first = 1;
@@ -384,7 +385,7 @@ static char *render_path(const char *frames, size_t room)
 			n = short_frame(buf, len + 64, p, (size_t)(stop - p), 1,
 					room > tail ? room - tail : 1);
 			w = mt_fold_text_width(buf, n);
-		} else if (w > avail) {
+		} else if (w > avail || o + 3 + n + 7 > cap) {
 			memcpy(out + o, " < ...", 6);
 			o += 6;
 			break;
