@@ -56,7 +56,7 @@ static int unknown(const char *name)
 	struct stat st;
 	enum mt_file_kind k;
 	if (stat(name, &st) == 0 && S_ISREG(st.st_mode) && mt_file_kind_peek(name, &k) == 0 &&
-	    k != MT_FILE_OTHER && k != MT_FILE_EMPTY)
+	    k != MT_FILE_OTHER && k != MT_FILE_EMPTY && k != MT_FILE_FOLDED)
 		mt_error("'%s' is not a subcommand: it is %s; to read it: mt report %s", name,
 			 mt_file_kind_str(k), name);
 	else if (name[0] == '-')

@@ -149,15 +149,6 @@ static const char *looks_like(int fd)
 		return "an SVG, not a capture: open it in a browser";
 	if (b[0] == '{' && strstr(b, "\"mt-fold-report\""))
 		return "mt-fold --json output, not a capture: mt report reads the capture it came from";
-	/* collapsed stacks: "frame;frame;... COUNT" */
-	char *nl = strchr(b, '\n'), *sp;
-	if (nl) {
-		*nl = 0;
-		if (strchr(b, ';') && (sp = strrchr(b, ' ')) && sp[1] &&
-		    strspn(sp + 1, "0123456789") == strlen(sp + 1))
-			return "collapsed stacks (mt-fold's output), not a capture: draw them with "
-			       "mt-flamegraph";
-	}
 	return NULL;
 }
 
@@ -166,6 +157,9 @@ static int not_a_capture(const char *path, enum mt_file_kind k, int fd)
 	const char *what = k == MT_FILE_EMPTY ? NULL : looks_like(fd);
 	if (k == MT_FILE_EMPTY)
 		mt_error("'%s' is empty: not a capture", path);
+	else if (k == MT_FILE_FOLDED)
+		mt_error("'%s' is %s, not a capture: draw them with mt-flamegraph", path,
+			 mt_file_kind_str(k));
 	else if (what)
 		mt_error("'%s' is %s", path, what);
 	else
@@ -199,7 +193,7 @@ int mt_unwound_open(struct mt_unwound **out, const char *path, int no_cache, int
 		k = MT_FILE_PERF_PIPE;
 		no_cache = 1;
 	}
-	if (k == MT_FILE_EMPTY || k == MT_FILE_OTHER)
+	if (k == MT_FILE_EMPTY || k == MT_FILE_OTHER || k == MT_FILE_FOLDED)
 		return not_a_capture(path, k, u->in_fd);
 	if (k == MT_FILE_UNWIND_TEXT) {
 		u->mode = SRC_TEXT;

@@ -155,7 +155,7 @@ rc=0; "$M" report notes.txt 2>w.err >/dev/null || rc=$?
 # a perf stream of CPU samples: a report of period; an allocation metric is refused
 "$B/mt-capture" -e cpu-clock -F 2999 -o cpu.perf -- "$WORDFREQ" 50000 2 >/dev/null 2>&1 || fail "capture cpu-clock"
 "$M" report cpu.perf >cpu.txt 2>cpu.err || fail "report of cpu.perf: $(cat cpu.err)"
-grep -q '^mt-fold report: period (events), .*event cpu-clock$' cpu.txt || fail "cpu report: $(head -n 4 cpu.txt)"
+grep -q '^mt-fold sites: period (time' cpu.txt && grep -q 'cpu-clock' cpu.txt || fail "cpu report: $(head -n 6 cpu.txt)"
 rc=0; "$M" report --metric alloc_bytes cpu.perf >cpu2.txt 2>cpu2.err || rc=$?
 [ "$rc" -eq 1 ] || fail "alloc metric of cpu samples: exit $rc"
 [ "$(cat cpu2.err)" = "mt: 'cpu.perf' is a capture of cpu-clock samples, not of allocations: --metric alloc_bytes does not apply (period or samples do)" ] ||
