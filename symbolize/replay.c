@@ -29,7 +29,7 @@ struct mt_unwind_replay {
 	 * the same mappings (see process_cb). */
 	const struct mt_unwind_frame *pre;
 	unsigned pre_n;
-	int pre_end;
+	int pre_end, pre_other_stack;
 	uint8_t *rebuf;				/* records read again */
 	size_t rebuf_cap;
 	uint64_t st_undecodable;		/* records other than samples */
@@ -84,10 +84,12 @@ void mt_unwind_replay_put_stack(void *ctx, struct mt_unwind_out *out,
 	int end;
 	const struct mt_unwind_frame *fr = s->frames;
 	struct mt_unwind_regs regs;
+	int other_stack = 0;
 	if (s->pre) {	/* walked on arrival, in the same mappings */
 		fr = s->pre;
 		n = s->pre_n;
 		end = s->pre_end;
+		other_stack = s->pre_other_stack;
 		s->pre = NULL;
 	} else if (!(smp->sample_type & PERF_SAMPLE_STACK_USER) && smp->callchain) {
 		end = callchain_frames(s, smp, &n);
@@ -103,6 +105,24 @@ void mt_unwind_replay_put_stack(void *ctx, struct mt_unwind_out *out,
 		struct mt_unwind_space *sp = mt_unwind_maps_space(s->maps, smp->pid);
 		end = mt_unwind_walk(s->maps, sp, &regs, &mem, s->frames, s->o.max_depth, &n,
 				     &s->st.walk);
+		other_stack = s->st.walk.last_other_stack;
+	}
+	if (end == MT_UNWIND_END_DUMP) {
+		/* Would a larger dump have reached further?  Not past a
+		 * signal frame onto another stack, not when the copy held all
+		 * the stack there was (a page or more short of the size asked
+		 * for: the stack's mapping ended; the kernel, and mt-capture,
+		 * trim a few hundred bytes only to fit the record), nor when
+		 * the size asked for is the largest. */
+		uint64_t asked = smp->evsel ? smp->evsel->attr.sample_stack_user : 0;
+		if (asked < smp->stack_size)
+			asked = smp->stack_size;
+		if (other_stack)
+			s->st.dump_other_stack++;
+		else if (smp->stack_dyn_size + 4096 <= asked)
+			s->st.dump_whole++;
+		else if (asked >= MT_UNWIND_DUMP_MAX)
+			s->st.dump_at_max++;
 	}
 	mt_unwind_emit_stack(s->emit, out, fr, n, end, drop_sampler);
 }
@@ -178,7 +198,7 @@ struct queued_sample {
 	/* Walked on arrival (spec): nframes frames follow instead of the
 	 * stack, valid while the space sp is at generation gen; otherwise the
 	 * record (size bytes at offset in the file) is read again. */
-	int spec, end;
+	int spec, end, other_stack;	/* other_stack: mt_unwind_stats' */
 	unsigned nframes;
 	struct mt_unwind_space *sp;
 	uint64_t gen, offset, size;
@@ -249,6 +269,7 @@ static void process_cb(int kind, void *data, size_t size, void *ctx)
 			s->pre = queued_tail(q);
 			s->pre_n = q->nframes;
 			s->pre_end = q->end;
+			s->pre_other_stack = q->other_stack;
 			mt_unwind_events_sample(s->ev, &q->smp);
 			s->pre = NULL;
 			return;
@@ -305,6 +326,7 @@ static int spec_walk(struct mt_unwind_replay *s, struct queued_sample *q, size_t
 	struct mt_unwind_frame *fr = (struct mt_unwind_frame *)(room + head);
 	unsigned nr = 0;
 	q->end = mt_unwind_walk(s->maps, sp, &regs, &mem, fr, s->o.max_depth, &nr, &s->st.walk);
+	q->other_stack = s->st.walk.last_other_stack;
 	q->nframes = nr;
 	q->sp = sp;
 	q->gen = sp->gen;

@@ -41,8 +41,18 @@ struct mt_unwind_replay_stats {
 	uint64_t no_regs;	/* samples without registers */
 	uint64_t spec_rewalks;	/* samples unwound again at their turn */
 	uint64_t order_overflows;	/* releases forced by the queue's size */
+	/* Stacks that end where their dump ends (end-of-dump) although a
+	 * larger dump would not reach further: past a signal frame onto
+	 * another stack (a handler on an alternate signal stack), with the
+	 * largest dump perf allows, or with a dump that held the whole stack
+	 * (shorter than asked: the copy reached the stack's end). */
+	uint64_t dump_other_stack, dump_at_max, dump_whole;
 	struct mt_unwind_stats walk;
 };
+
+/* The largest stack dump perf can take (perf_event_open's
+ * sample_stack_user: a u16 record size less the headers, 8-aligned). */
+#define MT_UNWIND_DUMP_MAX 65528u
 
 /* A replay of reader's records into maps, writing through emit; all must
  * outlive rp.  Its events are set with mt_unwind_replay_set_events before

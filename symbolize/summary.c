@@ -63,11 +63,32 @@ void mt_unwind_summary_print(const struct mt_unwind_summary *r, double secs)
 	/* Deep stacks (an LLVM-based compiler) need more than the 8 KiB
 	 * that perf and mt-capture copy by default (5% of the stacks, and 3
 	 * at least: as mt-fold's mt_fold_dumps_too_small). */
-	if (e->ends[MT_UNWIND_END_DUMP] >= 3 && e->ends[MT_UNWIND_END_DUMP] * 20 >= walked)
-		mt_info("%" PRIu64 " of %" PRIu64 " stacks end where their stack dump "
-			"ends: their outer callers are missing; record with a larger dump "
-			"(mt-capture --stack-size 65528, perf record --call-graph dwarf,65528)",
-			e->ends[MT_UNWIND_END_DUMP], walked);
+	/* Advice to take a larger dump only for the stacks it would help:
+	 * the others get their own reason (replay.h). */
+	uint64_t dumped = e->ends[MT_UNWIND_END_DUMP];
+	uint64_t other = rp->dump_other_stack, at_max = rp->dump_at_max, whole = rp->dump_whole;
+	uint64_t helped = dumped - (other + at_max + whole <= dumped ? other + at_max + whole : dumped);
+	if (dumped >= 3 && dumped * 20 >= walked) {
+		if (helped)
+			mt_info("%" PRIu64 " of %" PRIu64 " stacks end where their stack dump "
+				"ends: their outer callers are missing; record with a larger dump "
+				"(mt-capture --stack-size 65528, perf record --call-graph dwarf,65528)",
+				helped, walked);
+		if (other)
+			mt_info("%" PRIu64 " of %" PRIu64 " stacks end where their stack dump "
+				"ends past a signal frame: the handler ran on an alternate signal "
+				"stack (sigaltstack) and the interrupted stack was not copied; a "
+				"larger dump would not reach it", other, walked);
+		if (at_max)
+			mt_info("%" PRIu64 " of %" PRIu64 " stacks end where their stack dump "
+				"ends with the largest dump perf takes (%u bytes): their outer "
+				"callers are missing", at_max, walked, MT_UNWIND_DUMP_MAX);
+		if (whole)
+			mt_info("%" PRIu64 " of %" PRIu64 " stacks end where their stack dump "
+				"ends although it held the whole stack (the copy reached the "
+				"stack's end): the walk went past it, a larger dump would not "
+				"help", whole, walked);
+	}
 	uint64_t probes = rp->walk.memo_hits + rp->walk.memo_misses;
 	uint64_t look = ms.hits + ms.misses;
 	mt_info("%u modules, %u build-id mismatches; cache hit rate: pc memo %.2f%% of %"

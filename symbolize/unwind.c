@@ -66,6 +66,7 @@ int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 		memo_prepare(sp);
 	unsigned n = 0;
 	int end;
+	int other_stack = 0;	/* a signal frame left the dump's stack */
 
 	for (;;) {
 		uint64_t pc = cur->r[MT_UNWIND_REG_RA];
@@ -153,9 +154,15 @@ int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 			end = MT_UNWIND_END_BAD_FRAME;
 			break;
 		}
+		if (signal) {
+			uint64_t nsp = next->r[MT_UNWIND_REG_SP];
+			other_stack = (next->valid & (1u << MT_UNWIND_REG_SP)) &&
+				      (nsp < mem->base || nsp - mem->base > mem->size);
+		}
 		activation = signal;
 		cur = next;
 	}
+	stats->last_other_stack = end == MT_UNWIND_END_DUMP && other_stack;
 	*nr = n;
 	return end;
 }

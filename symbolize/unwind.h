@@ -40,6 +40,11 @@ struct mt_unwind_stats {
 	uint64_t steps_fp;		/* steps taken with the frame-pointer rule */
 	uint64_t rules_failed;		/* CFI rows that did not compile */
 	uint64_t memo_hits, memo_misses;/* per-space pc memo probes */
+	/* Set by each walk: it ended where the dump ends (END_DUMP) after a
+	 * signal frame had moved it to a stack outside the dump (a handler
+	 * run on an alternate signal stack: the interrupted stack was never
+	 * copied, and no larger dump would reach it). */
+	int last_other_stack;
 };
 
 /* Walk the stack.  frames has room for max frames; *nr gets the count.
