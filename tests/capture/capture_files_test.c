@@ -78,7 +78,7 @@ Test(capture_files, a_private_copy_is_a_copy_and_a_failed_one_leaves_nothing, .i
 	char dir[PATH_MAX], copy[PATH_MAX], path[PATH_MAX];
 	make_file("lib.so", 0644, path);
 	setenv("TMPDIR", tmp, 1);
-	cr_assert_eq(mt_capture_private_copy(path, dir, copy, &err), 0);
+	cr_assert_eq(mt_capture_private_copy(path, tmp, dir, copy, &err), 0);
 	cr_expect_eq(strncmp(dir, tmp, strlen(tmp)), 0, "%s", dir);
 	cr_expect_eq(strncmp(copy, dir, strlen(dir)), 0);
 	cr_expect_str_eq(strrchr(copy, '/'), "/lib.so");
@@ -87,7 +87,7 @@ Test(capture_files, a_private_copy_is_a_copy_and_a_failed_one_leaves_nothing, .i
 	cr_expect_eq(sb.st_size, 10);
 	cr_expect_eq(sb.st_mode & 0777, 0755);
 	snprintf(path, sizeof(path), "%s/missing.so", tmp);
-	cr_expect_eq(mt_capture_private_copy(path, dir, copy, &err), MT_CAPTURE_ECOPY);
+	cr_expect_eq(mt_capture_private_copy(path, tmp, dir, copy, &err), MT_CAPTURE_ECOPY);
 	cr_expect_eq(err.sys_errno, ENOENT);
 	cr_expect_str_eq(dir, "");
 	unsetenv("TMPDIR");
