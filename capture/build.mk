@@ -99,6 +99,8 @@ CAPTURE_TEST_OBJS := \
 	$(B)/obj/tests/capture/capture_ring_test.o \
 	$(B)/obj/tests/capture/capture_err_test.o \
 	$(B)/obj/tests/capture/capture_files_test.o \
+	$(B)/obj/tests/capture/capture_opts_test.o \
+	$(B)/obj/capture/capture_opts.o \
 	$(B)/obj/capture/capture_ring.o \
 	$(B)/obj/capture/sample_ring.o \
 	$(B)/obj/capture/sampler_rand.o \
