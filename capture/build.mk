@@ -115,4 +115,5 @@ $(B)/tests/capture-tests: $(CAPTURE_TEST_OBJS) $(B)/libmtcodec.a $(B)/libmtcommo
 		-pthread $(LDLIBS)
 UNIT_TESTS += $(B)/tests/capture-tests
 BENCHES += bench/capture.sh
+BENCHES += bench/stack-size.sh
 MANPAGES += docs/man/mt-capture.1
