@@ -17,6 +17,9 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 JE=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 RUNS=${MT_BENCH_RUNS:-7}
+# MT_BENCH_CAPTURE_ARGS: more mt-capture options for the sample-mode
+# captures (e.g. --stack-size 8192, against a changed default).
+CAP_ARGS=${MT_BENCH_CAPTURE_ARGS:-}
 
 TIMEFORMAT='%3R %3U %3S'
 secs() {	# COMMAND...: "wall cpu" seconds of one run (cpu: user + system of
@@ -33,7 +36,7 @@ med() { awk -v c="$2" '{ print $c }' "$1" | median; }
 
 # MT_BENCH_PART=trace runs the trace part only, MT_BENCH_PART=sample the
 # sample-mode part only.
-echo "tree at $(git -C "${MT_SRC:-.}" rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "tree at $(git -C "${MT_SRC:-.}" rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg)${CAP_ARGS:+, mt-capture $CAP_ARGS}"
 for workload in "tight 4 8000000 0" "mixed 4 4000000 2"; do
 [ "${MT_BENCH_PART:-all}" = trace ] && break
 set -- $workload
@@ -51,11 +54,11 @@ for i in $(seq "$RUNS"); do
 	# A new output file each time: closing a file that O_TRUNC emptied makes
 	# ext4 write it out at once (auto_da_alloc), 20 ms for 70 MB here.
 	rm -f "$T/s.data"
-	secs "$CAP" -o "$T/s.data" -- bash -c 'TIMEFORMAT=%3R; { time "$@" 2>&3; } 3>&2 2>"$0"' "$T/in" $W >>"$T/sample"
+	secs "$CAP" $CAP_ARGS -o "$T/s.data" -- bash -c 'TIMEFORMAT=%3R; { time "$@" 2>&3; } 3>&2 2>"$0"' "$T/in" $W >>"$T/sample"
 	cp "$T/last.err" "$T/s.err"
 	cat "$T/in" >>"$T/inner"
 	rm -f "$T/s.data"
-	secs "$CAP" --no-ring -o "$T/s.data" -- $W >>"$T/noring"
+	secs "$CAP" $CAP_ARGS --no-ring -o "$T/s.data" -- $W >>"$T/noring"
 	# mt-capture exits at once and a background process closes its uprobes
 	# (~80 ms per uprobe and CPU on 6.18); the next capture would wait for it.
 	sleep 2

@@ -100,6 +100,8 @@ CAPTURE_TEST_OBJS := \
 	$(B)/obj/tests/capture/capture_ring_test.o \
 	$(B)/obj/tests/capture/capture_err_test.o \
 	$(B)/obj/tests/capture/capture_files_test.o \
+	$(B)/obj/tests/capture/capture_opts_test.o \
+	$(B)/obj/capture/capture_opts.o \
 	$(B)/obj/capture/capture_ring.o \
 	$(B)/obj/capture/sample_ring.o \
 	$(B)/obj/capture/sampler_rand.o \
@@ -114,4 +116,5 @@ $(B)/tests/capture-tests: $(CAPTURE_TEST_OBJS) $(B)/libmtcodec.a $(B)/libmtcommo
 		-pthread $(LDLIBS)
 UNIT_TESTS += $(B)/tests/capture-tests
 BENCHES += bench/capture.sh
+BENCHES += bench/stack-size.sh
 MANPAGES += docs/man/mt-capture.1

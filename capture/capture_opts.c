@@ -1,5 +1,6 @@
 /* mt-capture's command line (see capture_opts.h). */
 #include "capture/capture_opts.h"
+#include "codec/perf_stream.h"
 #include "common/cli.h"
 
 #include <errno.h>
@@ -36,8 +37,12 @@ static const char usage_text[] =
 	"                         every hit unless -F or -c)\n"
 	"  -c, --count N          event mode: a sample every N events; trace mode: record\n"
 	"                         every Nth call of each function (no return probes)\n"
-	"      --stack-size N     bytes of user stack per sample (8192, at most 65528;\n"
-	"                         deep stacks, as clang's, want 65528)\n"
+	"      --stack-size N     bytes of user stack per sample, at most 65528; default\n"
+	"                         65528 in sample mode (the copy stops where the\n"
+	"                         thread's frames end) and event mode at -F; 8192\n"
+	"                         where every call or hit is a sample and perf copies\n"
+	"                         the whole size for each: trace mode, sample mode\n"
+	"                         with -p or --no-ring, a tracepoint without -F, -c\n"
 	"      --mmap-pages N     ring buffer pages per CPU, a power of two (512); sample\n"
 	"                         mode's sample ring is 4 times that\n"
 	"      --no-ring          sample mode: the sampler's events reach mt-capture through\n"
@@ -87,7 +92,7 @@ static int parse_u64(const char *s, uint64_t *v)
 
 /* The checks of what the options mean together.  @return : 0 or -1 (said). */
 static int check(struct mt_capture_opts *o, const char *mode, uint64_t pid, uint64_t stack,
-		 uint64_t pages)
+		 int stack_given, uint64_t pages)
 {
 	if (!o->cmd == !pid)
 		return mt_error("give a command or -p PID (one of them)");
@@ -107,6 +112,22 @@ static int check(struct mt_capture_opts *o, const char *mode, uint64_t pid, uint
 	}
 	if (stack > 65528 || stack % 8)
 		return mt_error("--stack-size must be a multiple of 8, at most 65528");
+	/* The sample ring copies only the thread's frames
+	 * (capture/sampler_ring.c); perf copies the whole size for every
+	 * sample.  A frequency bounds how many samples come; where every
+	 * call or hit is one (uprobes: trace mode, sample mode with -p or
+	 * --no-ring; a tracepoint without -F; -c), 64 KiB copies lose
+	 * samples when they come fast (docs/BENCHMARKS.md, "Stack size"). */
+	if (!stack_given) {
+		uint32_t type;
+		uint64_t config;
+		int tracepoint = o->event && strchr(o->event, ':') &&
+				 !mt_perf_event_by_name(o->event, &type, &config);
+		int every_hit = o->mode == MT_CAPTURE_TRACE ||
+				(o->mode == MT_CAPTURE_SAMPLE && (pid || o->no_ring)) ||
+				(o->mode == MT_CAPTURE_EVENT && !o->freq && (o->count || tracepoint));
+		stack = every_hit ? 8192 : 65528;
+	}
 	o->stack_size = (unsigned)stack;
 	if (!pages || (pages & (pages - 1)) || pages > (1u << 20))
 		return mt_error("--mmap-pages must be a power of two");
@@ -158,8 +179,8 @@ int mt_capture_opts_parse(int argc, char **argv, struct mt_capture_opts *o)
 		{ 0 },
 	};
 	const char *mode = NULL;
-	uint64_t pid = 0, stack = 8192, pages = 512;
-	int opt, at = -1;
+	uint64_t pid = 0, stack = 0, pages = 512;
+	int opt, at = -1, stack_given = 0;
 	*o = (struct mt_capture_opts){ .rate = 524288 };
 
 	while ((opt = getopt_long(argc, argv, "+o:p:e:F:c:h", longopts, &at)) != -1) {
@@ -179,7 +200,7 @@ int mt_capture_opts_parse(int argc, char **argv, struct mt_capture_opts *o)
 		case 's': num = &o->seed; o->seeded = 1; break;
 		case 'F': num = &o->freq; break;
 		case 'c': num = &o->count; break;
-		case 'S': num = &stack; break;
+		case 'S': num = &stack; stack_given = 1; break;
 		case 'M': num = &pages; break;
 		case 'R': o->no_ring = 1; break;
 		case 'W': o->no_wait = 1; break;
@@ -195,5 +216,5 @@ int mt_capture_opts_parse(int argc, char **argv, struct mt_capture_opts *o)
 		at = -1;
 	}
 	o->cmd = optind < argc ? argv + optind : NULL;
-	return check(o, mode, pid, stack, pages);
+	return check(o, mode, pid, stack, stack_given, pages);
 }

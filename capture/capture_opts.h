@@ -21,7 +21,9 @@ struct mt_capture_opts {
 	const char *lib;	/* --lib, or NULL: the libc */
 	const char *event;	/* -e, or NULL: cpu-clock */
 	uint64_t freq, count;	/* -F, -c, or 0 */
-	unsigned stack_size;	/* --stack-size: a multiple of 8, at most 65528 */
+	unsigned stack_size;	/* --stack-size: a multiple of 8, at most 65528; by
+				 * default 65528, 8192 where uprobes take the samples
+				 * (trace mode; sample mode with -p or --no-ring) */
 	unsigned mmap_pages;	/* --mmap-pages: a power of two */
 	int no_ring, no_wait;	/* --no-ring, --no-wait */
 	int strict;		/* --strict: exit 125 when the capture lost data */

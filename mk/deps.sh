@@ -13,7 +13,7 @@ set -eu
 PACKAGES="build-essential libdw-dev libelf-dev libiberty-dev libzstd-dev libcriterion-dev linux-perf
 pkg-config xz-utils zstd python3 linux-source-6.1 lld"
 BROWSER_PACKAGES="chromium"
-BENCH_PACKAGES="libjemalloc2 heaptrack libc6-dbg python3.11-dbg"
+BENCH_PACKAGES="libjemalloc2 heaptrack libc6-dbg python3.11-dbg sqlite3 git"
 FUZZ_PACKAGES="clang libclang-rt-14-dev"
 
 missing_packages() {

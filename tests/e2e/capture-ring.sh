@@ -1,7 +1,7 @@
 #!/bin/bash
 # Reading the ring buffers loses nothing and garbles nothing: on a capture
 # that wraps each ring many times (capture_bench's threads, whose stacks are
-# deeper than the 8 KiB dump), every mt:alloc sample carries a full stack
+# deeper than an 8 KiB dump, --stack-size 8192), every mt:alloc sample carries a full stack
 # (dyn_size 8192: a record that wraps around a ring's end is copied whole),
 # and no marker event is missing without a LOST record (mt-unwind compares
 # the sampler's marker counts with the events it saw).  The one allowed
@@ -13,7 +13,7 @@
 . "$(dirname "$0")/capture-lib.sh"
 capture_skip_unless_perf
 
-"$CAP" --mmap-pages 1024 -o "$T/s.data" -- "$MT_FIXTURES/capture_bench" 4 1000000 >/dev/null 2>"$T/err" ||
+"$CAP" --stack-size 8192 --mmap-pages 1024 -o "$T/s.data" -- "$MT_FIXTURES/capture_bench" 4 1000000 >/dev/null 2>"$T/err" ||
 	fail "mt-capture: $(cat "$T/err")"
 lost=$(capture_lost "$T/err")
 # dumps.py FILE: "sp size dyn_size" of every mt:alloc sample's stack dump.

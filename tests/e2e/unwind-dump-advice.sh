@@ -4,7 +4,7 @@
 # signal stack (sigaltstack): those stacks end where the dump ends past the
 # signal frame, the interrupted stack never copied, whatever the dump size.
 # With --stack-size 65528 (the largest) nothing may advise --stack-size
-# 65528; at the default size the advice counts only the other stacks, and the
+# 65528; at 8192 the advice counts only the other stacks, and the
 # alternate-stack ones are given their own reason.  Through the sample ring
 # and through the uprobes (the kernel's dumps).
 . "$(dirname "$0")/capture-lib.sh"
@@ -13,7 +13,7 @@ capture_skip_unless_perf
 alt="mt-unwind: 40 of [0-9]* stacks end where their stack dump ends past a signal frame: the handler ran on an alternate signal stack (sigaltstack) and the interrupted stack was not copied; a larger dump would not reach it"
 for how in ring-64k no-ring-64k ring; do
 	opt=; case $how in no-ring*) opt=--no-ring;; esac
-	case $how in *64k) opt="$opt --stack-size 65528 --mmap-pages 4096";; esac
+	case $how in *64k) opt="$opt --stack-size 65528 --mmap-pages 4096";; *) opt="$opt --stack-size 8192";; esac
 	"$CAP" $opt --rate 1 --seed 7 -o "$T/$how.data" -- "$MT_FIXTURES/capture_stacks" \
 		>"$T/$how.out" 2>"$T/$how.err" || fail "mt-capture $opt: $(cat "$T/$how.err")"
 	mt-unwind -o "$T/$how.txt" "$T/$how.data" 2>"$T/$how.uw" || fail "mt-unwind: $(cat "$T/$how.uw")"
