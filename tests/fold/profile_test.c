@@ -618,7 +618,9 @@ static void dump_ends(unsigned cut, unsigned all, int warned)
 }
 
 Test(profile, small_stack_dumps_are_reported) { dump_ends(3, 60, 1); }
-Test(profile, few_cut_stacks_stay_quiet) { dump_ends(3, 61, 0); }
+/* More than 1% (as mt-unwind says), 3 at least. */
+Test(profile, just_over_one_percent_cut_is_reported) { dump_ends(3, 299, 1); }
+Test(profile, one_percent_cut_stays_quiet) { dump_ends(3, 300, 0); }
 Test(profile, one_or_two_cut_stacks_stay_quiet) { dump_ends(2, 20, 0); }
 Test(profile, no_cut_stack_no_warning) { dump_ends(0, 5, 0); }
 
