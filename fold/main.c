@@ -8,6 +8,7 @@
 #include "common/cli.h"
 #include "common/filekind.h"
 #include "fold/line.h"
+#include "fold/pprof.h"
 #include "fold/profile.h"
 #include "fold/render.h"
 #include "fold/snapshot.h"
@@ -38,6 +39,9 @@ static const char usage[] =
 	"  --confidence C    interval level, 0 < C < 1 (default 0.95)\n"
 	"  --diff BASE       per-site change from BASE (mt-unwind output) to the inputs,\n"
 	"                    with whether it exceeds the combined error (table, or --json)\n"
+"  --pprof OUT       write a gzipped pprof profile to OUT ('-': stdout) instead\n"
+"                    (every metric, labels comm, pid, tid; docs/pprof.md)\n"
+"  --label KEY=VALUE with --pprof: a label on every sample (host, service...)\n"
 	"  -h, --help        this text\n"
 	"\n"
 	"exit status: 0 ok; 1 data problem (bad lines were skipped and listed on stderr);\n"
@@ -224,7 +228,7 @@ int main(int argc, char **argv)
 {
 	mt_cli_init("mt-fold", argv);
 	enum { O_METRIC = 256, O_COMM, O_PID, O_TID, O_REPORT, O_JSON, O_TOP, O_MIN,
-	       O_FEW, O_CONF, O_DIFF, O_EVENT };
+	       O_FEW, O_CONF, O_DIFF, O_EVENT, O_PPROF, O_LABEL };
 	static const struct option longopts[] = {
 		{ "metric", required_argument, NULL, O_METRIC },
 		{ "comm", no_argument, NULL, O_COMM },
@@ -238,13 +242,18 @@ int main(int argc, char **argv)
 		{ "confidence", required_argument, NULL, O_CONF },
 		{ "diff", required_argument, NULL, O_DIFF },
 		{ "event", required_argument, NULL, O_EVENT },
+		{ "pprof", required_argument, NULL, O_PPROF },
+		{ "label", required_argument, NULL, O_LABEL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct mt_fold_snapshot_options opt = { .conf = 0.95, .top = 20, .few = 10 };
 	int have_metric = 0, report = 0, json = 0, c;
 	unsigned prefix = 0;
-	const char *diff_base = NULL, *only_event = NULL;
+	const char *diff_base = NULL, *only_event = NULL, *pprof = NULL;
+	struct mt_fold_label labels[16];
+	unsigned nlabels = 0;
+	struct mt_fold_locs *locs = NULL;
 	uint64_t u;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -286,6 +295,11 @@ int main(int argc, char **argv)
 		}
 		case O_DIFF: diff_base = optarg; break;
 		case O_EVENT: only_event = optarg; break;
+		case O_PPROF: pprof = optarg; break;
+		case O_LABEL:
+			if (mt_fold_pprof_label(optarg, labels, &nlabels, 16))
+				return mt_usage_hint(SYNOPSIS);
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return MT_EXIT_OK;
@@ -299,6 +313,18 @@ int main(int argc, char **argv)
 		return MT_EXIT_USAGE;
 	}
 
+	if (pprof && (report || json || diff_base)) {
+		mt_error("--pprof writes the profile only: run mt-fold again for "
+			"--report, --json or --diff");
+		return MT_EXIT_USAGE;
+	}
+	if (nlabels && !pprof) {
+		mt_error("--label labels the samples of --pprof OUT: give --pprof");
+		return MT_EXIT_USAGE;
+	}
+	if (pprof)	/* the labels come from these frames */
+		prefix = MT_FOLD_PREFIX_COMM | MT_FOLD_PREFIX_PID | MT_FOLD_PREFIX_TID;
+
 	static char outbuf[1 << 16];
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	struct bad_ctx bad = { 0 };
@@ -310,6 +336,11 @@ int main(int argc, char **argv)
 	if (!p)
 		goto oom;
 	mt_fold_profile_only_event(p, only_event);
+	if (pprof) {
+		if (!(locs = mt_fold_locs_new(1)))
+			goto oom;
+		mt_fold_profile_keep_locations(p, locs);
+	}
 	status = read_inputs(p, argv + optind, argc - optind, &bad);
 	if (status < 0)
 		goto oom_said;
@@ -334,7 +365,21 @@ int main(int argc, char **argv)
 	if (!have_metric)
 		opt.metric = mt_fold_profile_default_metric(p);
 
-	if (diff_base) {
+	if (pprof) {
+		struct mt_fold_pprof_group g = { p, labels, nlabels };
+		struct mt_fold_pprof_stats st;
+		r = mt_fold_pprof_write(pprof, &g, 1, locs, &st);
+		if (r == MT_FOLD_ENOMEM)
+			goto oom;
+		if (r) {
+			mt_error("cannot write '%s': %s", pprof, strerror(errno));
+			status = MT_EXIT_ENV;
+		}
+		if (st.clamped)
+			mt_warn("%llu values above 2^63-1 written as 2^63-1 in '%s'",
+				(unsigned long long)st.clamped, pprof);
+		r = 0;
+	} else if (diff_base) {
 		if (mt_fold_snapshot_new(&snap, p, &opt) || mt_fold_snapshot_new(&bsnap, base, &opt) ||
 		    mt_fold_diff_new(&diff, bsnap, snap, opt.top))
 			goto oom;
@@ -404,5 +449,6 @@ out:
 	mt_fold_snapshot_free(bsnap);
 	mt_fold_profile_free(p);
 	mt_fold_profile_free(base);
+	mt_fold_locs_free(locs);
 	return status;
 }

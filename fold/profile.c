@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fold/locs.h"
 #include "fold/strtab.h"
 
 static const char *const metric_names[MT_FOLD_NMETRICS] = {
@@ -69,6 +70,8 @@ struct mt_fold_profile {
 	 * sampler's unseen marker calls after them, which may count the same
 	 * events: the stream's loss is the larger of the two. */
 	mt_fold_u128 seg_kernel, seg_unseen;
+	struct mt_fold_locs *locs;	/* --pprof-info input (NULL: none seen) */
+	int own_locs;			/* made here, to strip them */
 };
 
 struct mt_fold_profile *mt_fold_profile_new(unsigned prefix)
@@ -86,6 +89,11 @@ struct mt_fold_profile *mt_fold_profile_new(unsigned prefix)
 		return NULL;
 	}
 	return p;
+}
+
+void mt_fold_profile_keep_locations(struct mt_fold_profile *p, struct mt_fold_locs *locs)
+{
+	p->locs = locs;
 }
 
 void mt_fold_profile_only_event(struct mt_fold_profile *p, const char *name)
@@ -130,6 +138,8 @@ void mt_fold_profile_free(struct mt_fold_profile *p)
 {
 	if (!p)
 		return;
+	if (p->own_locs)
+		mt_fold_locs_free(p->locs);
 	for (unsigned i = 0; i < p->counts.nr_event_names; i++)
 		free((char *)p->counts.event_names[i].name);
 	mt_fold_strtab_free(p->stacks);
@@ -556,6 +566,8 @@ int mt_fold_profile_read(struct mt_fold_profile *p, FILE *f, const char *name,
 		return MT_FOLD_ESTATE;
 	p->read_lineno = 0;
 	p->seg_kernel = p->seg_unseen = 0;	/* a new stream */
+	if (p->locs)
+		mt_fold_locs_file(p->locs);
 	while ((len = getline(&line, &cap, f)) >= 0) {
 		p->read_lineno = ++lineno;
 		p->counts.lines++;
@@ -570,6 +582,17 @@ int mt_fold_profile_read(struct mt_fold_profile *p, FILE *f, const char *name,
 					bad(ctx, name, lineno, MT_FOLD_EVERSION, NULL);
 				goto skip_rest;
 			}
+			if (!p->locs && len > 9 && memcmp(line, "# module ", 9) == 0) {
+				if (!(p->locs = mt_fold_locs_new(0))) {
+					ret = MT_FOLD_ENOMEM;
+					goto out;
+				}
+				p->own_locs = 1;
+			}
+			if (p->locs && mt_fold_locs_comment(p->locs, line, (size_t)len) < 0) {
+				ret = MT_FOLD_ENOMEM;
+				goto out;
+			}
 			continue;
 		}
 		int err = mt_fold_line_parse(line, (size_t)len, &ev);
@@ -578,6 +601,11 @@ int mt_fold_profile_read(struct mt_fold_profile *p, FILE *f, const char *name,
 			if (bad)
 				bad(ctx, name, lineno, err, ev.bad_key);
 			continue;
+		}
+		if (p->locs && mt_fold_locs_active(p->locs) && ev.frames.len &&
+		    mt_fold_locs_frames(p->locs, ev.frames, &ev.frames)) {
+			ret = MT_FOLD_ENOMEM;
+			goto out;
 		}
 		ret = mt_fold_profile_add(p, &ev);
 		if (ret)

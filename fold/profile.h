@@ -149,6 +149,14 @@ void mt_fold_profile_free(struct mt_fold_profile *p);
  * and instructions) do not add up.  name must outlive p. */
 void mt_fold_profile_only_event(struct mt_fold_profile *p, const char *name);
 
+struct mt_fold_locs;
+
+/* Keep the location details of mt-unwind --pprof-info input (module lines,
+ * addresses, functions' first lines) in the stack keys, renumbered through
+ * locs (fold/locs.h; shared by profiles merged into one pprof file; must
+ * outlive p), before the first read.  Without this they are taken off. */
+void mt_fold_profile_keep_locations(struct mt_fold_profile *p, struct mt_fold_locs *locs);
+
 /* Add one parsed event; its strings are copied.
  * @return : 0, MT_FOLD_ENOMEM, or MT_FOLD_ESTATE after finish. */
 int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *ev);
