@@ -196,9 +196,15 @@ static int64_t value_of(struct enc *e, const struct mt_fold_est *est)
 	return (int64_t)llround(v);
 }
 
+/* cpu-clock and task-clock count nanoseconds, also as perf names them
+ * with their terms: "cpu-clock/freq=2000/", "cpu-clock:u". */
 static int is_clock(const char *event)
 {
-	return event && (strcmp(event, "cpu-clock") == 0 || strcmp(event, "task-clock") == 0);
+	if (!event)
+		return 0;
+	size_t n = strncmp(event, "cpu-clock", 9) == 0 ? 9
+		 : strncmp(event, "task-clock", 10) == 0 ? 10 : 0;
+	return n && (event[n] == '\0' || event[n] == '/' || event[n] == ':');
 }
 
 /* One stack of group g as a sample. */
@@ -306,6 +312,8 @@ int mt_fold_pprof_encode(const struct mt_fold_pprof_group *g, unsigned ngroups,
 	int ret = MT_FOLD_ENOMEM;
 	void **ptrs = NULL;
 	Mtpprof__Mapping *maps = NULL;
+	uint32_t *order = NULL;
+	uint64_t *votes = NULL;
 	Mtpprof__Location *lo = NULL;
 	Mtpprof__Sample *sm = NULL;
 	Mtpprof__ValueType vt[NTYPES_MAX + 1];
@@ -447,30 +455,54 @@ int mt_fold_pprof_encode(const struct mt_fold_pprof_group *g, unsigned ngroups,
 	pr.n_comment = ncomments;
 	pr.comment = comments;
 
-	/* Mappings: every module the locations name. */
+	/* Mappings: every module the locations name.  pprof takes the first
+	 * for the program ("File:" and its build-id in its headers): the
+	 * module at the root of the most samples (_start's) goes first. */
 	uint32_t nmod = locs ? mt_fold_locs_module_count(locs) : 0;
-	if (!(maps = calloc(nmod + 1, sizeof(*maps))))
+	if (!(maps = calloc(nmod + 1, sizeof(*maps))) ||
+	    !(order = calloc(nmod + 1, sizeof(*order))) ||
+	    !(votes = calloc(nmod + 1, sizeof(*votes))))
 		goto out;
-	for (uint32_t m = 0; m < nmod; m++) {
+	for (size_t i = 0; i < e.nsmp; i++) {
+		for (size_t k = e.smp[i].nloc; k-- > 0;) {
+			uint32_t m = e.loc[e.locid[e.smp[i].loc + k] - 1].mod;
+			if (m && m <= nmod) {
+				votes[m]++;
+				break;
+			}
+		}
+	}
+	uint32_t first = 1;
+	for (uint32_t m = 1; m <= nmod; m++)
+		if (votes[m] > votes[first])
+			first = m;
+	for (uint32_t m = 1; m <= nmod; m++)	/* module m -> mapping id */
+		order[m] = m == first ? 1 : m < first ? m + 1 : m;
+	for (uint32_t m = 1; m <= nmod; m++) {
 		const char *bid, *path;
-		mt_fold_locs_module(locs, m + 1, &bid, &path);
-		mtpprof__mapping__init(&maps[m]);
-		maps[m].id = m + 1;
-		maps[m].filename = cstr_id(&e, path);
-		maps[m].build_id = cstr_id(&e, bid);
-		maps[m].has_functions = 1;
-		maps[m].has_filenames = maps[m].has_line_numbers = e.have_lines;
-		maps[m].has_inline_frames = 1;
-		maps[m].memory_start = UINT64_MAX;
+		mt_fold_locs_module(locs, m, &bid, &path);
+		Mtpprof__Mapping *mp = &maps[order[m] - 1];
+		mtpprof__mapping__init(mp);
+		mp->id = order[m];
+		mp->filename = cstr_id(&e, path);
+		mp->build_id = cstr_id(&e, bid);
+		mp->has_functions = 1;
+		mp->has_filenames = mp->has_line_numbers = e.have_lines;
+		mp->has_inline_frames = 1;
+		mp->memory_start = UINT64_MAX;
 	}
 	for (size_t i = 0; i < e.nloc; i++) {
 		uint32_t m = e.loc[i].mod;
-		if (!m || m > nmod)
+		if (!m || m > nmod) {
+			e.loc[i].mod = 0;
 			continue;
-		if (e.loc[i].addr < maps[m - 1].memory_start)
-			maps[m - 1].memory_start = e.loc[i].addr;
-		if (e.loc[i].addr >= maps[m - 1].memory_limit)
-			maps[m - 1].memory_limit = e.loc[i].addr + 1;
+		}
+		e.loc[i].mod = order[m];
+		Mtpprof__Mapping *mp = &maps[order[m] - 1];
+		if (e.loc[i].addr < mp->memory_start)
+			mp->memory_start = e.loc[i].addr;
+		if (e.loc[i].addr >= mp->memory_limit)
+			mp->memory_limit = e.loc[i].addr + 1;
 	}
 	for (uint32_t m = 0; m < nmod; m++)
 		if (maps[m].memory_start == UINT64_MAX)
@@ -497,7 +529,7 @@ int mt_fold_pprof_encode(const struct mt_fold_pprof_group *g, unsigned ngroups,
 	for (size_t i = 0; i < e.nloc; i++) {
 		mtpprof__location__init(&lo[i]);
 		lo[i].id = i + 1;
-		lo[i].mapping_id = e.loc[i].mod <= nmod ? e.loc[i].mod : 0;
+		lo[i].mapping_id = e.loc[i].mod;
 		lo[i].address = lo[i].mapping_id ? e.loc[i].addr : 0;
 		lo[i].n_line = e.loc[i].nline;
 		lo[i].line = lines + e.loc[i].line;
@@ -542,6 +574,8 @@ int mt_fold_pprof_encode(const struct mt_fold_pprof_group *g, unsigned ngroups,
 out:
 	free(ptrs);
 	free(maps);
+	free(order);
+	free(votes);
 	free(lo);
 	free(sm);
 	enc_free(&e);

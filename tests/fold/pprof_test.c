@@ -140,6 +140,7 @@ Test(pprof, heap_profile_with_inline_lines_mappings_and_labels)
 		cr_assert(m->has_functions && m->has_inline_frames && m->has_line_numbers);
 	}
 	cr_assert(app && libc && app != libc);
+	cr_assert_eq(libc, 1, "the module at the root of the samples is pprof's program");
 
 	/* Three stacks: the two of pid 7, the first one again in pid 9. */
 	cr_assert_eq(pr->n_sample, 3);
