@@ -110,6 +110,8 @@ static uint64_t function_id(struct enc *e, const struct mt_fold_frame *f)
 {
 	int have_file = f->file.len && !mt_fold_str_is(f->file, "??");
 	struct mt_fold_str file = have_file ? f->file : f->fn_file;
+	if (!file.len)
+		file.s = "";	/* never NULL into memcpy */
 	int64_t start = f->fn_file.len && str_eq(f->fn_file, file) ? f->start : 0;
 	size_t n = f->name.len + 1 + file.len + 24;
 	char *k = tmp(e, n);
