@@ -41,7 +41,8 @@ static const char usage[] =
 	"                    with whether it exceeds the combined error (table, or --json)\n"
 "  --pprof OUT       write a gzipped pprof profile to OUT ('-': stdout) instead\n"
 "                    (every metric, labels comm, pid, tid; docs/pprof.md)\n"
-"  --label KEY=VALUE with --pprof: a label on every sample (host, service...)\n"
+"  --label KEY=VALUE with --pprof: a label on every sample (host, service...);\n"
+"                    FILE@KEY=VALUE[,KEY=VALUE] labels one input's samples\n"
 	"  -h, --help        this text\n"
 	"\n"
 	"exit status: 0 ok; 1 data problem (bad lines were skipped and listed on stderr);\n"
@@ -111,7 +112,7 @@ static int wrong_kind(const char *path, const char *name)
  * MT_EXIT_ENV, or MT_EXIT_DATA for a capture given instead), or -1 when out
  * of memory (reported; nothing sensible can be written). */
 static int read_inputs(struct mt_fold_profile *p, char **files, int nfiles,
-		       struct bad_ctx *bad)
+		       const char **labels, struct bad_ctx *bad)
 {
 	static char *stdin_only[] = { "-" };
 	int status = 0;
@@ -134,7 +135,9 @@ static int read_inputs(struct mt_fold_profile *p, char **files, int nfiles,
 			fclose(f);
 			continue;
 		}
-		int r = mt_fold_profile_read(p, f, name, on_bad_line, bad);
+		int r = labels ? mt_fold_profile_input_labels(p, labels[i]) : 0;
+		if (!r)
+			r = mt_fold_profile_read(p, f, name, on_bad_line, bad);
 		unsigned long long at = (unsigned long long)mt_fold_profile_read_line(p);
 		if (r == MT_FOLD_EIO) {
 			mt_error("cannot read '%s': %s", name, strerror(errno));
@@ -322,8 +325,27 @@ int main(int argc, char **argv)
 		mt_error("--label labels the samples of --pprof OUT: give --pprof");
 		return MT_EXIT_USAGE;
 	}
-	if (pprof)	/* the labels come from these frames */
+	const char **input_labels = NULL;	/* FILE@KEY=VALUE,... */
+	if (pprof) {	/* the labels come from these frames */
 		prefix = MT_FOLD_PREFIX_COMM | MT_FOLD_PREFIX_PID | MT_FOLD_PREFIX_TID;
+		for (int i = optind; i < argc; i++) {
+			const char *l;
+			int r = mt_fold_pprof_input_labels(argv[i], labels, nlabels, &l);
+			if (r < 0) {
+				free(input_labels);
+				return mt_usage_hint(SYNOPSIS);
+			}
+			if (r && !input_labels &&
+			    !(input_labels = calloc((size_t)(argc - optind), sizeof(*input_labels)))) {
+				mt_error("out of memory");
+				return MT_EXIT_ENV;
+			}
+			if (r) {
+				input_labels[i - optind] = l;
+				prefix |= MT_FOLD_PREFIX_LABELS;
+			}
+		}
+	}
 
 	static char outbuf[1 << 16];
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
@@ -341,7 +363,7 @@ int main(int argc, char **argv)
 			goto oom;
 		mt_fold_profile_keep_locations(p, locs);
 	}
-	status = read_inputs(p, argv + optind, argc - optind, &bad);
+	status = read_inputs(p, argv + optind, argc - optind, input_labels, &bad);
 	if (status < 0)
 		goto oom_said;
 	if (diff_base) {
@@ -349,7 +371,7 @@ int main(int argc, char **argv)
 		if (!(base = mt_fold_profile_new(prefix)))
 			goto oom;
 		mt_fold_profile_only_event(base, only_event);
-		int s2 = read_inputs(base, bfiles, 1, &bad);
+		int s2 = read_inputs(base, bfiles, 1, NULL, &bad);
 		if (s2 < 0)
 			goto oom_said;
 		if (s2 > status)
@@ -450,5 +472,6 @@ out:
 	mt_fold_profile_free(p);
 	mt_fold_profile_free(base);
 	mt_fold_locs_free(locs);
+	free(input_labels);
 	return status;
 }

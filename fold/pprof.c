@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "fold/profile.pb-c.h"
@@ -210,9 +211,9 @@ static int is_clock(const char *event)
 }
 
 /* One stack of group g as a sample. */
-static void add_sample(struct enc *e, const struct mt_fold_pprof_group *g, const char *key,
-		       size_t klen, const struct mt_fold_est *est, const enum mt_fold_metric *types,
-		       unsigned ntypes, const int64_t *label_keys)
+static void add_sample(struct enc *e, const struct mt_fold_pprof_group *g, unsigned nprefix,
+		       const char *key, size_t klen, const struct mt_fold_est *est,
+		       const enum mt_fold_metric *types, unsigned ntypes, const int64_t *label_keys)
 {
 	int64_t v[NTYPES_MAX];
 	int any = 0;
@@ -222,11 +223,12 @@ static void add_sample(struct enc *e, const struct mt_fold_pprof_group *g, const
 	}
 	if (!any)
 		return;
-	/* The prefix frames: comm, "pid N", "tid N". */
-	const char *pf[3];
-	size_t pl[3];
+	/* The prefix frames: comm, "pid N", "tid N", and the input's labels
+	 * ("k=v,k=v") when the profile has them. */
+	const char *pf[4];
+	size_t pl[4];
 	const char *s = key, *end = key + klen;
-	for (int i = 0; i < 3; i++) {
+	for (unsigned i = 0; i < nprefix; i++) {
 		const char *semi = memchr(s, ';', (size_t)(end - s));
 		if (!semi) {
 			e->oom = -1;	/* not a key with prefixes */
@@ -240,19 +242,34 @@ static void add_sample(struct enc *e, const struct mt_fold_pprof_group *g, const
 		pf[1] += 4, pl[1] -= 4;
 	if (pl[2] > 4 && memcmp(pf[2], "tid ", 4) == 0)
 		pf[2] += 4, pl[2] -= 4;
-	if (GROW(e, smp, 1) || GROW(e, val, ntypes) || GROW(e, lab, 3 + g->nlabels))
+	size_t ninput = 0;
+	if (nprefix == 4 && pl[3])
+		for (size_t i = 0, n = 1; i <= pl[3]; i++)
+			if (i == pl[3] || pf[3][i] == ',')
+				ninput = n++;
+	if (GROW(e, smp, 1) || GROW(e, val, ntypes) || GROW(e, lab, 3 + g->nlabels + ninput))
 		return;
 	struct sample_at *sa = &e->smp[e->nsmp];
 	sa->val = e->nval;
 	memcpy(e->val + e->nval, v, ntypes * sizeof(*v));
 	e->nval += ntypes;
 	sa->lab = e->nlab;
-	sa->nlab = 3 + g->nlabels;
+	sa->nlab = 3 + g->nlabels + ninput;
 	for (unsigned i = 0; i < 3 + g->nlabels; i++) {
 		Mtpprof__Label *lb = &e->lab[e->nlab++];
 		mtpprof__label__init(lb);
 		lb->key = label_keys[i];
 		lb->str = i < 3 ? str_id(e, pf[i], pl[i]) : cstr_id(e, g->labels[i - 3].value);
+	}
+	for (const char *l = pf[3], *lend = pf[3] + (ninput ? pl[3] : 0); l < lend;) {
+		const char *comma = memchr(l, ',', (size_t)(lend - l));
+		const char *ve = comma ? comma : lend;
+		const char *eq = memchr(l, '=', (size_t)(ve - l));
+		Mtpprof__Label *lb = &e->lab[e->nlab++];
+		mtpprof__label__init(lb);
+		lb->key = str_id(e, l, eq ? (size_t)(eq - l) : (size_t)(ve - l));
+		lb->str = eq ? str_id(e, eq + 1, (size_t)(ve - eq - 1)) : 0;
+		l = comma ? comma + 1 : lend;
 	}
 	/* Locations: a frame without "_[i]" begins a physical frame, the
 	 * inlined ones after it belong to it.  Written leaf first. */
@@ -417,7 +434,8 @@ int mt_fold_pprof_encode(const struct mt_fold_pprof_group *g, unsigned ngroups,
 		}
 		for (unsigned j = 0; j < g[i].nlabels; j++)
 			label_keys[3 + j] = cstr_id(&e, g[i].labels[j].key);
-		if (mt_fold_profile_prefix_frames(g[i].p) != 3) {
+		unsigned nprefix = mt_fold_profile_prefix_frames(g[i].p);
+		if (nprefix != 3 && nprefix != 4) {
 			ret = MT_FOLD_ESTATE;
 			goto out;
 		}
@@ -426,7 +444,7 @@ int mt_fold_pprof_encode(const struct mt_fold_pprof_group *g, unsigned ngroups,
 			size_t klen;
 			const struct mt_fold_est *est;
 			const char *key = mt_fold_profile_stack(g[i].p, id, &klen, &est);
-			add_sample(&e, &g[i], key, klen, est, types, ntypes, label_keys);
+			add_sample(&e, &g[i], nprefix, key, klen, est, types, ntypes, label_keys);
 			period_sum += (double)est[MT_FOLD_PERIOD].exact + est[MT_FOLD_PERIOD].y;
 			sample_sum += (double)est[MT_FOLD_SAMPLES].exact + est[MT_FOLD_SAMPLES].y;
 		}
@@ -643,32 +661,76 @@ close:
 	return r;
 }
 
-int mt_fold_pprof_label(char *arg, struct mt_fold_label *labels, unsigned *n, unsigned max)
+/* arg as a label, named in messages as where ("--label 'host=a'"). */
+static int label_check(const char *where, char *arg, struct mt_fold_label *labels, unsigned *n,
+		       unsigned max)
 {
 	char *eq = strchr(arg, '=');
 	size_t klen = eq ? (size_t)(eq - arg) : 0;
 	if (!eq || !klen)
-		return mt_error("--label wants KEY=VALUE, not '%s'", arg);
+		return mt_error("%s: a label is KEY=VALUE", where);
 	for (size_t i = 0; i < klen; i++) {
 		char c = arg[i];
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 		      c == '_' || c == '.' || c == '-'))
-			return mt_error("--label '%s': a key is letters, digits, '_', '.' "
-					"and '-'", arg);
+			return mt_error("%s: a key is letters, digits, '_', '.' and '-'", where);
 	}
 	static const char *const taken[] = { "comm", "pid", "tid" };
 	for (unsigned i = 0; i < 3; i++)
 		if (klen == strlen(taken[i]) && memcmp(arg, taken[i], klen) == 0)
-			return mt_error("--label '%s': %s is a label of every sample already",
-					arg, taken[i]);
+			return mt_error("%s: %s is a label of every sample already", where,
+					taken[i]);
 	for (unsigned i = 0; i < *n; i++)
 		if (strlen(labels[i].key) == klen && memcmp(labels[i].key, arg, klen) == 0)
-			return mt_error("--label '%s': %.*s is given twice", arg, (int)klen, arg);
+			return mt_error("%s: %.*s is given twice", where, (int)klen, arg);
 	if (*n >= max)
-		return mt_error("--label '%s': at most %u labels", arg, max);
-	*eq = '\0';	/* arg: a command-line argument, which lives on */
+		return mt_error("%s: at most %u labels", where, max);
+	*eq = '\0';	/* arg lives on: a command-line argument, or the caller's */
 	labels[*n].key = arg;
 	labels[*n].value = eq + 1;
 	(*n)++;
 	return 0;
+}
+
+int mt_fold_pprof_label(char *arg, struct mt_fold_label *labels, unsigned *n, unsigned max)
+{
+	char where[300];
+	snprintf(where, sizeof(where), "--label '%.280s'", arg);
+	return label_check(where, arg, labels, n, max);
+}
+
+int mt_fold_pprof_input_labels(char *arg, const struct mt_fold_label *global, unsigned nglobal,
+			       const char **labels)
+{
+	*labels = NULL;
+	char *at = strrchr(arg, '@');
+	if (!at || !strchr(at, '='))
+		return 0;
+	struct stat st;
+	if (stat(arg, &st) == 0)
+		return 0;	/* a file of that name: the name wins */
+	struct mt_fold_label l[16];
+	unsigned n = 0;
+	char copy[4096], where[300];
+	size_t len = strlen(at + 1);
+	snprintf(where, sizeof(where), "'%.280s'", arg);
+	if (len >= sizeof(copy))
+		return mt_error("%s: labels longer than %zu bytes", where, sizeof(copy) - 1);
+	memcpy(copy, at + 1, len + 1);
+	if (strchr(copy, ';'))
+		return mt_error("%s: a label holds no ';'", where);
+	for (char *item = copy, *next; item; item = next) {
+		next = strchr(item, ',');
+		if (next)
+			*next++ = '\0';
+		if (label_check(where, item, l, &n, 16 - nglobal))
+			return -1;
+		for (unsigned i = 0; i < nglobal; i++)
+			if (strcmp(global[i].key, l[n - 1].key) == 0)
+				return mt_error("%s: %s is given by --label too", where,
+						global[i].key);
+	}
+	*at = '\0';	/* arg: the file's name from now on */
+	*labels = at + 1;
+	return 1;
 }

@@ -54,4 +54,12 @@ int mt_fold_pprof_write(const char *path, const struct mt_fold_pprof_group *g,
  * '-'; not comm, pid or tid; each once.  @return : 0, or -1 (said). */
 int mt_fold_pprof_label(char *arg, struct mt_fold_label *labels, unsigned *n, unsigned max);
 
+/* An input argument FILE@KEY=VALUE[,KEY=VALUE...] (with --pprof): unless
+ * arg names an existing file, split it at its last '@' (arg keeps FILE)
+ * and point *labels at "KEY=VALUE,..." (checked as --label's, values
+ * without ',' or ';', no key of the global labels).
+ * @return : 1 when it had labels, 0 for a plain name, -1 (said). */
+int mt_fold_pprof_input_labels(char *arg, const struct mt_fold_label *global, unsigned nglobal,
+			       const char **labels);
+
 #endif

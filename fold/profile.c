@@ -43,6 +43,7 @@ struct rec {
 	uint64_t ptr, time, seq;
 	uint64_t size, scale;	/* scale: rate (sample) or every (trace) */
 	uint32_t pid, stack, thread, points;
+	uint32_t input;		/* the input's labels (mt_fold_profile_input_labels) */
 	uint8_t is_free, mode;
 };
 
@@ -71,6 +72,8 @@ struct mt_fold_profile {
 	 * events: the stream's loss is the larger of the two. */
 	mt_fold_u128 seg_kernel, seg_unseen;
 	struct mt_fold_locs *locs;	/* --pprof-info input (NULL: none seen) */
+	struct mt_fold_strtab *inputs;	/* input labels; NULL until some are given */
+	uint32_t input;			/* the current input's: id + 1, 0 none */
 	int own_locs;			/* made here, to strip them */
 };
 
@@ -94,6 +97,21 @@ struct mt_fold_profile *mt_fold_profile_new(unsigned prefix)
 void mt_fold_profile_keep_locations(struct mt_fold_profile *p, struct mt_fold_locs *locs)
 {
 	p->locs = locs;
+}
+
+int mt_fold_profile_input_labels(struct mt_fold_profile *p, const char *labels)
+{
+	if (!labels || !*labels) {
+		p->input = 0;
+		return 0;
+	}
+	if (!p->inputs && !(p->inputs = mt_fold_strtab_new()))
+		return MT_FOLD_ENOMEM;
+	uint32_t id;
+	if (mt_fold_strtab_intern(p->inputs, labels, strlen(labels), &id) < 0)
+		return MT_FOLD_ENOMEM;
+	p->input = id + 1;
+	return 0;
 }
 
 void mt_fold_profile_only_event(struct mt_fold_profile *p, const char *name)
@@ -140,6 +158,7 @@ void mt_fold_profile_free(struct mt_fold_profile *p)
 		return;
 	if (p->own_locs)
 		mt_fold_locs_free(p->locs);
+	mt_fold_strtab_free(p->inputs);
 	for (unsigned i = 0; i < p->counts.nr_event_names; i++)
 		free((char *)p->counts.event_names[i].name);
 	mt_fold_strtab_free(p->stacks);
@@ -191,7 +210,11 @@ static int key_reserve(struct mt_fold_profile *p, size_t need)
 /* The stack's key: prefix frames, then the frames (or MT_FOLD_NO_STACK). */
 static int stack_id(struct mt_fold_profile *p, const struct mt_fold_event *ev, uint32_t *id)
 {
-	size_t need = ev->comm.len + ev->frames.len + sizeof(MT_FOLD_NO_STACK) + 64;
+	size_t labels_len = 0;
+	const char *labels = "";
+	if ((p->prefix & MT_FOLD_PREFIX_LABELS) && p->input)
+		labels = mt_fold_strtab_get(p->inputs, p->input - 1, &labels_len);
+	size_t need = ev->comm.len + ev->frames.len + labels_len + sizeof(MT_FOLD_NO_STACK) + 64;
 	if (key_reserve(p, need))
 		return MT_FOLD_ENOMEM;
 	char *k = p->key;
@@ -208,6 +231,11 @@ static int stack_id(struct mt_fold_profile *p, const struct mt_fold_event *ev, u
 		n += (size_t)sprintf(k + n, "pid %u;", ev->pid);
 	if (p->prefix & MT_FOLD_PREFIX_TID)
 		n += (size_t)sprintf(k + n, "tid %u;", ev->tid);
+	if (p->prefix & MT_FOLD_PREFIX_LABELS) {
+		memcpy(k + n, labels, labels_len);
+		n += labels_len;
+		k[n++] = ';';
+	}
 	if (ev->frames.len) {
 		memcpy(k + n, ev->frames.s, ev->frames.len);
 		n += ev->frames.len;
@@ -372,7 +400,7 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 		note_stack(c, ev);
 		struct rec r = {
 			.ptr = ev->ptr, .time = ev->time, .seq = seq, .size = ev->size,
-			.pid = ev->pid, .stack = sid, .thread = tix,
+			.pid = ev->pid, .stack = sid, .thread = tix, .input = p->input,
 		};
 		if (ev->have & MT_FOLD_W_EVERY) {
 			r.mode = MODE_TRACE;
@@ -411,7 +439,7 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 		if (!ev->ptr)
 			return 0;	/* free(NULL) */
 		struct rec r = { .ptr = ev->ptr, .time = ev->time, .seq = seq,
-				 .pid = ev->pid, .is_free = 1 };
+				 .pid = ev->pid, .input = p->input, .is_free = 1 };
 		return push_rec(p, &r);
 	}
 	case MT_FOLD_TOTALS:
@@ -491,6 +519,8 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 static int rec_cmp(const void *a, const void *b)
 {
 	const struct rec *x = a, *y = b;
+	if (x->input != y->input)
+		return x->input < y->input ? -1 : 1;
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
 	if (x->ptr != y->ptr)
@@ -511,8 +541,8 @@ int mt_fold_profile_finish(struct mt_fold_profile *p)
 	while (i < p->nrecs) {
 		size_t j = i;
 		const struct rec *live = NULL;
-		for (; j < p->nrecs && p->recs[j].pid == p->recs[i].pid &&
-		       p->recs[j].ptr == p->recs[i].ptr; j++) {
+		for (; j < p->nrecs && p->recs[j].input == p->recs[i].input &&
+		       p->recs[j].pid == p->recs[i].pid && p->recs[j].ptr == p->recs[i].ptr; j++) {
 			const struct rec *r = &p->recs[j];
 			if (r->is_free) {
 				if (live)
@@ -630,7 +660,7 @@ out:
 unsigned mt_fold_profile_prefix_frames(const struct mt_fold_profile *p)
 {
 	return !!(p->prefix & MT_FOLD_PREFIX_COMM) + !!(p->prefix & MT_FOLD_PREFIX_PID) +
-	       !!(p->prefix & MT_FOLD_PREFIX_TID);
+	       !!(p->prefix & MT_FOLD_PREFIX_TID) + !!(p->prefix & MT_FOLD_PREFIX_LABELS);
 }
 
 uint64_t mt_fold_profile_read_line(const struct mt_fold_profile *p)

@@ -8,6 +8,8 @@
 #   --report) within rounding; -traces shows the inlined frames, -raw the
 #   build-ids, mappings and inline Lines, and the --label labels;
 #   files of two hosts merged by `go tool pprof -proto` keep their labels;
+#   the capture folded as two hosts' (FILE@host=a FILE@host=b) keeps their
+#   blocks apart (inuse twice one's, once when merged without labels);
 #   a CPU capture (cpu-clock) gives samples/count and cpu/nanoseconds;
 #   a trace-mode capture (its entries symbolised as they come) as well.
 # mt-unwind --pprof-info's output less its additions is --srcline's, byte
@@ -152,6 +154,26 @@ two=$(pp -top -unit=B -sample_index=alloc_space "$tmp/m.pb.gz" | sed -n 's/.* of
 [ "$two" -eq $((2 * one)) ]
 [ "$(pp -top -unit=B -sample_index=alloc_space -tagfocus=host=other-host "$tmp/m.pb.gz" |
 	sed -n 's/.* accounting for \([0-9]*\)B.*/\1/p')" -eq "$one" ]
+
+# --- per-input labels: one run, two hosts -------------------------------------
+# The same capture as two hosts' (same pids, same pointers): with labels each
+# host's blocks stay its own (inuse twice one's); merged without labels the
+# second copy's allocations take the first's pointers (inuse once).
+total() {	# total INDEX FILE [PPROF-ARGS...]
+	local idx=$1 f=$2
+	shift 2
+	pp -top -unit=B -sample_index="$idx" "$@" "$f" | sed -n 's/.* accounting for \([0-9]*\)B.*/\1/p'
+}
+inuse=$(total inuse_space "$tmp/p.pb.gz")
+mt-fold --pprof "$tmp/hosts.pb.gz" --label service=fold "$tmp/info.txt@host=a" "$tmp/info.txt@host=b,zone=2"
+[ "$(total inuse_space "$tmp/hosts.pb.gz")" -eq $((2 * inuse)) ]
+[ "$(total alloc_space "$tmp/hosts.pb.gz")" -eq $((2 * one)) ]
+[ "$(total inuse_space "$tmp/hosts.pb.gz" -tagfocus=host=b)" -eq "$inuse" ]
+pp -raw "$tmp/hosts.pb.gz" | grep -q 'comm:\[fold_inline\] host:\[b\] pid:\[[0-9]*\] service:\[fold\] tid:\[[0-9]*\] zone:\[2\]'
+mt-fold --pprof "$tmp/same.pb.gz" "$tmp/info.txt" "$tmp/info.txt"
+[ "$(total inuse_space "$tmp/same.pb.gz")" -eq "$inuse" ]
+[ "$(total alloc_space "$tmp/same.pb.gz")" -eq $((2 * one)) ]
+echo "per-input labels: inuse $inuse per host, kept apart"
 
 # --- a CPU capture --------------------------------------------------------------
 mt-capture --mode event -e cpu-clock -F 2000 -o "$tmp/cpu.perf" -- \

@@ -353,3 +353,87 @@ Test(pprof, label_arguments)
 	cr_assert_eq(mt_fold_pprof_label(more, l, &n, 2), -1);
 	cr_assert_eq(n, 2);
 }
+
+Test(pprof, input_labels_keep_hosts_apart)
+{
+	/* The same pid and pointer on two hosts: host b's free is not host
+	 * a's block's.  Without labels the free would end it. */
+	const char *host_a =
+		"alloc\t5/5\t1\tsrv\tsize=32 ptr=0x10 points=1 rate=" R "\tmain;a end=complete\n";
+	const char *host_b =
+		"alloc\t5/5\t1\tsrv\tsize=32 ptr=0x10 points=1 rate=" R "\tmain;b end=complete\n"
+		"free\t5/5\t2\tsrv\tptr=0x10 rate=" R "\t end=none\n"
+		"free\t5/5\t3\tsrv\tptr=0x10 rate=" R "\t end=none\n";
+	struct mt_fold_profile *p = mt_fold_profile_new(PFX | MT_FOLD_PREFIX_LABELS);
+	cr_assert_eq(mt_fold_profile_prefix_frames(p), 4);
+	cr_assert_eq(mt_fold_profile_input_labels(p, "host=a,zone=1"), 0);
+	read_text(p, host_a);
+	cr_assert_eq(mt_fold_profile_input_labels(p, "host=b"), 0);
+	read_text(p, host_b);
+	cr_assert_eq(mt_fold_profile_finish(p), 0);
+	/* b's first free ends b's block, the second finds none: unmatched. */
+	cr_assert_eq(mt_fold_profile_counts(p)->unmatched_frees, 1);
+	char k1[] = "service=shop";
+	struct mt_fold_label global[1];
+	unsigned ng = 0;
+	cr_assert_eq(mt_fold_pprof_label(k1, global, &ng, 1), 0);
+	struct mt_fold_pprof_group g = { p, global, ng };
+	struct mt_fold_pprof_stats st;
+	Mtpprof__Profile *pr = encode(&g, 1, NULL, &st);
+	cr_assert_eq(pr->n_sample, 2);
+	for (size_t i = 0; i < pr->n_sample; i++) {
+		const Mtpprof__Sample *s = pr->sample[i];
+		const Mtpprof__Location *leaf = loc(pr, s->location_id[0]);
+		const char *site = str(pr, fn(pr, leaf->line[0]->function_id)->name);
+		cr_assert_str_eq(label(pr, s, "service"), "shop");
+		cr_assert_str_eq(label(pr, s, "pid"), "5");
+		if (strcmp(site, "a") == 0) {
+			cr_assert_eq(s->n_label, 6);
+			cr_assert_str_eq(label(pr, s, "host"), "a");
+			cr_assert_str_eq(label(pr, s, "zone"), "1");
+			cr_assert_eq(s->value[3], 524288, "a's block is live");
+		} else {
+			cr_assert_str_eq(site, "b");
+			cr_assert_eq(s->n_label, 5);
+			cr_assert_str_eq(label(pr, s, "host"), "b");
+			cr_assert_null(label(pr, s, "zone"));
+			cr_assert_eq(s->value[3], 0, "b's block was freed");
+		}
+	}
+	mtpprof__profile__free_unpacked(pr, NULL);
+	mt_fold_profile_free(p);
+}
+
+Test(pprof, input_label_arguments)
+{
+	struct mt_fold_label global[1] = { { "service", "shop" } };
+	const char *l;
+	char plain[] = "capture.txt", none[] = "me@example.org";
+	cr_assert_eq(mt_fold_pprof_input_labels(plain, global, 1, &l), 0);
+	cr_assert_null(l);
+	cr_assert_eq(mt_fold_pprof_input_labels(none, global, 1, &l), 0, "no '=' after '@'");
+	char two[] = "db/a@x.txt@host=db-1,zone=eu";
+	cr_assert_eq(mt_fold_pprof_input_labels(two, global, 1, &l), 1);
+	cr_assert_str_eq(two, "db/a@x.txt");
+	cr_assert_str_eq(l, "host=db-1,zone=eu");
+	char clash[] = "a.txt@service=x", semi[] = "a.txt@host=a;b", bad[] = "a.txt@host=a,pid=3";
+	cr_assert_eq(mt_fold_pprof_input_labels(clash, global, 1, &l), -1);
+	cr_assert_eq(mt_fold_pprof_input_labels(semi, global, 1, &l), -1);
+	cr_assert_eq(mt_fold_pprof_input_labels(bad, global, 1, &l), -1);
+	cr_assert_str_eq(bad, "a.txt@host=a,pid=3", "left whole when refused");
+	/* An existing file's name wins over the labels it seems to hold. */
+	char path[] = "/tmp/mt-pprof-host=XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	close(fd);
+	char dir[64];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *at = strstr(dir, "-host=");
+	*at = '@';
+	cr_assert_eq(rename(path, dir), 0);
+	char arg[64];
+	snprintf(arg, sizeof(arg), "%s", dir);
+	cr_assert_eq(mt_fold_pprof_input_labels(arg, global, 1, &l), 0);
+	cr_assert_str_eq(arg, dir);
+	unlink(dir);
+}
