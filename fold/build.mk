@@ -16,11 +16,9 @@ FOLD_OBJS := \
 FOLD_PPROF_OBJS := $(B)/obj/fold/pprof.o $(B)/obj/gen/fold/profile.pb-c.o
 FOLD_LDLIBS := -lprotobuf-c -lz -lm
 
-$(B)/gen/fold/profile.pb-c.c: fold/profile.proto | deps-ok
+$(B)/gen/fold/profile.pb-c.c $(B)/gen/fold/profile.pb-c.h &: fold/profile.proto | deps-ok
 	@mkdir -p $(B)/gen
 	protoc-c --c_out=$(B)/gen fold/profile.proto
-$(B)/gen/fold/profile.pb-c.h: $(B)/gen/fold/profile.pb-c.c
-	@:
 $(B)/obj/gen/fold/profile.pb-c.o: $(B)/gen/fold/profile.pb-c.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -I$(B)/gen $(CFLAGS) -MMD -MP -c $< -o $@
