@@ -39,10 +39,10 @@ static const char usage[] =
 	"  --confidence C    interval level, 0 < C < 1 (default 0.95)\n"
 	"  --diff BASE       per-site change from BASE (mt-unwind output) to the inputs,\n"
 	"                    with whether it exceeds the combined error (table, or --json)\n"
-"  --pprof OUT       write a gzipped pprof profile to OUT ('-': stdout) instead\n"
-"                    (every metric, labels comm, pid, tid; docs/pprof.md)\n"
-"  --label KEY=VALUE with --pprof: a label on every sample (host, service...);\n"
-"                    FILE@KEY=VALUE[,KEY=VALUE] labels one input's samples\n"
+	"  --pprof OUT       write a gzipped pprof profile to OUT ('-': stdout) instead\n"
+	"                    (every metric, labels comm, pid, tid; docs/pprof.md)\n"
+	"  --label KEY=VALUE with --pprof: a label on every sample (host, service...);\n"
+	"                    FILE@KEY=VALUE[,KEY=VALUE] labels one input's samples\n"
 	"  -h, --help        this text\n"
 	"\n"
 	"exit status: 0 ok; 1 data problem (bad lines were skipped and listed on stderr);\n"
@@ -328,23 +328,16 @@ int main(int argc, char **argv)
 	const char **input_labels = NULL;	/* FILE@KEY=VALUE,... */
 	if (pprof) {	/* the labels come from these frames */
 		prefix = MT_FOLD_PREFIX_COMM | MT_FOLD_PREFIX_PID | MT_FOLD_PREFIX_TID;
-		for (int i = optind; i < argc; i++) {
-			const char *l;
-			int r = mt_fold_pprof_input_labels(argv[i], labels, nlabels, &l);
-			if (r < 0) {
-				free(input_labels);
-				return mt_usage_hint(SYNOPSIS);
-			}
-			if (r && !input_labels &&
-			    !(input_labels = calloc((size_t)(argc - optind), sizeof(*input_labels)))) {
-				mt_error("out of memory");
-				return MT_EXIT_ENV;
-			}
-			if (r) {
-				input_labels[i - optind] = l;
-				prefix |= MT_FOLD_PREFIX_LABELS;
-			}
+		int r = mt_fold_pprof_inputs(argv + optind, argc - optind, labels, nlabels,
+					     &input_labels);
+		if (r == MT_FOLD_ENOMEM) {
+			mt_error("out of memory");
+			return MT_EXIT_ENV;
 		}
+		if (r)
+			return mt_usage_hint(SYNOPSIS);
+		if (input_labels)
+			prefix |= MT_FOLD_PREFIX_LABELS;
 	}
 
 	static char outbuf[1 << 16];

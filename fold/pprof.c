@@ -734,3 +734,23 @@ int mt_fold_pprof_input_labels(char *arg, const struct mt_fold_label *global, un
 	*labels = at + 1;
 	return 1;
 }
+
+int mt_fold_pprof_inputs(char **args, int n, const struct mt_fold_label *global,
+			 unsigned nglobal, const char ***input_labels)
+{
+	*input_labels = NULL;
+	for (int i = 0; i < n; i++) {
+		const char *l;
+		int r = mt_fold_pprof_input_labels(args[i], global, nglobal, &l);
+		if (r < 0) {
+			free(*input_labels);
+			*input_labels = NULL;
+			return -1;
+		}
+		if (r && !*input_labels && !(*input_labels = calloc((size_t)n, sizeof(**input_labels))))
+			return MT_FOLD_ENOMEM;
+		if (r)
+			(*input_labels)[i] = l;
+	}
+	return 0;
+}

@@ -62,4 +62,10 @@ int mt_fold_pprof_label(char *arg, struct mt_fold_label *labels, unsigned *n, un
 int mt_fold_pprof_input_labels(char *arg, const struct mt_fold_label *global, unsigned nglobal,
 			       const char **labels);
 
+/* mt_fold_pprof_input_labels on each of the n input arguments: *input_labels
+ * gets an array of n (to free; NULL entries for plain names), or NULL when
+ * none has labels.  @return : 0, -1 (a bad argument, said), MT_FOLD_ENOMEM. */
+int mt_fold_pprof_inputs(char **args, int n, const struct mt_fold_label *global,
+			 unsigned nglobal, const char ***input_labels);
+
 #endif
