@@ -56,10 +56,13 @@ id=$(readelf -n "$bin" | awk '/Build ID/ { print $3 }')
 [ -n "$id" ]
 grep -qx "# module [0-9]* $id $bin" "$tmp/info.txt"
 # every module number is given before the first line using it
-awk '/^# module / { have[$3] = 1; next }
-	!/^#/ { n = split($0, parts, " @"); for (i = 2; i <= n; i++) { split(parts[i], m, "+");
-		if (!have[m[1]]) { print "module " m[1] " used before its line " NR; bad = 1 } } }
-	END { exit bad }' "$tmp/info.txt"
+modules_first() {
+	awk '/^# module / { have[$3] = 1; next }
+		!/^#/ { n = split($0, parts, " @"); for (i = 2; i <= n; i++) { split(parts[i], m, "+");
+			if (!have[m[1]]) { print "module " m[1] " used before its line " NR; bad = 1 } } }
+		END { exit bad }' "$1"
+}
+modules_first "$tmp/info.txt"
 grep -q 'build (fold_inline.c:[0-9]*) {fold_inline.c:[0-9]*};new_node_\[i\] (fold_inline.c:[0-9]*) {fold_inline.c:[0-9]*} @[0-9]*+0x[0-9a-f]*;malloc' "$tmp/info.txt"
 # mt-fold of it: the suffixes are taken off
 mt-fold "$tmp/info.txt" >"$tmp/info.folded"
@@ -197,6 +200,7 @@ mt-capture --mode trace --mmap-pages 4096 -o "$tmp/t.perf" -- "$bin" 2048 2>"$tm
 	{ cat "$tmp/t.err"; exit 1; }
 if grep -q ' 0 lost' "$tmp/t.err"; then
 	mt-unwind -q --srcline --pprof-info "$tmp/t.perf" >"$tmp/t.txt"
+	modules_first "$tmp/t.txt"	# lines formatted at the entry, written later
 	mt-fold --pprof "$tmp/t.pb.gz" "$tmp/t.txt"
 	# every allocation recorded: the sizes add up exactly (2048 x 48 B, 32 x 4 KiB)
 	pp -top -unit=B -sample_index=alloc_space -focus='^(build|grow)$' "$tmp/t.pb.gz" |
