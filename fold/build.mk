@@ -3,6 +3,7 @@ FOLD_OBJS := \
 	$(B)/obj/fold/est.o \
 	$(B)/obj/fold/gamma.o \
 	$(B)/obj/fold/line.o \
+	$(B)/obj/fold/locs.o \
 	$(B)/obj/fold/profile.o \
 	$(B)/obj/fold/render.o \
 	$(B)/obj/fold/sites.o \
@@ -11,11 +12,27 @@ FOLD_OBJS := \
 	$(B)/obj/fold/strtab.o \
 	$(B)/obj/fold/width.o
 
-$(B)/libmtfold.a: $(FOLD_OBJS)
+# --pprof: the encoder protoc-c generates from fold/profile.proto into
+# $(B)/gen at build time (Debian's protobuf-c-compiler), protobuf-c's
+# runtime and zlib.  Kept out of FOLD_OBJS, which the fuzz build compiles
+# again from the sources.
+FOLD_PPROF_OBJS := $(B)/obj/fold/pprof.o $(B)/obj/gen/fold/profile.pb-c.o
+FOLD_LDLIBS := -lprotobuf-c -lz -lm
+
+$(B)/gen/fold/profile.pb-c.c $(B)/gen/fold/profile.pb-c.h &: fold/profile.proto | deps-ok
+	@mkdir -p $(B)/gen
+	protoc-c --c_out=$(B)/gen fold/profile.proto
+$(B)/obj/gen/fold/profile.pb-c.o: $(B)/gen/fold/profile.pb-c.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -I$(B)/gen $(CFLAGS) -MMD -MP -c $< -o $@
+$(B)/obj/fold/pprof.o $(B)/obj/tests/fold/pprof_test.o: CPPFLAGS += -I$(B)/gen
+$(B)/obj/fold/pprof.o $(B)/obj/tests/fold/pprof_test.o: $(B)/gen/fold/profile.pb-c.h
+
+$(B)/libmtfold.a: $(FOLD_OBJS) $(FOLD_PPROF_OBJS)
 
 $(B)/bin/mt-fold: $(B)/obj/fold/main.o $(B)/libmtfold.a $(B)/libmtcommon.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(FOLD_LDLIBS)
 
 BINS += $(B)/bin/mt-fold
 LIBS += $(B)/libmtfold.a
@@ -30,11 +47,12 @@ FOLD_TEST_SRCS := \
 	tests/fold/sites_test.c \
 	tests/fold/width_test.c \
 	tests/fold/sim.c \
-	tests/fold/json_min.c
+	tests/fold/json_min.c \
+	tests/fold/pprof_test.c
 
 $(B)/tests/fold-tests: $(patsubst %.c,$(B)/obj/%.o,$(FOLD_TEST_SRCS)) $(B)/libmtfold.a $(B)/libmtcommon.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion -lm
+	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(FOLD_LDLIBS)
 
 UNIT_TESTS += $(B)/tests/fold-tests
 
@@ -46,8 +64,9 @@ E2E_TESTS += \
 	tests/e2e/fold-events.sh \
 	tests/e2e/fold-limits.sh \
 	tests/e2e/fold-ring-loss.sh \
-	tests/e2e/fold-sites.sh
+	tests/e2e/fold-sites.sh \
+	tests/e2e/fold-pprof.sh
 
-FIXTURE_NAMES += fold_sites fold_leak fold_sites_cxx
+FIXTURE_NAMES += fold_sites fold_leak fold_sites_cxx fold_inline
 BENCHES += bench/fold.sh
 MANPAGES += docs/man/mt-fold.1

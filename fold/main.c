@@ -8,6 +8,7 @@
 #include "common/cli.h"
 #include "common/filekind.h"
 #include "fold/line.h"
+#include "fold/pprof.h"
 #include "fold/profile.h"
 #include "fold/render.h"
 #include "fold/sites.h"
@@ -56,6 +57,10 @@ static const char usage[] =
 	"  --diff BASE       per-site change from BASE (mt-unwind output) to the inputs,\n"
 	"                    with whether it exceeds the combined error (table, or\n"
 	"                    --json)\n"
+	"  --pprof OUT       write a gzipped pprof profile to OUT ('-': stdout) instead\n"
+	"                    (every metric, labels comm, pid, tid; docs/pprof.md)\n"
+	"  --label KEY=VALUE with --pprof: a label on every sample (host, service...);\n"
+	"                    FILE@KEY=VALUE[,KEY=VALUE] labels one input's samples\n"
 	"  -h, --help        this text\n"
 	"\n"
 	"exit status: 0 ok; 1 data problem (bad lines were skipped and listed on stderr);\n"
@@ -125,7 +130,7 @@ static int wrong_kind(const char *path, const char *name)
  * MT_EXIT_ENV, or MT_EXIT_DATA for a capture given instead), or -1 when out
  * of memory (reported; nothing sensible can be written). */
 static int read_inputs(struct mt_fold_profile *p, char **files, int nfiles,
-		       struct bad_ctx *bad)
+		       const char **labels, struct bad_ctx *bad)
 {
 	static char *stdin_only[] = { "-" };
 	int status = 0;
@@ -148,7 +153,9 @@ static int read_inputs(struct mt_fold_profile *p, char **files, int nfiles,
 			fclose(f);
 			continue;
 		}
-		int r = mt_fold_profile_read(p, f, name, on_bad_line, bad);
+		int r = labels ? mt_fold_profile_input_labels(p, labels[i]) : 0;
+		if (!r)
+			r = mt_fold_profile_read(p, f, name, on_bad_line, bad);
 		unsigned long long at = (unsigned long long)mt_fold_profile_read_line(p);
 		if (r == MT_FOLD_EIO) {
 			mt_error("cannot read '%s': %s", name, strerror(errno));
@@ -243,7 +250,8 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 {
 	enum { O_METRIC = 256, O_COMM, O_PID, O_TID, O_REPORT, O_JSON, O_TOP, O_MIN,
 	       O_FEW, O_CONF, O_DIFF, O_EVENT, O_SITES, O_TREE, O_CALLERS, O_PATHS,
-	       O_MINSHARE, O_ALLOCFN, O_WIDTH, O_WIDE, O_ONLYPID, O_ONLYTID, O_ONLYCOMM };
+	       O_MINSHARE, O_ALLOCFN, O_WIDTH, O_WIDE, O_ONLYPID, O_ONLYTID, O_ONLYCOMM,
+	       O_PPROF, O_LABEL };
 	static const struct option longopts[] = {
 		{ "metric", required_argument, NULL, O_METRIC },
 		{ "comm", no_argument, NULL, O_COMM },
@@ -268,6 +276,8 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 		{ "only-pid", required_argument, NULL, O_ONLYPID },
 		{ "only-tid", required_argument, NULL, O_ONLYTID },
 		{ "only-comm", required_argument, NULL, O_ONLYCOMM },
+		{ "pprof", required_argument, NULL, O_PPROF },
+		{ "label", required_argument, NULL, O_LABEL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -279,7 +289,10 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 	struct mt_fold_filter filter = { .pids = only_pids, .tids = only_tids,
 					 .comms = only_comms };
 	unsigned prefix = 0;
-	const char *diff_base = NULL, *only_event = NULL;
+	const char *diff_base = NULL, *only_event = NULL, *pprof = NULL;
+	struct mt_fold_label labels[16];
+	unsigned nlabels = 0;
+	struct mt_fold_locs *locs = NULL;
 	uint64_t u;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -375,6 +388,11 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 		}
 		case O_DIFF: diff_base = optarg; break;
 		case O_EVENT: only_event = optarg; break;
+		case O_PPROF: pprof = optarg; break;
+		case O_LABEL:
+			if (mt_fold_pprof_label(optarg, labels, &nlabels, 16))
+				return mt_usage_hint(SYNOPSIS);
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return MT_EXIT_OK;
@@ -400,6 +418,30 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 	if (wide || opt.top == 0)
 		so.groups = 0;
 
+	if (pprof && (report || json || diff_base || sites)) {
+		mt_error("--pprof writes the profile only: run mt-fold again for "
+			"--report, --json, --diff or --sites");
+		return MT_EXIT_USAGE;
+	}
+	if (nlabels && !pprof) {
+		mt_error("--label labels the samples of --pprof OUT: give --pprof");
+		return MT_EXIT_USAGE;
+	}
+	const char **input_labels = NULL;	/* FILE@KEY=VALUE,... */
+	if (pprof) {	/* the labels come from these frames */
+		prefix = MT_FOLD_PREFIX_COMM | MT_FOLD_PREFIX_PID | MT_FOLD_PREFIX_TID;
+		int r = mt_fold_pprof_inputs(argv + optind, argc - optind, labels, nlabels,
+					     &input_labels);
+		if (r == MT_FOLD_ENOMEM) {
+			mt_error("out of memory");
+			return MT_EXIT_ENV;
+		}
+		if (r)
+			return mt_usage_hint(SYNOPSIS);
+		if (input_labels)
+			prefix |= MT_FOLD_PREFIX_LABELS;
+	}
+
 	static char outbuf[1 << 16];
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	struct bad_ctx bad = { 0 };
@@ -413,7 +455,12 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 		goto oom;
 	mt_fold_profile_only_event(p, only_event);
 	mt_fold_profile_filter(p, &filter);
-	status = read_inputs(p, argv + optind, argc - optind, &bad);
+	if (pprof) {
+		if (!(locs = mt_fold_locs_new(1)))
+			goto oom;
+		mt_fold_profile_keep_locations(p, locs);
+	}
+	status = read_inputs(p, argv + optind, argc - optind, input_labels, &bad);
 	if (status < 0)
 		goto oom_said;
 	if (diff_base) {
@@ -422,7 +469,7 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 			goto oom;
 		mt_fold_profile_only_event(base, only_event);
 		mt_fold_profile_filter(base, &filter);
-		int s2 = read_inputs(base, bfiles, 1, &bad);
+		int s2 = read_inputs(base, bfiles, 1, NULL, &bad);
 		if (s2 < 0)
 			goto oom_said;
 		if (s2 > status)
@@ -438,7 +485,21 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 	if (!have_metric)
 		opt.metric = mt_fold_profile_default_metric(p);
 
-	if (diff_base) {
+	if (pprof) {
+		struct mt_fold_pprof_group g = { p, labels, nlabels };
+		struct mt_fold_pprof_stats st;
+		r = mt_fold_pprof_write(pprof, &g, 1, locs, &st);
+		if (r == MT_FOLD_ENOMEM)
+			goto oom;
+		if (r) {
+			mt_error("cannot write '%s': %s", pprof, strerror(errno));
+			status = MT_EXIT_ENV;
+		}
+		if (st.clamped)
+			mt_warn("%llu values above 2^63-1 written as 2^63-1 in '%s'",
+				(unsigned long long)st.clamped, pprof);
+		r = 0;
+	} else if (diff_base) {
 		if (mt_fold_snapshot_new(&snap, p, &opt) || mt_fold_snapshot_new(&bsnap, base, &opt) ||
 		    mt_fold_diff_new(&diff, bsnap, snap, opt.top))
 			goto oom;
@@ -518,6 +579,8 @@ out:
 	mt_fold_snapshot_free(bsnap);
 	mt_fold_profile_free(p);
 	mt_fold_profile_free(base);
+	mt_fold_locs_free(locs);
+	free(input_labels);
 	return status;
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fold/locs.h"
 #include "fold/strtab.h"
 
 static const char *const metric_names[MT_FOLD_NMETRICS] = {
@@ -42,6 +43,7 @@ struct rec {
 	uint64_t ptr, time, seq;
 	uint64_t size, scale;	/* scale: rate (sample) or every (trace) */
 	uint32_t pid, stack, thread, points;
+	uint32_t input;		/* the input's labels (mt_fold_profile_input_labels) */
 	uint8_t is_free, mode;
 };
 
@@ -70,6 +72,10 @@ struct mt_fold_profile {
 	 * sampler's unseen marker calls after them, which may count the same
 	 * events: the stream's loss is the larger of the two. */
 	mt_fold_u128 seg_kernel, seg_unseen;
+	struct mt_fold_locs *locs;	/* --pprof-info input (NULL: none seen) */
+	struct mt_fold_strtab *inputs;	/* input labels; NULL until some are given */
+	uint32_t input;			/* the current input's: id + 1, 0 none */
+	int own_locs;			/* made here, to strip them */
 };
 
 struct mt_fold_profile *mt_fold_profile_new(unsigned prefix)
@@ -87,6 +93,26 @@ struct mt_fold_profile *mt_fold_profile_new(unsigned prefix)
 		return NULL;
 	}
 	return p;
+}
+
+void mt_fold_profile_keep_locations(struct mt_fold_profile *p, struct mt_fold_locs *locs)
+{
+	p->locs = locs;
+}
+
+int mt_fold_profile_input_labels(struct mt_fold_profile *p, const char *labels)
+{
+	if (!labels || !*labels) {
+		p->input = 0;
+		return 0;
+	}
+	if (!p->inputs && !(p->inputs = mt_fold_strtab_new()))
+		return MT_FOLD_ENOMEM;
+	uint32_t id;
+	if (mt_fold_strtab_intern(p->inputs, labels, strlen(labels), &id) < 0)
+		return MT_FOLD_ENOMEM;
+	p->input = id + 1;
+	return 0;
 }
 
 void mt_fold_profile_only_event(struct mt_fold_profile *p, const char *name)
@@ -163,6 +189,9 @@ void mt_fold_profile_free(struct mt_fold_profile *p)
 {
 	if (!p)
 		return;
+	if (p->own_locs)
+		mt_fold_locs_free(p->locs);
+	mt_fold_strtab_free(p->inputs);
 	for (unsigned i = 0; i < p->counts.nr_event_names; i++)
 		free((char *)p->counts.event_names[i].name);
 	mt_fold_strtab_free(p->stacks);
@@ -214,7 +243,11 @@ static int key_reserve(struct mt_fold_profile *p, size_t need)
 /* The stack's key: prefix frames, then the frames (or MT_FOLD_NO_STACK). */
 static int stack_id(struct mt_fold_profile *p, const struct mt_fold_event *ev, uint32_t *id)
 {
-	size_t need = ev->comm.len + ev->frames.len + sizeof(MT_FOLD_NO_STACK) + 64;
+	size_t labels_len = 0;
+	const char *labels = "";
+	if ((p->prefix & MT_FOLD_PREFIX_LABELS) && p->input)
+		labels = mt_fold_strtab_get(p->inputs, p->input - 1, &labels_len);
+	size_t need = ev->comm.len + ev->frames.len + labels_len + sizeof(MT_FOLD_NO_STACK) + 64;
 	if (key_reserve(p, need))
 		return MT_FOLD_ENOMEM;
 	char *k = p->key;
@@ -231,6 +264,11 @@ static int stack_id(struct mt_fold_profile *p, const struct mt_fold_event *ev, u
 		n += (size_t)sprintf(k + n, "pid %u;", ev->pid);
 	if (p->prefix & MT_FOLD_PREFIX_TID)
 		n += (size_t)sprintf(k + n, "tid %u;", ev->tid);
+	if (p->prefix & MT_FOLD_PREFIX_LABELS) {
+		memcpy(k + n, labels, labels_len);
+		n += labels_len;
+		k[n++] = ';';
+	}
 	if (ev->frames.len) {
 		memcpy(k + n, ev->frames.s, ev->frames.len);
 		n += ev->frames.len;
@@ -403,7 +441,7 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 		note_stack(c, ev);
 		struct rec r = {
 			.ptr = ev->ptr, .time = ev->time, .seq = seq, .size = ev->size,
-			.pid = ev->pid, .stack = sid, .thread = tix,
+			.pid = ev->pid, .stack = sid, .thread = tix, .input = p->input,
 		};
 		if (ev->have & MT_FOLD_W_EVERY) {
 			r.mode = MODE_TRACE;
@@ -442,7 +480,7 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 		if (!ev->ptr)
 			return 0;	/* free(NULL) */
 		struct rec r = { .ptr = ev->ptr, .time = ev->time, .seq = seq,
-				 .pid = ev->pid, .is_free = 1 };
+				 .pid = ev->pid, .input = p->input, .is_free = 1 };
 		return push_rec(p, &r);
 	}
 	case MT_FOLD_TOTALS:
@@ -522,6 +560,8 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 static int rec_cmp(const void *a, const void *b)
 {
 	const struct rec *x = a, *y = b;
+	if (x->input != y->input)
+		return x->input < y->input ? -1 : 1;
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
 	if (x->ptr != y->ptr)
@@ -542,8 +582,8 @@ int mt_fold_profile_finish(struct mt_fold_profile *p)
 	while (i < p->nrecs) {
 		size_t j = i;
 		const struct rec *live = NULL;
-		for (; j < p->nrecs && p->recs[j].pid == p->recs[i].pid &&
-		       p->recs[j].ptr == p->recs[i].ptr; j++) {
+		for (; j < p->nrecs && p->recs[j].input == p->recs[i].input &&
+		       p->recs[j].pid == p->recs[i].pid && p->recs[j].ptr == p->recs[i].ptr; j++) {
 			const struct rec *r = &p->recs[j];
 			if (r->is_free) {
 				if (live)
@@ -597,6 +637,8 @@ int mt_fold_profile_read(struct mt_fold_profile *p, FILE *f, const char *name,
 		return MT_FOLD_ESTATE;
 	p->read_lineno = 0;
 	p->seg_kernel = p->seg_unseen = 0;	/* a new stream */
+	if (p->locs)
+		mt_fold_locs_file(p->locs);
 	while ((len = getline(&line, &cap, f)) >= 0) {
 		p->read_lineno = ++lineno;
 		p->counts.lines++;
@@ -611,6 +653,17 @@ int mt_fold_profile_read(struct mt_fold_profile *p, FILE *f, const char *name,
 					bad(ctx, name, lineno, MT_FOLD_EVERSION, NULL);
 				goto skip_rest;
 			}
+			if (!p->locs && len > 9 && memcmp(line, "# module ", 9) == 0) {
+				if (!(p->locs = mt_fold_locs_new(0))) {
+					ret = MT_FOLD_ENOMEM;
+					goto out;
+				}
+				p->own_locs = 1;
+			}
+			if (p->locs && mt_fold_locs_comment(p->locs, line, (size_t)len) < 0) {
+				ret = MT_FOLD_ENOMEM;
+				goto out;
+			}
 			continue;
 		}
 		int err = mt_fold_line_parse(line, (size_t)len, &ev);
@@ -619,6 +672,11 @@ int mt_fold_profile_read(struct mt_fold_profile *p, FILE *f, const char *name,
 			if (bad)
 				bad(ctx, name, lineno, err, ev.bad_key);
 			continue;
+		}
+		if (p->locs && mt_fold_locs_active(p->locs) && ev.frames.len &&
+		    mt_fold_locs_frames(p->locs, ev.frames, &ev.frames)) {
+			ret = MT_FOLD_ENOMEM;
+			goto out;
 		}
 		ret = mt_fold_profile_add(p, &ev);
 		if (ret)
@@ -643,7 +701,7 @@ out:
 unsigned mt_fold_profile_prefix_frames(const struct mt_fold_profile *p)
 {
 	return !!(p->prefix & MT_FOLD_PREFIX_COMM) + !!(p->prefix & MT_FOLD_PREFIX_PID) +
-	       !!(p->prefix & MT_FOLD_PREFIX_TID);
+	       !!(p->prefix & MT_FOLD_PREFIX_TID) + !!(p->prefix & MT_FOLD_PREFIX_LABELS);
 }
 
 uint64_t mt_fold_profile_read_line(const struct mt_fold_profile *p)

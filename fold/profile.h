@@ -48,6 +48,8 @@ enum {
 	MT_FOLD_PREFIX_COMM = 1,	/* the thread's command name */
 	MT_FOLD_PREFIX_PID = 2,		/* "pid N" */
 	MT_FOLD_PREFIX_TID = 4,		/* "tid N" */
+	MT_FOLD_PREFIX_LABELS = 8,	/* the input's labels, "k=v,k=v" (may be
+					 * empty): mt_fold_profile_input_labels */
 };
 
 /* The frame written for an event without a stack. */
@@ -165,6 +167,21 @@ struct mt_fold_filter {
 	unsigned ncomms;
 };
 void mt_fold_profile_filter(struct mt_fold_profile *p, const struct mt_fold_filter *f);
+
+struct mt_fold_locs;
+
+/* Keep the location details of mt-unwind --pprof-info input (module lines,
+ * addresses, functions' first lines) in the stack keys, renumbered through
+ * locs (fold/locs.h; shared by profiles merged into one pprof file; must
+ * outlive p), before the first read.  Without this they are taken off. */
+void mt_fold_profile_keep_locations(struct mt_fold_profile *p, struct mt_fold_locs *locs);
+
+/* The labels of the inputs read from now on ("k=v,k=v", no ';'; NULL or ""
+ * for none; copied), for mt-fold --pprof's FILE@LABELS: with
+ * MT_FOLD_PREFIX_LABELS they are a prefix frame of every stack key, and
+ * allocations and frees of inputs with other labels are never matched (two
+ * hosts' pid 4121 are two processes).  @return : 0 or MT_FOLD_ENOMEM. */
+int mt_fold_profile_input_labels(struct mt_fold_profile *p, const char *labels);
 
 /* Add one parsed event; its strings are copied.
  * @return : 0, MT_FOLD_ENOMEM, or MT_FOLD_ESTATE after finish. */

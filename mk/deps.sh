@@ -7,11 +7,13 @@
 #                       debug info for libc and a python3 built with it)
 #   mk/deps.sh fuzz     also clang and libFuzzer (make fuzz)
 #   mk/deps.sh --check GROUP  the same check with a group's packages
-# Package names are Debian's; libperf is built from linux-source-6.1 by mk/libperf.sh.
+# golang-go is for the tests: `go tool pprof` reads mt-fold --pprof's files
+# (tests/e2e/fold-pprof.sh).  Package names are Debian's; libperf is built from linux-source-6.1 by mk/libperf.sh.
 set -eu
 
 PACKAGES="build-essential libdw-dev libelf-dev libiberty-dev libzstd-dev libcriterion-dev linux-perf
-pkg-config xz-utils zstd python3 linux-source-6.1 lld"
+pkg-config xz-utils zstd python3 linux-source-6.1 lld protobuf-c-compiler libprotobuf-c-dev
+zlib1g-dev golang-go"
 BROWSER_PACKAGES="chromium"
 BENCH_PACKAGES="libjemalloc2 heaptrack libc6-dbg python3.11-dbg sqlite3 git"
 FUZZ_PACKAGES="clang libclang-rt-14-dev"

@@ -37,6 +37,31 @@ void mt_unwind_batch_release(struct mt_unwind_batch *b)
 	free(b->dframes);
 }
 
+/* Modules numbered so far: one output per process, written by one thread
+ * at a time (the one that symbolises). */
+static uint32_t modules_numbered;
+
+void mt_unwind_put_modules(struct mt_unwind_out *to, const struct mt_unwind_dframe *fr,
+			   size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct mt_unwind_module *m = fr[i].mod;
+		if (!m || m->out_id)
+			continue;
+		m->out_id = ++modules_numbered;
+		char id[41];
+		mt_unwind_module_build_id_hex(m, 0, id);
+		mt_unwind_out_str(to, "# module ");
+		mt_unwind_out_u64(to, m->out_id);
+		mt_unwind_out_char(to, ' ');
+		mt_unwind_out_str(to, id[0] ? id : "-");
+		mt_unwind_out_char(to, ' ');
+		for (const char *p = mt_unwind_module_path(m); *p; p++)
+			mt_unwind_out_char(to, *p == '\n' || *p == '\r' ? '_' : *p);
+		mt_unwind_out_char(to, '\n');
+	}
+}
+
 void mt_unwind_put_frame(struct mt_unwind_out *to, const struct mt_unwind_symopts *o,
 			 const struct mt_unwind_dframe *d, struct mt_unwind_frame_counts *c)
 {
@@ -55,6 +80,12 @@ void mt_unwind_put_frame(struct mt_unwind_out *to, const struct mt_unwind_symopt
 		mt_unwind_out_add(to, y->text, y->len);
 		c->frames += y->nframes;
 		c->inl += y->nframes - 1u;
+	}
+	if (o->pprof_info) {
+		mt_unwind_out_str(to, " @");
+		mt_unwind_out_u64(to, d->mod->out_id);
+		mt_unwind_out_str(to, "+0x");
+		mt_unwind_out_x64(to, d->vaddr);
 	}
 }
 
@@ -147,6 +178,15 @@ void mt_unwind_batch_write(struct mt_unwind_out *to, struct mt_unwind_batch *b,
 	size_t at = 0;
 	for (size_t i = 0; i < b->nr_segs; i++) {
 		const struct mt_unwind_seg *g = &b->segs[i];
+		if (o->pprof_info) {
+			/* New modules' lines go before the line that uses them. */
+			size_t bol = g->text_end;
+			while (bol > at && b->out.buf[bol - 1] != '\n')
+				bol--;
+			mt_unwind_out_add(to, b->out.buf + at, bol - at);
+			at = bol;
+			mt_unwind_put_modules(to, &b->dframes[g->fr_begin], g->fr_count);
+		}
 		mt_unwind_out_add(to, b->out.buf + at, g->text_end - at);
 		at = g->text_end;
 		write_stack(to, b, &b->dframes[g->fr_begin], g->fr_count, o, c, last);

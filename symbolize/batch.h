@@ -53,7 +53,15 @@ int mt_unwind_batch_reserve(struct mt_unwind_batch *b, size_t nframes);
 
 void mt_unwind_batch_release(struct mt_unwind_batch *b);
 
-/* Write one frame's text (the physical frame and its inline frames). */
+/* --pprof-info: for each of the n frames fr whose module has no number
+ * yet, number it and write "# module N BUILDID PATH\n" to @to (BUILDID in
+ * hex, "-" when none; a newline in PATH as '_').  Called before the line
+ * holding the frames, by the thread that symbolises. */
+void mt_unwind_put_modules(struct mt_unwind_out *to, const struct mt_unwind_dframe *fr,
+			   size_t n);
+
+/* Write one frame's text (the physical frame and its inline frames), and
+ * with --pprof-info " @N+0xADDR": its module's number and ELF address. */
 void mt_unwind_put_frame(struct mt_unwind_out *to, const struct mt_unwind_symopts *o,
 			 const struct mt_unwind_dframe *d, struct mt_unwind_frame_counts *c);
 

@@ -185,6 +185,10 @@ void mt_unwind_emit_stack(struct mt_unwind_emit *e, struct mt_unwind_out *out,
 			if (d.mod) {
 				if (e->wr)	/* one thread symbolises at a time */
 					writer_end(e);
+				/* This line waits in out; the lines' buffer is
+				 * written before it. */
+				if (e->sym->pprof_info)
+					mt_unwind_put_modules(&e->b.out, &d, 1);
 				mt_unwind_put_frame(out, e->sym, &d, &e->counts);
 			} else {
 				e->counts.frames++;	/* its text went straight to out */

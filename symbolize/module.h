@@ -98,6 +98,8 @@ struct mt_unwind_module {
 	 * a large compile unit (a long stretch on python3 with its DWARF). */
 	pthread_mutex_t lock;
 	int apart;
+	uint32_t out_id;		/* --pprof-info: its "# module N" (0: none
+					 * yet); set by the one thread that writes */
 	struct mt_unwind_module *next;	/* in the cache's list */
 };
 

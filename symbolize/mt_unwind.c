@@ -54,6 +54,9 @@ static void usage(FILE *f)
 "  -o FILE              write to FILE instead of stdout\n"
 "  --addrs              print every frame as [module+0xADDR] (ELF address)\n"
 "  --srcline            append ' (file:line)' to each frame\n"
+"  --pprof-info         also modules with build-ids, each physical frame's\n"
+"                       module and address, functions' first lines (for\n"
+"                       mt-fold --pprof; docs/formats/unwind-text.md)\n"
 "  --no-inline          do not expand inlined calls\n"
 "  --no-demangle        keep C++/Rust symbol names mangled\n"
 "  --max-depth N        walk at most N physical frames (default 256)\n"
@@ -155,10 +158,11 @@ static int nomem(const struct run *r)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_ADDRS = 256, O_SRCLINE, O_NOINLINE, O_NODEMANGLE, O_MAXDEPTH, O_PID, O_TID,
-	       O_DEBUGINFO, O_DECODE, O_DEBUG_CACHE, O_NO_DEBUG_CACHE };
+	       O_DEBUGINFO, O_DECODE, O_DEBUG_CACHE, O_NO_DEBUG_CACHE, O_PPROF_INFO };
 	static const struct option lo[] = {
 		{ "addrs", no_argument, NULL, O_ADDRS },
 		{ "srcline", no_argument, NULL, O_SRCLINE },
+		{ "pprof-info", no_argument, NULL, O_PPROF_INFO },
 		{ "no-inline", no_argument, NULL, O_NOINLINE },
 		{ "no-demangle", no_argument, NULL, O_NODEMANGLE },
 		{ "max-depth", required_argument, NULL, O_MAXDEPTH },
@@ -183,6 +187,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'h': usage(stdout); exit(0);
 		case O_ADDRS: o->sym.addrs = 1; break;
 		case O_SRCLINE: o->sym.srcline = 1; break;
+		case O_PPROF_INFO: o->sym.pprof_info = 1; break;
 		case O_NOINLINE: o->sym.no_inline = 1; break;
 		case O_NODEMANGLE: o->sym.no_demangle = 1; break;
 		case O_DECODE: o->decode_only = 1; break;
@@ -315,7 +320,7 @@ static int setup(struct run *r, int out_fd)
 	/* Loaders read symbols (and DWARF for inline frames or file:line) in a
 	 * libdwfl session of their own; --addrs with inline frames needs the
 	 * DWARF too, and a session apart from the unwinder's (see cfi.c). */
-	int need_dwarf = !o->sym.no_inline || o->sym.srcline;
+	int need_dwarf = !o->sym.no_inline || o->sym.srcline || o->sym.pprof_info;
 	if (!o->decode_only && (!o->sym.addrs || need_dwarf))
 		mt_unwind_modules_prefetch(r->modules, need_dwarf);
 	return MT_EXIT_OK;

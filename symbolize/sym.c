@@ -75,6 +75,22 @@ static void buf_srcline(struct buf *b, const char *file, int line)
 	buf_str(b, tmp);
 }
 
+/* --pprof-info: " {FILE:START}", the file and first line of the function
+ * a frame is in (DW_AT_decl_file, DW_AT_decl_line, through the abstract
+ * origin of an inlined instance); nothing when DWARF does not say. */
+static void buf_decl(struct buf *b, Dwarf_Die *die)
+{
+	int line = 0;
+	if (!die || dwarf_decl_line(die, &line) != 0 || line <= 0)
+		return;
+	const char *file = dwarf_decl_file(die);
+	char tmp[32];
+	buf_str(b, " {");
+	buf_name(b, file ? base_name(file) : "??");
+	snprintf(tmp, sizeof(tmp), ":%d}", line);
+	buf_str(b, tmp);
+}
+
 /* name, demangled unless asked not to. */
 static void buf_symbol(struct buf *b, const char *name, const struct mt_unwind_symopts *o)
 {
@@ -220,7 +236,7 @@ static struct mt_unwind_sym *format(struct mt_unwind_module *m, uint64_t vaddr,
 
 	mt_unwind_module_symbols_ready(m);
 
-	if (!o->no_inline || o->srcline)
+	if (!o->no_inline || o->srcline || o->pprof_info)
 		get_chain(m, vaddr, &c, o->srcline);
 	int ninl = o->no_inline ? 0 : c.n;
 
@@ -274,6 +290,8 @@ static struct mt_unwind_sym *format(struct mt_unwind_module *m, uint64_t vaddr,
 			call_site(&c, &c.scopes[c.n - 1], &file, &line);
 		buf_srcline(&b, file, line);
 	}
+	if (o->pprof_info)
+		buf_decl(&b, c.have_func ? &c.func : NULL);
 	for (int i = ninl - 1; i >= 0; i--) {
 		buf_str(&b, ";");
 		if (o->addrs)
@@ -289,6 +307,8 @@ static struct mt_unwind_sym *format(struct mt_unwind_module *m, uint64_t vaddr,
 				call_site(&c, &c.scopes[i - 1], &file, &line);
 			buf_srcline(&b, file, line);
 		}
+		if (o->pprof_info)
+			buf_decl(&b, &c.scopes[i]);
 	}
 	if (b.oom) {
 		free(b.p);

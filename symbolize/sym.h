@@ -16,6 +16,8 @@ struct mt_unwind_symopts {
 	int srcline;		/* append " (file:line)" */
 	int no_inline;		/* physical frames only */
 	int no_demangle;
+	int pprof_info;		/* " {FILE:START}" per frame, " @N+0xADDR" per
+				 * physical frame, "# module" lines (batch.h) */
 };
 
 /* One physical frame's text: its frames root-to-leaf joined by ';'. */

@@ -1,0 +1,3 @@
+# FILE@KEY=VALUE with a bad key: usage error, the argument named
+printf '# mt-unwind 1\nalloc\t1/1\t1\tp\tsize=10 ptr=0x10 every=1\tmain;f end=complete\n' > a.txt
+mt-fold --pprof p.pb.gz a.txt@host=b,no+key=1

@@ -1,0 +1,3 @@
+# --pprof into a directory that does not exist: environment error
+printf '# mt-unwind 1\nalloc\t1/1\t1\tp\tsize=10 ptr=0x10 every=1\tmain;f end=complete\n' > a.txt
+mt-fold --pprof nodir/p.pb.gz a.txt
