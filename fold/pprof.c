@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "fold/profile.pb-c.h"
 #include "common/cli.h"
+#include "common/trust.h"
 #include "fold/strtab.h"
 
 #define NTYPES_MAX 6
@@ -611,8 +613,12 @@ int mt_fold_pprof_write(const char *path, const struct mt_fold_pprof_group *g,
 	int r = mt_fold_pprof_encode(g, ngroups, locs, &buf, &len, st);
 	if (r)
 		return r;
-	FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "wb");
+	/* 0600, as every output of mt's (common/trust.h) */
+	int fd = strcmp(path, "-") == 0 ? -1 : mt_open_output(path);
+	FILE *f = strcmp(path, "-") == 0 ? stdout : fd >= 0 ? fdopen(fd, "wb") : NULL;
 	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		free(buf);
 		return MT_FOLD_EIO;
 	}

@@ -36,6 +36,9 @@ void mt_help_report(FILE *f)
 	      "                  only the events of that process, thread or command\n"
 	      "  --wide          do not shorten names to the terminal's width\n"
 	      "  --json          the same as JSON (docs/formats/fold-json.md)\n"
+	      "  --pprof OUT     a gzipped pprof profile instead, for go tool pprof,\n"
+	      "                  Pyroscope, Parca (docs/pprof.md)\n"
+	      "  --label K=V     with --pprof: a label on every sample (host, service...)\n"
 	      "  --no-cache      unwind again, keep nothing\n"
 	      "  -v, --verbose   say where the unwound text comes from\n"
 	      "  -h, --help      this text\n"
@@ -64,7 +67,7 @@ void mt_help_diff(FILE *f)
 
 enum {
 	O_TREE = 256, O_CALLERS, O_METRIC, O_ALLOC_FN, O_TOP, O_PATHS, O_PID, O_TID,
-	O_COMM, O_WIDE, O_JSON, O_NO_CACHE,
+	O_COMM, O_WIDE, O_JSON, O_NO_CACHE, O_PPROF, O_LABEL,
 };
 
 /* What each option becomes for mt-fold (NULL: mt's own). */
@@ -81,13 +84,15 @@ static const char *fold_name(int opt)
 	case O_TID: return "--only-tid";
 	case O_COMM: return "--only-comm";
 	case O_WIDE: return "--wide";
+	case O_PPROF: return "--pprof";
+	case O_LABEL: return "--label";
 	default: return NULL;
 	}
 }
 
 struct parsed {
 	char *fold[40];
-	int nfold, json, no_cache, verbose;
+	int nfold, json, no_cache, verbose, pprof;
 	const char *metric;
 	char **files;
 	int nfiles;
@@ -110,6 +115,8 @@ static int parse(int argc, char **argv, const struct option *longs, const char *
 			p->fold[p->nfold++] = (char *)name;
 			if (c == O_METRIC)
 				p->metric = optarg;
+			if (c == O_PPROF)
+				p->pprof = 1;
 			if (optarg)
 				p->fold[p->nfold++] = optarg;
 			continue;
@@ -147,6 +154,8 @@ int mt_cmd_report(int argc, char **argv)
 		{ "comm", required_argument, NULL, O_COMM },
 		{ "wide", no_argument, NULL, O_WIDE },
 		{ "json", no_argument, NULL, O_JSON },
+		{ "pprof", required_argument, NULL, O_PPROF },
+		{ "label", required_argument, NULL, O_LABEL },
 		{ "no-cache", no_argument, NULL, O_NO_CACHE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -160,14 +169,17 @@ int mt_cmd_report(int argc, char **argv)
 		mt_error(p.nfiles ? "give one capture (mt diff compares two)" : "no capture given");
 		return mt_usage_hint(REPORT_SYNOPSIS);
 	}
-	/* the mode first: mt-fold --report and --json exclude each other */
-	memmove(p.fold + 1, p.fold, (size_t)p.nfold * sizeof(p.fold[0]));
-	p.fold[0] = p.json ? FOLD_JSON : MT_FRONT_FOLD_REPORT;
-	p.fold[++p.nfold] = NULL;
+	/* the mode first: mt-fold --sites, --json and --pprof exclude each other */
+	if (!p.pprof || p.json) {
+		memmove(p.fold + 1, p.fold, (size_t)p.nfold * sizeof(p.fold[0]));
+		p.fold[0] = p.json ? FOLD_JSON : MT_FRONT_FOLD_REPORT;
+		p.nfold++;
+	}
+	p.fold[p.nfold] = NULL;
 	struct mt_fold_run run = { p.fold, -1 };
 	/* a header names the program; JSON stays one document */
 	return mt_front_fold(p.files[0], NULL, &run, 1, p.no_cache, p.verbose, p.metric,
-			     p.json ? NULL : print_header, p.files[0]);
+			     p.json || p.pprof ? NULL : print_header, p.files[0]);
 }
 
 int mt_cmd_diff(int argc, char **argv)

@@ -22,7 +22,10 @@
 #include <zstd.h>
 
 /* What mt-unwind is run with: part of the key. */
-static char *const unwind_opts[] = { "--srcline", NULL };
+/* Source lines for the report; modules, addresses and first lines for
+ * mt report --pprof (mt-fold drops them for its other outputs): one cached
+ * text serves every subcommand. */
+static char *const unwind_opts[] = { "--srcline", "--pprof-info", NULL };
 
 #define ENTRY_MAGIC "mt unwound cache 1\n"
 #define ENTRY_SUFFIX ".unwound.zst"

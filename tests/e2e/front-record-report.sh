@@ -222,4 +222,16 @@ rc=0; "$M" record -o outdir -- true 2>ed.err || rc=$?
 grep -qx "mt-encode: cannot create 'outdir': Is a directory" ed.err || fail "mt-encode's message: $(cat ed.err)"
 grep -qx "mt: mt-encode failed (exit 3): the capture file is incomplete or missing" ed.err || fail "mt's: $(cat ed.err)"
 grep -q '^mt: capture: \|^mt: next:' ed.err && fail "a failed record named a capture: $(cat ed.err)"
+# ---- mt report --pprof: the same unwound text, as a pprof profile ---------
+"$M" report --pprof rep.pb.gz --label host=test "$F" 2>pp.err || fail "mt report --pprof: $(cat pp.err)"
+[ "$(stat -c %a rep.pb.gz)" = 600 ] || fail "the pprof file is mode $(stat -c %a rep.pb.gz)"
+[ "$(head -c 2 rep.pb.gz | od -An -tx1 | tr -d ' ')" = 1f8b ] || fail "the pprof file is not gzip"
+if command -v go >/dev/null; then
+	HOME=$T GOPATH=$T/go GOCACHE=$T/gocache go tool pprof -raw rep.pb.gz >pp.raw 2>&1 ||
+		fail "go tool pprof -raw: $(head -5 pp.raw)"
+	grep -q 'alloc_space/bytes' pp.raw && grep -q 'host:\[test\]' pp.raw ||
+		fail "go tool pprof -raw: no alloc_space or label: $(head -20 pp.raw)"
+	grep -q 'alloc_small' pp.raw || fail "go tool pprof -raw: no alloc_small: $(head -40 pp.raw)"
+fi
+
 echo "front-record-report: ok"
