@@ -135,14 +135,15 @@ static char *format_rse(char *buf, const struct mt_fold_value *v)
 	return buf;
 }
 
+/* "[lo, hi]"; "[lo, hi]^" when the top was cut at the exact total. */
 static char *format_interval(char *buf, const struct mt_fold_value *v, int bytes)
 {
 	char a[32], b[32];
 	if (v->exact)
 		snprintf(buf, 80, "-");
 	else
-		snprintf(buf, 80, "[%s, %s]", mt_fold_format_amount(a, v->lo, bytes),
-			 mt_fold_format_amount(b, v->hi, bytes));
+		snprintf(buf, 80, "[%s, %s]%s", mt_fold_format_amount(a, v->lo, bytes),
+			 mt_fold_format_amount(b, v->hi, bytes), v->cut_top ? "^" : "");
 	return buf;
 }
 
@@ -295,7 +296,8 @@ static void print_totals(FILE *f, const struct mt_fold_snapshot *s)
 			"the sampler's totals)\n");
 		return;
 	}
-	fprintf(f, "exact totals from the sampler beside the estimates (%d%% interval; "
+	fprintf(f, "exact totals from the sampler beside the estimates (%d%% interval from the "
+		"samples alone; "
 		"in: the exact value lies in it; part: the exact value leaves out images "
 		"that sent none%s)\n", conf, s->all.totals.forked_lines ?
 		"; fork: forked processes free blocks of their parent's, which their own "
@@ -352,8 +354,14 @@ int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s)
 	fprintf(f, "total %s: %s", mt_fold_metric_name(m),
 		mt_fold_format_amount(a, s->total.value, bytes));
 	if (!s->total.exact)
+	{
 		fprintf(f, " %s, rse %s, n %llu", format_interval(iv1, &s->total, bytes),
 			format_rse(b, &s->total), (unsigned long long)s->total.n);
+		if (s->total.cut_top)
+			fprintf(f, " (^: top cut at the sampler's exact total; the samples "
+				"alone reach %s)", mt_fold_format_amount(c, s->total.hi_samples,
+									 bytes));
+	}
 	else if (s->counts.lost_events || s->counts.lost_records)
 		/* Lost allocations only lower a sum; lost frees raise what is
 		 * in use, so in-use figures can be off either way. */
@@ -370,7 +378,13 @@ int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s)
 	fprintf(f, "top %u of %u sites by total %s", s->nshown, s->nsites, mt_fold_metric_name(m));
 	if (s->opt.min_samples)
 		fprintf(f, " with at least %llu samples", (unsigned long long)s->opt.min_samples);
-	fprintf(f, "; ? marks fewer than %llu samples (rough)\n", (unsigned long long)s->opt.few);
+	fprintf(f, "; ? marks fewer than %llu samples (rough)", (unsigned long long)s->opt.few);
+	int tops = 0;
+	for (uint32_t r = 0; r < s->nshown; r++)
+		tops |= s->sites[s->shown[r]].total.cut_top | s->sites[s->shown[r]].self.cut_top;
+	if (tops)
+		fprintf(f, "; ^: top cut at the sampler's exact total, never below the estimate (JSON: hi_samples)");
+	fputc('\n', f);
 	int cut = mt_fold_stacks_cut(&s->counts);
 	if (cut)
 		fprintf(f, "cut: an exact sum of the events, but %llu of their stacks were cut "
@@ -466,6 +480,10 @@ static void json_value_fields(FILE *f, const struct mt_fold_value *v)
 	json_num(f, v->lo);
 	fputs(", \"hi\": ", f);
 	json_num(f, v->hi);
+	if (v->cut_top) {
+		fputs(", \"hi_samples\": ", f);
+		json_num(f, v->hi_samples);
+	}
 }
 
 static void json_value(FILE *f, const struct mt_fold_value *v)

@@ -90,7 +90,8 @@ static char *interval(char *buf, size_t n, const struct mt_fold_value *v, enum u
 	if (v->exact)
 		snprintf(buf, n, "%s", cut ? "- (stacks cut)" : "exact");
 	else
-		snprintf(buf, n, "[%s, %s]", fmt(a, v->lo, u), fmt(b, v->hi, u));
+		snprintf(buf, n, "[%s, %s]%s", fmt(a, v->lo, u), fmt(b, v->hi, u),
+			 v->cut_top ? "^" : "");
 	return buf;
 }
 
@@ -197,7 +198,8 @@ static void print_totals(FILE *f, const struct mt_fold_snapshot *s, size_t width
 		    "the sampler's totals)");
 		return;
 	}
-	say(f, width, "exact totals from the sampler beside the estimates (%d%% interval; "
+	say(f, width, "exact totals from the sampler beside the estimates (%d%% interval from "
+	    "the samples alone; "
 	    "in: the exact figure lies in it; live: still allocated at exit)%s", conf,
 	    g->partial ? "; part: the exact figures leave out images that sent none" : "");
 	fprintf(f, "%-13s %15s  %9s  %s\n", "", "exact", "estimate",
@@ -468,10 +470,13 @@ static void print_sites(FILE *f, const struct mt_fold_snapshot *s, const struct 
 	uint32_t shown = o->top && t->nsites > o->top ? o->top : t->nsites;
 	const char *ivh = s->opt.conf == 0.95 ? "95% interval" : "interval";
 	size_t w = o->width;
+	int tops = 0;
+	for (uint32_t i = 0; i < shown; i++)
+		tops |= t->sites[i].value.cut_top | (allocs_iv && t->sites[i].allocs.cut_top);
 	say(f, w, "%s by %s (%s): %s%u of %u; a site is the first frame, from the leaf, "
-	    "outside the allocator", allocs ? "allocation sites" : "sites",
+	    "outside the allocator%s", allocs ? "allocation sites" : "sites",
 	    mt_fold_metric_name(s->opt.metric), metric_says(s), shown < t->nsites ? "top " : "",
-	    shown, t->nsites);
+	    shown, t->nsites, tops ? "; ^: top cut at the sampler's exact total, never below the estimate" : "");
 	fprintf(f, "%3s  %9s  %-22s", "#", metric_head(s), ivh);
 	if (allocs)
 		fprintf(f, "%11s  ", "allocs");
@@ -592,9 +597,16 @@ int mt_fold_render_sites(FILE *f, const struct mt_fold_snapshot *s,
 		say(f, o->width, "total %s: %s (exact)", mt_fold_metric_name(s->opt.metric),
 		    fmt(a, s->total.value, u));
 	else
-		say(f, o->width, "total %s: %s %s, n %llu", mt_fold_metric_name(s->opt.metric),
+	{
+		char hs[32] = "";
+		if (s->total.cut_top)
+			fmt(hs, s->total.hi_samples, u);
+		say(f, o->width, "total %s: %s %s, n %llu%s%s%s", mt_fold_metric_name(s->opt.metric),
 		    fmt(a, s->total.value, u), interval(iv, sizeof(iv), &s->total, u, 0),
-		    (unsigned long long)s->total.n);
+		    (unsigned long long)s->total.n,
+		    *hs ? " (^: top cut at the sampler's exact total; the samples alone reach " : "",
+		    hs, *hs ? ")" : "");
+	}
 	print_input(f, s, o->width);
 	fputc('\n', f);
 	print_totals(f, s, o->width);

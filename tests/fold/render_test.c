@@ -128,6 +128,14 @@ static void check_cells(const char **pp, const struct jm *jv, const char *site, 
 		agrees(parse_amount(&p), num(jv, "hi")->num, "hi", site);
 		cr_assert_eq(*p, ']');
 		p++;
+		/* a top cut at the exact total: '^' in the table, the samples'
+		 * own top beside it in JSON, never below it */
+		const struct jm *hs = jm_get(jv, "hi_samples");
+		cr_assert_eq(*p == '^', hs != NULL, "cut mark of %s", site);
+		if (*p == '^') {
+			cr_assert(hs->num >= num(jv, "hi")->num);
+			p++;
+		}
 	}
 	char *end;
 	unsigned long long n = strtoull(skip_ws(p), &end, 10);
