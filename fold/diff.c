@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fold/render.h"
+#include "fold/sitestext.h"
 
 /* ---- the incomplete beta ------------------------------------------------ */
 
@@ -323,6 +324,21 @@ int mt_fold_diff_new(struct mt_fold_diff **out, const struct mt_fold_snapshot *b
 		tc.sampled |= !csnap->total.exact;
 		fill_row(&d->total, &tb, bsnap, &tc, csnap);
 	}
+	/* Exact rows over incomplete inputs are exact sums of what was
+	 * captured, not of what the program did.  The sampler's totals are
+	 * counted in the program: only images without the sampler escape. */
+	const char *mb = mt_fold_exact_misses(&bsnap->counts, 1);
+	const char *mc = mt_fold_exact_misses(&csnap->counts, 1);
+	d->row_misses = mb ? mb : mc;
+	d->misses_side = mb && mc ? "both have" : mb ? "the base has" : "the inputs have";
+	if (d->total.kind == MT_FOLD_DIFF_EXACT && bsnap->bound[m] >= 0)
+		d->total_misses = bsnap->counts.unsampled_images || csnap->counts.unsampled_images
+					  ? "images unsampled" : NULL;
+	else {
+		mb = mt_fold_exact_misses(&bsnap->counts, 0);
+		mc = mt_fold_exact_misses(&csnap->counts, 0);
+		d->total_misses = mb ? mb : mc;
+	}
 	if (decide(d))
 		goto oom;
 	free(byname);
@@ -414,10 +430,17 @@ static char *format_pct(char *buf, const struct mt_fold_diff_row *r)
 	return buf;
 }
 
-static void table_row(FILE *f, const struct mt_fold_diff_row *r, int bytes)
+/* "cut", "lost", "part" for an exact row that misses something */
+static const char *misses_short(const char *misses)
+{
+	return misses[0] == 's' ? "cut" : misses[0] == 'e' ? "lost" : "part";
+}
+
+static void table_row(FILE *f, const struct mt_fold_diff_row *r, int bytes, const char *misses)
 {
 	char a[32], b[32], c[32], p[32], q[32];
-	const char *sig = r->kind == MT_FOLD_DIFF_EXACT ? "exact"
+	const char *sig = r->kind == MT_FOLD_DIFF_EXACT && misses ? misses_short(misses)
+			  : r->kind == MT_FOLD_DIFF_EXACT ? "exact"
 			  : r->kind == MT_FOLD_DIFF_TOO_FEW ? "-"
 			  : r->significant ? "yes" : "no";
 	fprintf(f, "%10s %8llu %10s %8llu %11s %8s %7s  %-5s  %s", mt_fold_format_amount(a, r->base.value, bytes),
@@ -444,23 +467,28 @@ int mt_fold_render_diff_table(FILE *f, const struct mt_fold_diff *d, const char 
 		"exactly ('exact')\n", d->ntested, d->ntoo_few, d->nexact);
 	snprintf(num, sizeof(num), "%.2g", d->alpha * d->ntested);
 	fprintf(f, "significant: %u; tested one by one at %d%%, chance alone would mark "
-		"about %s of the %u\n\n", d->nsignificant, lvl, num, d->ntested);
+		"about %s of the %u\n", d->nsignificant, lvl, num, d->ntested);
+	const char *ms = d->row_misses ? d->row_misses : d->total_misses;
+	if (ms && (d->nexact || d->total.kind == MT_FOLD_DIFF_EXACT))
+		fprintf(f, "not exact: %s %s: '%s' marks a change summed exactly over what "
+			"was captured, which misses them\n", d->misses_side, ms, misses_short(ms));
+	fputc('\n', f);
 	char hb[32], hn[32], hc[32];
 	snprintf(hb, sizeof(hb), "base %s", unit_short(d->metric));
 	snprintf(hn, sizeof(hn), "new %s", unit_short(d->metric));
 	snprintf(hc, sizeof(hc), "change %s", unit_short(d->metric));
 	fprintf(f, "%10s %8s %10s %8s %11s %8s %7s  %-5s  %s\n", hb, "n", hn, "n", hc,
 		"change%", "p", "sig", "site");
-	table_row(f, &d->total, bytes);
+	table_row(f, &d->total, bytes, d->total_misses);
 	for (uint32_t i = 0; i < d->nshown; i++)
-		table_row(f, &d->rows[i], bytes);
+		table_row(f, &d->rows[i], bytes, d->row_misses);
 	if (d->nshown < d->nrows)
 		fprintf(f, "%u more sites not shown (--top 0 shows all), %u of them significant\n",
 			d->nrows - d->nshown, d->nsignificant_hidden);
 	return ferror(f) ? MT_FOLD_EIO : 0;
 }
 
-static void json_row(FILE *f, const struct mt_fold_diff_row *r)
+static void json_row(FILE *f, const struct mt_fold_diff_row *r, const char *misses)
 {
 	fputs("{\"name\": ", f);
 	mt_fold_json_string(f, r->name);
@@ -474,7 +502,10 @@ static void json_row(FILE *f, const struct mt_fold_diff_row *r)
 	mt_fold_json_num(f, r->delta);
 	fputs(", \"change_pct\": ", f);
 	mt_fold_json_num(f, r->pct);
-	fprintf(f, ", \"test\": \"%s\", \"p\": ", kind_name(r->kind));
+	fprintf(f, ", \"test\": \"%s\", ", kind_name(r->kind));
+	if (r->kind == MT_FOLD_DIFF_EXACT && misses)
+		fprintf(f, "\"misses\": \"%s\", ", misses);
+	fputs("\"p\": ", f);
 	int tested = r->kind == MT_FOLD_DIFF_BINOMIAL || r->kind == MT_FOLD_DIFF_NORMAL;
 	mt_fold_json_num(f, tested ? r->p : NAN);
 	fputs(", \"threshold\": ", f);
@@ -496,11 +527,11 @@ int mt_fold_render_diff_json(FILE *f, const struct mt_fold_diff *d, const char *
 		"\"chance_one_by_one\": ", d->ntested, d->ntoo_few, d->nexact, d->nsignificant);
 	mt_fold_json_num(f, d->alpha * d->ntested);
 	fprintf(f, ", \"sites\": %u},\n \"total\": ", d->nrows);
-	json_row(f, &d->total);
+	json_row(f, &d->total, d->total_misses);
 	fputs(",\n \"rows\": [", f);
 	for (uint32_t i = 0; i < d->nshown; i++) {
 		fputs(i ? ",\n  " : "\n  ", f);
-		json_row(f, &d->rows[i]);
+		json_row(f, &d->rows[i], d->row_misses);
 	}
 	fputs("]\n}\n", f);
 	return ferror(f) ? MT_FOLD_EIO : 0;

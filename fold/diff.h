@@ -61,6 +61,11 @@ struct mt_fold_diff {
 	uint32_t nexact;		/* exact rows (no test) */
 	uint32_t nsignificant;		/* rows and total marked */
 	uint32_t nsignificant_hidden;	/* of them, rows past --top */
+	/* What exact rows (and the exact total) miss, from either side
+	 * (mt_fold_exact_misses), NULL when nothing; which side. */
+	const char *row_misses, *total_misses;
+	const char *misses_side;	/* "the base has", "the inputs have",
+					 * "both have" */
 };
 
 /* Test the change from a to b.  wa, wb: the weight of one count on each

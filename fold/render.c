@@ -151,10 +151,11 @@ static char *format_interval(char *buf, const struct mt_fold_value *v, int bytes
 
 /* The rse column of a site row: an exact sum over stacks some of which were
  * cut short is not exact (their outer frames' totals leave them out). */
-static char *row_rse(char *buf, const struct mt_fold_value *v, int cut)
+static char *row_rse(char *buf, const struct mt_fold_value *v, const char *misses)
 {
-	if (v->exact && cut) {
-		snprintf(buf, 32, "cut");
+	if (v->exact && misses) {	/* "cut", "lost", "part" */
+		snprintf(buf, 32, "%s", misses[0] == 's' ? "cut" : misses[0] == 'e' ? "lost"
+								      : "part");
 		return buf;
 	}
 	return format_rse(buf, v);
@@ -369,6 +370,11 @@ int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s)
 			mt_fold_u128_str(c, s->counts.lost_events),
 			m == MT_FOLD_INUSE_BYTES || m == MT_FOLD_INUSE_OBJECTS ?
 				"off either way" : "at least this");
+	else if (s->counts.unsampled_images)
+		fprintf(f, " (exact over the images that ran the sampler; %s never did: %s)",
+			mt_fold_u128_str(c, s->counts.unsampled_images),
+			m == MT_FOLD_INUSE_BYTES || m == MT_FOLD_INUSE_OBJECTS ?
+				"off either way" : "at least this");
 	else
 		fprintf(f, " (exact)");
 	fputs("\n\n", f);
@@ -385,11 +391,21 @@ int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s)
 	if (tops)
 		fprintf(f, "; ^: top cut at the sampler's exact total, never below the estimate (JSON: hi_samples)");
 	fputc('\n', f);
-	int cut = mt_fold_stacks_cut(&s->counts);
-	if (cut)
-		fprintf(f, "cut: an exact sum of the events, but %llu of their stacks were cut "
-			"short and the frames they lose miss them: not exact\n",
-			(unsigned long long)s->counts.truncated);
+	const char *cut = mt_fold_exact_misses(&s->counts, 1);
+	if (cut && s->total.exact) {
+		char num[40];
+		if (cut[0] == 'e')
+			fprintf(f, "lost: an exact sum of the events captured, but the capture lost "
+				"%s events: not exact\n", mt_fold_u128_str(num, s->counts.lost_events));
+		else if (cut[0] == 's')
+			fprintf(f, "cut: an exact sum of the events, but %llu of their stacks were "
+				"cut short and the frames they lose miss them: not exact\n",
+				(unsigned long long)s->counts.truncated);
+		else
+			fprintf(f, "part: an exact sum of the events, but %s process images never "
+				"ran the sampler: not exact\n",
+				mt_fold_u128_str(num, s->counts.unsampled_images));
+	}
 	fprintf(f, "%10s %6s %-24s %9s  %10s %6s %-24s %9s  %s\n", "total", "rse", "interval", "n",
 		"self", "rse", "interval", "n", "site");
 	for (uint32_t r = 0; r < s->nshown; r++) {
@@ -469,12 +485,19 @@ static void json_num(FILE *f, double v)
 	}
 }
 
+/* What the exact values about to be written miss (mt_fold_exact_misses),
+ * set around the figures it concerns; NULL: nothing. */
+static const char *json_misses;
+
 static void json_value_fields(FILE *f, const struct mt_fold_value *v)
 {
 	fputs("\"value\": ", f);
 	json_num(f, v->value);
-	fprintf(f, ", \"n\": %llu, \"exact\": %s, \"rse\": ", (unsigned long long)v->n,
-		v->exact ? "true" : "false");
+	fprintf(f, ", \"n\": %llu, \"exact\": %s, ", (unsigned long long)v->n,
+		v->exact && !json_misses ? "true" : "false");
+	if (v->exact && json_misses)
+		fprintf(f, "\"misses\": \"%s\", ", json_misses);
+	fputs("\"rse\": ", f);
 	json_num(f, v->exact ? 0 : v->rse);
 	fputs(", \"lo\": ", f);
 	json_num(f, v->lo);
@@ -658,6 +681,7 @@ static int json_report(FILE *f, const struct mt_fold_snapshot *s, const struct m
 		mt_fold_u128_str(n[1], c->silent_images), mt_fold_u128_str(n[2], c->unsampled_images),
 		(unsigned long long)c->filtered_out, (unsigned long long)c->other_event_samples);
 	fputs(" \"total\": ", f);
+	json_misses = mt_fold_exact_misses(c, 0);
 	json_value(f, &s->total);
 	fputs(",\n \"threads\": [", f);
 	for (uint32_t i = 0; i < s->nthreads; i++) {
@@ -671,6 +695,7 @@ static int json_report(FILE *f, const struct mt_fold_snapshot *s, const struct m
 	}
 	fputs("],\n \"all\": ", f);
 	json_group(f, &s->all, "");
+	json_misses = mt_fold_exact_misses(c, 1);
 	fprintf(f, ",\n \"sites\": {\"count\": %u, \"top\": %u, \"min_samples\": %llu, "
 		"\"few\": %llu, \"rows\": [", s->nsites, s->opt.top,
 		(unsigned long long)s->opt.min_samples, (unsigned long long)s->opt.few);
@@ -687,16 +712,21 @@ static int json_report(FILE *f, const struct mt_fold_snapshot *s, const struct m
 			site->few ? "true" : "false");
 	}
 	fputs("]},\n \"stacks\": [", f);
+	json_misses = mt_fold_exact_misses(c, 0);
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		const struct mt_fold_stack_row *r = &s->stacks[i];
 		fputs(i ? ",\n  {\"stack\": " : "\n  {\"stack\": ", f);
 		mt_fold_json_string(f, r->stack);
 		fputs(", \"value\": ", f);
 		json_num(f, r->value);
-		fprintf(f, ", \"n\": %llu, \"exact\": %s}", (unsigned long long)r->n,
-			r->exact ? "true" : "false");
+		fprintf(f, ", \"n\": %llu, \"exact\": %s", (unsigned long long)r->n,
+			r->exact && !json_misses ? "true" : "false");
+		if (r->exact && json_misses)
+			fprintf(f, ", \"misses\": \"%s\"", json_misses);
+		fputc('}', f);
 	}
 	fputc(']', f);
+	json_misses = NULL;
 	if (t)
 		json_sites(f, s, t, top, paths);
 	fputs("\n}\n", f);

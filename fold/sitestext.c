@@ -84,11 +84,14 @@ static const char *metric_says(const struct mt_fold_snapshot *s)
 }
 
 /* "[lo, hi]", or what stands for it when the figure is exact. */
-static char *interval(char *buf, size_t n, const struct mt_fold_value *v, enum unit u, int cut)
+static char *interval(char *buf, size_t n, const struct mt_fold_value *v, enum unit u,
+		      const char *misses)
 {
 	char a[32], b[32];
-	if (v->exact)
-		snprintf(buf, n, "%s", cut ? "- (stacks cut)" : "exact");
+	if (v->exact && misses)
+		snprintf(buf, n, "- (%s)", misses);
+	else if (v->exact)
+		snprintf(buf, n, "exact");
 	else
 		snprintf(buf, n, "[%s, %s]%s", fmt(a, v->lo, u), fmt(b, v->hi, u),
 			 v->cut_top ? "^" : "");
@@ -180,7 +183,7 @@ static void total_row(FILE *f, const char *label, const char *exact,
 	}
 	const char *mk = mark(ck, partial);
 	fprintf(f, "%-13s %15s  %9s  ", label, exact, fmt(e, ck->est.value, u));
-	interval(iv, sizeof(iv), &ck->est, u, 0);
+	interval(iv, sizeof(iv), &ck->est, u, NULL);
 	if (*mk)
 		fprintf(f, "%-22s %s\n", iv, mk);
 	else
@@ -310,7 +313,7 @@ static int print_groups(FILE *f, const struct mt_fold_snapshot *s,
 	enum unit u = metric_unit(s);
 	int with_exact = (!o->width || o->width >= 75) && s->has_totals &&
 			 metric_check(s, &s->all) != NULL;
-	int cut = 0;
+	const char *cut = mt_fold_exact_misses(&s->counts, 0);
 	fprintf(f, "threads and processes by %s: %s%u of %u\n", mt_fold_metric_name(s->opt.metric),
 		shown < n ? "top " : "", shown, n);
 	const char *ivh = s->opt.conf == 0.95 ? "95% interval" : "interval";
@@ -464,7 +467,7 @@ static void print_sites(FILE *f, const struct mt_fold_snapshot *s, const struct 
 			const struct mt_fold_sites_options *o)
 {
 	enum unit u = metric_unit(s);
-	int cut = mt_fold_stacks_cut(&s->counts);
+	const char *cut = mt_fold_exact_misses(&s->counts, 1);
 	int allocs = s->counts.kind[MT_FOLD_ALLOC] > 0;
 	int allocs_iv = allocs && (!o->width || o->width >= 77);
 	uint32_t shown = o->top && t->nsites > o->top ? o->top : t->nsites;
@@ -593,16 +596,17 @@ int mt_fold_render_sites(FILE *f, const struct mt_fold_snapshot *s,
 	say(f, o->width, "mt-fold sites: %s (%s), %d%% intervals", mt_fold_metric_name(s->opt.metric),
 	    metric_says(s), (int)lround(100 * s->opt.conf));
 	print_program(f, s, o->width);
+	const char *misses = mt_fold_exact_misses(&s->counts, 0);
 	if (s->total.exact)
-		say(f, o->width, "total %s: %s (exact)", mt_fold_metric_name(s->opt.metric),
-		    fmt(a, s->total.value, u));
-	else
-	{
+		say(f, o->width, "total %s: %s (%s%s)", mt_fold_metric_name(s->opt.metric),
+		    fmt(a, s->total.value, u), misses ? "not exact: " : "exact",
+		    misses ? misses : "");
+	else {
 		char hs[32] = "";
 		if (s->total.cut_top)
 			fmt(hs, s->total.hi_samples, u);
 		say(f, o->width, "total %s: %s %s, n %llu%s%s%s", mt_fold_metric_name(s->opt.metric),
-		    fmt(a, s->total.value, u), interval(iv, sizeof(iv), &s->total, u, 0),
+		    fmt(a, s->total.value, u), interval(iv, sizeof(iv), &s->total, u, NULL),
 		    (unsigned long long)s->total.n,
 		    *hs ? " (^: top cut at the sampler's exact total; the samples alone reach " : "",
 		    hs, *hs ? ")" : "");
