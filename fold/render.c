@@ -231,7 +231,7 @@ static void print_input(FILE *f, const struct mt_fold_snapshot *s)
 }
 
 static const char *const check_names[MT_FOLD_NCHECKS] = {
-	"alloc bytes", "allocs", "live bytes", "live objects",
+	"alloc req B", "allocs", "live req B", "live objects",
 };
 
 /* The checks the table shows, counted as they are printed for the line
@@ -307,7 +307,7 @@ static void print_totals(FILE *f, const struct mt_fold_snapshot *s)
 	fprintf(f, "%-14s %-12s", "pid/tid", "comm");
 	for (int i = 0; i < 2; i++)
 		fprintf(f, " %13s %10s %-24s %-4s", check_names[i], "estimate", "interval", "");
-	fprintf(f, " %10s %12s\n", "frees", "peak bytes");
+	fprintf(f, " %10s %12s\n", "frees", "peak block B");
 	struct tally t = { 0 };
 	for (uint32_t i = 0; i < s->nthreads; i++) {
 		const struct mt_fold_group *g = &s->threads[i];
@@ -350,7 +350,7 @@ int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s)
 	char a[32], b[32], c[40], d[32], iv1[80], iv2[80];
 
 	fprintf(f, "mt-fold report: %s (%s), %d%% intervals, ", mt_fold_metric_name(m),
-		mt_fold_metric_unit(m), (int)lround(100 * s->opt.conf));
+		bytes ? "requested bytes" : mt_fold_metric_unit(m), (int)lround(100 * s->opt.conf));
 	print_input(f, s);
 	fprintf(f, "total %s: %s", mt_fold_metric_name(m),
 		mt_fold_format_amount(a, s->total.value, bytes));
@@ -406,11 +406,16 @@ int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s)
 				"ran the sampler: not exact\n",
 				mt_fold_u128_str(num, s->counts.unsampled_images));
 	}
-	fprintf(f, "%10s %6s %-24s %9s  %10s %6s %-24s %9s  %s\n", "total", "rse", "interval", "n",
-		"self", "rse", "interval", "n", "site");
+	const char *hu = bytes ? " req B" : m == MT_FOLD_ALLOC_OBJECTS || m == MT_FOLD_INUSE_OBJECTS
+						 ? " objs" : "";
+	char ht[32], hs[32];
+	snprintf(ht, sizeof(ht), "total%s", hu);
+	snprintf(hs, sizeof(hs), "self%s", hu);
+	fprintf(f, "%11s %6s %-24s %9s  %11s %6s %-24s %9s  %s\n", ht, "rse", "interval", "n",
+		hs, "rse", "interval", "n", "site");
 	for (uint32_t r = 0; r < s->nshown; r++) {
 		const struct mt_fold_site *site = &s->sites[s->shown[r]];
-		fprintf(f, "%10s %6s %-24s %9llu%c %10s %6s %-24s %9llu  %s\n",
+		fprintf(f, "%11s %6s %-24s %9llu%c %11s %6s %-24s %9llu  %s\n",
 			mt_fold_format_amount(a, site->total.value, bytes),
 			row_rse(b, &site->total, cut), format_interval(iv1, &site->total, bytes),
 			(unsigned long long)(site->total.exact ? site->events : site->total.n),

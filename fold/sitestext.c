@@ -61,9 +61,9 @@ static char *fmt(char *buf, double v, enum unit u)
 static const char *metric_head(const struct mt_fold_snapshot *s)
 {
 	switch (s->opt.metric) {
-	case MT_FOLD_ALLOC_BYTES: return "alloc B";
+	case MT_FOLD_ALLOC_BYTES: return "alloc req B";
 	case MT_FOLD_ALLOC_OBJECTS: return "allocs";
-	case MT_FOLD_INUSE_BYTES: return "live B";
+	case MT_FOLD_INUSE_BYTES: return "live req B";
 	case MT_FOLD_INUSE_OBJECTS: return "live objs";
 	case MT_FOLD_SAMPLES: return "samples";
 	default: return metric_unit(s) == U_TIME ? "time" : "events";
@@ -73,9 +73,9 @@ static const char *metric_head(const struct mt_fold_snapshot *s)
 static const char *metric_says(const struct mt_fold_snapshot *s)
 {
 	switch (s->opt.metric) {
-	case MT_FOLD_ALLOC_BYTES: return "bytes allocated";
+	case MT_FOLD_ALLOC_BYTES: return "requested bytes allocated";
 	case MT_FOLD_ALLOC_OBJECTS: return "allocations, a count";
-	case MT_FOLD_INUSE_BYTES: return "bytes still allocated at exit";
+	case MT_FOLD_INUSE_BYTES: return "requested bytes still allocated at exit";
 	case MT_FOLD_INUSE_OBJECTS: return "allocations still live at exit, a count";
 	case MT_FOLD_SAMPLES: return "events recorded, a count";
 	default: return metric_unit(s) == U_TIME ? "time in the event's period"
@@ -208,20 +208,23 @@ static void print_totals(FILE *f, const struct mt_fold_snapshot *s, size_t width
 	fprintf(f, "%-13s %15s  %9s  %s\n", "", "exact", "estimate",
 		conf == 95 ? "95% interval" : "interval");
 	int p = g->partial;
-	snprintf(x, sizeof(x), "%s B", mt_fold_u128_str(n, t->alloc_bytes));
+	/* The sampler counts allocations as requested, frees, live and peak
+	 * bytes as glibc's blocks (usable size + 8): each figure says which. */
+	snprintf(x, sizeof(x), "%s req B", mt_fold_u128_str(n, t->alloc_bytes));
 	total_row(f, "allocated", x, &g->check[MT_FOLD_CHECK_BYTES], U_BYTES, p);
 	total_row(f, "allocations", mt_fold_u128_str(n, t->allocs),
 		  &g->check[MT_FOLD_CHECK_OBJECTS], U_COUNT, p);
 	total_row(f, "frees", mt_fold_u128_str(n, t->frees), NULL, U_COUNT, p);
-	snprintf(x, sizeof(x), "%s B", mt_fold_u128_str(n, t->peak_bytes));
+	snprintf(x, sizeof(x), "%s block B", mt_fold_u128_str(n, t->peak_bytes));
 	if (t->peak_error) {
-		fprintf(f, "%-13s %15s  (+- %s B)\n", "peak", x, mt_fold_u128_str(m, t->peak_error));
+		fprintf(f, "%-13s %15s  (+- %s block B)\n", "peak", x,
+			mt_fold_u128_str(m, t->peak_error));
 	} else {
 		total_row(f, "peak", x, NULL, U_BYTES, p);
 	}
 	total_row(f, "live objects", mt_fold_i128_str(n, g->check[MT_FOLD_CHECK_INUSE_OBJECTS].exact),
 		  &g->check[MT_FOLD_CHECK_INUSE_OBJECTS], U_COUNT, p);
-	total_row(f, "live bytes", "-", &g->check[MT_FOLD_CHECK_INUSE_BYTES], U_BYTES, p);
+	total_row(f, "live req B", "-", &g->check[MT_FOLD_CHECK_INUSE_BYTES], U_BYTES, p);
 	int out = 0;
 	for (int i = 0; i < MT_FOLD_NCHECKS; i++)
 		out += g->check[i].has_exact && !p && !g->check[i].in_interval &&
@@ -311,13 +314,13 @@ static int print_groups(FILE *f, const struct mt_fold_snapshot *s,
 	qsort(gs, n, sizeof(*gs), group_cmp);
 	uint32_t shown = o->groups && n > o->groups ? o->groups : n;
 	enum unit u = metric_unit(s);
-	int with_exact = (!o->width || o->width >= 75) && s->has_totals &&
+	int with_exact = (!o->width || o->width >= 77) && s->has_totals &&
 			 metric_check(s, &s->all) != NULL;
 	const char *cut = mt_fold_exact_misses(&s->counts, 0);
 	fprintf(f, "threads and processes by %s: %s%u of %u\n", mt_fold_metric_name(s->opt.metric),
 		shown < n ? "top " : "", shown, n);
 	const char *ivh = s->opt.conf == 0.95 ? "95% interval" : "interval";
-	fprintf(f, "%-15s %-10s %9s  ", "pid/tid", "comm", metric_head(s));
+	fprintf(f, "%-15s %-10s %11s  ", "pid/tid", "comm", metric_head(s));
 	if (with_exact)
 		fprintf(f, "%-22s%15s\n", ivh, "exact");
 	else
@@ -329,13 +332,13 @@ static int print_groups(FILE *f, const struct mt_fold_snapshot *s,
 			snprintf(label, sizeof(label), "%u/%u", g->pid, g->tid);
 		else
 			snprintf(label, sizeof(label), "process %u", g->pid);
-		fprintf(f, "%-15s %-10.10s %9s  ", label, g->comm ? g->comm : "",
+		fprintf(f, "%-15s %-10.10s %11s  ", label, g->comm ? g->comm : "",
 			fmt(v, g->metric.value, u));
 		interval(iv, sizeof(iv), &g->metric, u, cut);
 		const struct mt_fold_check *ck = metric_check(s, g);
 		if (with_exact && ck && ck->has_exact) {
 			snprintf(x, sizeof(x), "%s%s", mt_fold_i128_str(num, ck->exact),
-				 u == U_BYTES ? " B" : "");
+				 u == U_BYTES ? " req B" : "");
 			fprintf(f, "%-22s%15s\n", iv, x);
 		} else {
 			fprintf(f, "%s\n", iv);
@@ -469,7 +472,7 @@ static void print_sites(FILE *f, const struct mt_fold_snapshot *s, const struct 
 	enum unit u = metric_unit(s);
 	const char *cut = mt_fold_exact_misses(&s->counts, 1);
 	int allocs = s->counts.kind[MT_FOLD_ALLOC] > 0;
-	int allocs_iv = allocs && (!o->width || o->width >= 77);
+	int allocs_iv = allocs && (!o->width || o->width >= 79);
 	uint32_t shown = o->top && t->nsites > o->top ? o->top : t->nsites;
 	const char *ivh = s->opt.conf == 0.95 ? "95% interval" : "interval";
 	size_t w = o->width;
@@ -480,7 +483,7 @@ static void print_sites(FILE *f, const struct mt_fold_snapshot *s, const struct 
 	    "outside the allocator%s", allocs ? "allocation sites" : "sites",
 	    mt_fold_metric_name(s->opt.metric), metric_says(s), shown < t->nsites ? "top " : "",
 	    shown, t->nsites, tops ? "; ^: top cut at the sampler's exact total, never below the estimate" : "");
-	fprintf(f, "%3s  %9s  %-22s", "#", metric_head(s), ivh);
+	fprintf(f, "%3s  %11s  %-22s", "#", metric_head(s), ivh);
 	if (allocs)
 		fprintf(f, "%11s  ", "allocs");
 	if (allocs_iv)
@@ -489,7 +492,7 @@ static void print_sites(FILE *f, const struct mt_fold_snapshot *s, const struct 
 	for (uint32_t i = 0; i < shown; i++) {
 		const struct mt_fold_alloc_site *site = &t->sites[i];
 		char v[32], iv[80], a[32], aiv[80];
-		fprintf(f, "%3u  %9s  %-22s", i + 1, fmt(v, site->value.value, u),
+		fprintf(f, "%3u  %11s  %-22s", i + 1, fmt(v, site->value.value, u),
 			interval(iv, sizeof(iv), &site->value, u, cut));
 		if (allocs)
 			fprintf(f, "%11s  ", fmt(a, site->allocs.value, U_COUNT));
@@ -531,7 +534,7 @@ static void print_node(struct tree_ctx *c, uint32_t id, unsigned depth)
 	const struct mt_fold_tree_node *nd = &c->t->nodes[id];
 	char v[32];
 	double share = c->total > 0 ? 100 * nd->value.value / c->total : 0;
-	size_t ind = 2 * depth, room = c->width ? c->width - 19 : 0;
+	size_t ind = 2 * depth, room = c->width ? c->width - 21 : 0;
 	size_t len = strlen(nd->frame);
 	if (len + 64 > c->cap) {
 		free(c->buf);
@@ -542,7 +545,7 @@ static void print_node(struct tree_ctx *c, uint32_t id, unsigned depth)
 		}
 	}
 	short_frame(c->buf, c->cap, nd->frame, len, 1, c->width ? room - ind : 0);
-	fprintf(c->f, "%9s  %5.1f%%  %*s%s\n", fmt(v, nd->value.value, c->u), share, (int)ind, "",
+	fprintf(c->f, "%11s  %5.1f%%  %*s%s\n", fmt(v, nd->value.value, c->u), share, (int)ind, "",
 		c->buf);
 	/* children need room for 16 columns of name at their indentation */
 	int deep = c->width && room < ind + 2 + 16;
@@ -553,7 +556,7 @@ static void print_node(struct tree_ctx *c, uint32_t id, unsigned depth)
 			continue;
 		}
 		if (deep) {
-			fprintf(c->f, "%9s  %6s  %*s...\n", "", "", (int)ind + 2, "");
+			fprintf(c->f, "%11s  %6s  %*s...\n", "", "", (int)ind + 2, "");
 			c->cut_deep++;
 			break;
 		}
@@ -571,7 +574,7 @@ static void print_tree(FILE *f, const struct mt_fold_snapshot *s, const struct m
 	    o->tree == MT_FOLD_TREE_DOWN ? "call tree, top-down from the roots to the allocation "
 					  "sites" : "callers of the allocation sites, bottom-up",
 	    mt_fold_metric_name(s->opt.metric), metric_says(s), o->min_share);
-	fprintf(f, "%9s  %6s  %s\n", metric_head(s), "share", "function");
+	fprintf(f, "%11s  %6s  %s\n", metric_head(s), "share", "function");
 	for (uint32_t id = t->root; id != UINT32_MAX; id = t->nodes[id].next) {
 		double share = c.total > 0 ? 100 * t->nodes[id].value.value / c.total : 0;
 		if (share < o->min_share) {

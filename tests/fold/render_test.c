@@ -161,7 +161,7 @@ Test(render, table_and_json_agree)
 	const struct jm *rows = jm_get(jm_get(j, "sites"), "rows");
 	cr_assert_not_null(rows);
 	cr_assert_eq(rows->nkids, 25);
-	const char *line = strstr(table, "\n     total ");
+	const char *line = strstr(table, "\ntotal req B ");
 	cr_assert_not_null(line, "no table header in:\n%s", table);
 	line = strchr(line + 1, '\n') + 1;
 	for (size_t r = 0; r < rows->nkids; r++) {
@@ -221,7 +221,7 @@ Test(render, table_and_json_agree_in_trace_mode)
 	struct jm *j = jm_parse(json, err);
 	cr_assert_not_null(j, "%s", err);
 	const struct jm *rows = jm_get(jm_get(j, "sites"), "rows");
-	const char *line = strchr(strstr(table, "\n     total ") + 1, '\n') + 1;
+	const char *line = strchr(strstr(table, "\ntotal req B ") + 1, '\n') + 1;
 	for (size_t r = 0; r < rows->nkids; r++) {
 		const struct jm *row = &rows->kids[r];
 		const char *p2 = line;
