@@ -462,9 +462,17 @@ int mt_fold_render_diff_table(FILE *f, const struct mt_fold_diff *d, const char 
 	fprintf(f, "decision: Holm's step-down with Tarone's rule at family-wise level %d%%: "
 		"chance alone marks one or more sites (or the total) in at most %d%% of diffs\n",
 		lvl, lvl);
-	fprintf(f, "tested: %u (two-sided, the sample counts' conditional binomial test); "
-		"%u with too few samples to reach the level ('few'); %u exact, compared "
-		"exactly ('exact')\n", d->ntested, d->ntoo_few, d->nexact);
+	uint32_t nnormal = d->total.kind == MT_FOLD_DIFF_NORMAL;
+	for (uint32_t i = 0; i < d->nrows; i++)
+		nnormal += d->rows[i].kind == MT_FOLD_DIFF_NORMAL;
+	fprintf(f, "tested: %u (two-sided", d->ntested);
+	if (nnormal < d->ntested)
+		fprintf(f, "; %s%u by the conditional binomial test of the sample counts",
+			nnormal ? "" : "all ", d->ntested - nnormal);
+	if (nnormal)
+		fprintf(f, "; %u by the normal approximation", nnormal);
+	fprintf(f, "); %u with too few samples to reach the level ('few'); %u exact, "
+		"compared exactly ('exact')\n", d->ntoo_few, d->nexact);
 	snprintf(num, sizeof(num), "%.2g", d->alpha * d->ntested);
 	fprintf(f, "significant: %u; tested one by one at %d%%, chance alone would mark "
 		"about %s of the %u\n", d->nsignificant, lvl, num, d->ntested);
