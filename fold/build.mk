@@ -1,5 +1,6 @@
 # fold: mt-fold, folding mt-unwind output into collapsed stacks and reports.
 FOLD_OBJS := \
+	$(B)/obj/fold/diff.o \
 	$(B)/obj/fold/est.o \
 	$(B)/obj/fold/gamma.o \
 	$(B)/obj/fold/line.o \
@@ -44,6 +45,7 @@ FOLD_TEST_SRCS := \
 	tests/fold/profile_test.c \
 	tests/fold/coverage_test.c \
 	tests/fold/render_test.c \
+	tests/fold/diff_test.c \
 	tests/fold/sites_test.c \
 	tests/fold/width_test.c \
 	tests/fold/sim.c \
@@ -65,8 +67,9 @@ E2E_TESTS += \
 	tests/e2e/fold-limits.sh \
 	tests/e2e/fold-ring-loss.sh \
 	tests/e2e/fold-sites.sh \
-	tests/e2e/fold-pprof.sh
+	tests/e2e/fold-pprof.sh \
+	tests/e2e/fold-diff-calibration.sh
 
-FIXTURE_NAMES += fold_sites fold_leak fold_sites_cxx fold_inline
+FIXTURE_NAMES += fold_sites fold_leak fold_sites_cxx fold_inline fold_diff
 BENCHES += bench/fold.sh
 MANPAGES += docs/man/mt-fold.1

@@ -68,9 +68,10 @@ void mt_fold_est_finish(const struct mt_fold_est *e, double conf,
 	out->value = exact + e->y;
 	out->n = e->n;
 	out->exact = !e->sampled;
+	out->cut_top = 0;
 	if (!e->sampled) {
 		out->rse = 0;
-		out->lo = out->hi = out->value;
+		out->lo = out->hi = out->hi_samples = out->value;
 		return;
 	}
 	out->rse = out->value > 0 ? sqrt(e->v) / out->value : INFINITY;
@@ -78,5 +79,5 @@ void mt_fold_est_finish(const struct mt_fold_est *e, double conf,
 	mt_fold_gamma_interval(e->y, e->v, e->wmax > 0 ? e->wmax : wmax_fallback,
 			       conf, &lo, &hi);
 	out->lo = exact + lo;
-	out->hi = exact + hi;
+	out->hi = out->hi_samples = exact + hi;
 }

@@ -41,6 +41,10 @@ struct mt_fold_value {
 	int exact;		/* 1: no sampled part, lo == hi == value */
 	double rse;		/* sqrt(v) / value; +inf when value == 0 and sampled */
 	double lo, hi;		/* confidence interval */
+	int cut_top;		/* hi was cut at the sampler's exact total
+				 * (mt_fold_snapshot_clip): the samples alone
+				 * reach hi_samples */
+	double hi_samples;	/* hi before any cut */
 };
 
 /* Add an exactly known amount. */

@@ -7,6 +7,7 @@
 
 #include "common/cli.h"
 #include "common/filekind.h"
+#include "fold/diff.h"
 #include "fold/line.h"
 #include "fold/pprof.h"
 #include "fold/profile.h"
@@ -54,9 +55,9 @@ static const char usage[] =
 	"  --min-samples N   leave out rows backed by fewer than N samples\n"
 	"  --few N           mark rows with fewer than N samples with '?' (default 10)\n"
 	"  --confidence C    interval level, 0 < C < 1 (default 0.95)\n"
-	"  --diff BASE       per-site change from BASE (mt-unwind output) to the inputs,\n"
-	"                    with whether it exceeds the combined error (table, or\n"
-	"                    --json)\n"
+	"  --diff BASE       change per allocation site from BASE (mt-unwind output) to\n"
+	"                    the inputs, tested so that chance marks any site in at\n"
+	"                    most 1 - C of diffs (Holm); table, or --json\n"
 	"  --pprof OUT       write a gzipped pprof profile to OUT ('-': stdout) instead\n"
 	"                    (every metric, labels comm, pid, tid; docs/pprof.md)\n"
 	"  --label KEY=VALUE with --pprof: a label on every sample (host, service...);\n"
@@ -448,7 +449,7 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 	struct mt_fold_profile *p = mt_fold_profile_new(prefix), *base = NULL;
 	struct mt_fold_snapshot *snap = NULL, *bsnap = NULL;
 	struct mt_fold_diff *diff = NULL;
-	struct mt_fold_sites *st = NULL;
+	struct mt_fold_sites *st = NULL, *bst = NULL;
 	struct too_big_ctx too_big = { 0 };
 	int status = 0, r = 0;
 	if (!p)
@@ -501,7 +502,9 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 		r = 0;
 	} else if (diff_base) {
 		if (mt_fold_snapshot_new(&snap, p, &opt) || mt_fold_snapshot_new(&bsnap, base, &opt) ||
-		    mt_fold_diff_new(&diff, bsnap, snap, opt.top))
+		    mt_fold_sites_new(&st, p, snap, afns, MT_FOLD_TREE_NONE) ||
+		    mt_fold_sites_new(&bst, base, bsnap, afns, MT_FOLD_TREE_NONE) ||
+		    mt_fold_diff_new(&diff, bsnap, bst, snap, st, opt.top))
 			goto oom;
 		r = json ? mt_fold_render_diff_json(stdout, diff, diff_base)
 			 : mt_fold_render_diff_table(stdout, diff, diff_base);
@@ -575,6 +578,7 @@ oom_said:
 out:
 	mt_fold_diff_free(diff);
 	mt_fold_sites_free(st);
+	mt_fold_sites_free(bst);
 	mt_fold_snapshot_free(snap);
 	mt_fold_snapshot_free(bsnap);
 	mt_fold_profile_free(p);

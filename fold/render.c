@@ -1,4 +1,4 @@
-/* Text and JSON renderings of profiles, snapshots and diffs. */
+/* Text and JSON renderings of profiles and snapshots (diffs: fold/diff.c). */
 #include "fold/render.h"
 
 #include <errno.h>
@@ -135,14 +135,15 @@ static char *format_rse(char *buf, const struct mt_fold_value *v)
 	return buf;
 }
 
+/* "[lo, hi]"; "[lo, hi]^" when the top was cut at the exact total. */
 static char *format_interval(char *buf, const struct mt_fold_value *v, int bytes)
 {
 	char a[32], b[32];
 	if (v->exact)
 		snprintf(buf, 80, "-");
 	else
-		snprintf(buf, 80, "[%s, %s]", mt_fold_format_amount(a, v->lo, bytes),
-			 mt_fold_format_amount(b, v->hi, bytes));
+		snprintf(buf, 80, "[%s, %s]%s", mt_fold_format_amount(a, v->lo, bytes),
+			 mt_fold_format_amount(b, v->hi, bytes), v->cut_top ? "^" : "");
 	return buf;
 }
 
@@ -150,10 +151,11 @@ static char *format_interval(char *buf, const struct mt_fold_value *v, int bytes
 
 /* The rse column of a site row: an exact sum over stacks some of which were
  * cut short is not exact (their outer frames' totals leave them out). */
-static char *row_rse(char *buf, const struct mt_fold_value *v, int cut)
+static char *row_rse(char *buf, const struct mt_fold_value *v, const char *misses)
 {
-	if (v->exact && cut) {
-		snprintf(buf, 32, "cut");
+	if (v->exact && misses) {	/* "cut", "lost", "part" */
+		snprintf(buf, 32, "%s", misses[0] == 's' ? "cut" : misses[0] == 'e' ? "lost"
+								      : "part");
 		return buf;
 	}
 	return format_rse(buf, v);
@@ -229,7 +231,7 @@ static void print_input(FILE *f, const struct mt_fold_snapshot *s)
 }
 
 static const char *const check_names[MT_FOLD_NCHECKS] = {
-	"alloc bytes", "allocs", "live bytes", "live objects",
+	"alloc req B", "allocs", "live req B", "live objects",
 };
 
 /* The checks the table shows, counted as they are printed for the line
@@ -295,7 +297,8 @@ static void print_totals(FILE *f, const struct mt_fold_snapshot *s)
 			"the sampler's totals)\n");
 		return;
 	}
-	fprintf(f, "exact totals from the sampler beside the estimates (%d%% interval; "
+	fprintf(f, "exact totals from the sampler beside the estimates (%d%% interval from the "
+		"samples alone; "
 		"in: the exact value lies in it; part: the exact value leaves out images "
 		"that sent none%s)\n", conf, s->all.totals.forked_lines ?
 		"; fork: forked processes free blocks of their parent's, which their own "
@@ -304,7 +307,7 @@ static void print_totals(FILE *f, const struct mt_fold_snapshot *s)
 	fprintf(f, "%-14s %-12s", "pid/tid", "comm");
 	for (int i = 0; i < 2; i++)
 		fprintf(f, " %13s %10s %-24s %-4s", check_names[i], "estimate", "interval", "");
-	fprintf(f, " %10s %12s\n", "frees", "peak bytes");
+	fprintf(f, " %10s %12s\n", "frees", "peak block B");
 	struct tally t = { 0 };
 	for (uint32_t i = 0; i < s->nthreads; i++) {
 		const struct mt_fold_group *g = &s->threads[i];
@@ -347,18 +350,29 @@ int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s)
 	char a[32], b[32], c[40], d[32], iv1[80], iv2[80];
 
 	fprintf(f, "mt-fold report: %s (%s), %d%% intervals, ", mt_fold_metric_name(m),
-		mt_fold_metric_unit(m), (int)lround(100 * s->opt.conf));
+		bytes ? "requested bytes" : mt_fold_metric_unit(m), (int)lround(100 * s->opt.conf));
 	print_input(f, s);
 	fprintf(f, "total %s: %s", mt_fold_metric_name(m),
 		mt_fold_format_amount(a, s->total.value, bytes));
 	if (!s->total.exact)
+	{
 		fprintf(f, " %s, rse %s, n %llu", format_interval(iv1, &s->total, bytes),
 			format_rse(b, &s->total), (unsigned long long)s->total.n);
+		if (s->total.cut_top)
+			fprintf(f, " (^: top cut at the sampler's exact total; the samples "
+				"alone reach %s)", mt_fold_format_amount(c, s->total.hi_samples,
+									 bytes));
+	}
 	else if (s->counts.lost_events || s->counts.lost_records)
 		/* Lost allocations only lower a sum; lost frees raise what is
 		 * in use, so in-use figures can be off either way. */
 		fprintf(f, " (exact over the events captured; %s events lost: %s)",
 			mt_fold_u128_str(c, s->counts.lost_events),
+			m == MT_FOLD_INUSE_BYTES || m == MT_FOLD_INUSE_OBJECTS ?
+				"off either way" : "at least this");
+	else if (s->counts.unsampled_images)
+		fprintf(f, " (exact over the images that ran the sampler; %s never did: %s)",
+			mt_fold_u128_str(c, s->counts.unsampled_images),
 			m == MT_FOLD_INUSE_BYTES || m == MT_FOLD_INUSE_OBJECTS ?
 				"off either way" : "at least this");
 	else
@@ -370,17 +384,38 @@ int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s)
 	fprintf(f, "top %u of %u sites by total %s", s->nshown, s->nsites, mt_fold_metric_name(m));
 	if (s->opt.min_samples)
 		fprintf(f, " with at least %llu samples", (unsigned long long)s->opt.min_samples);
-	fprintf(f, "; ? marks fewer than %llu samples (rough)\n", (unsigned long long)s->opt.few);
-	int cut = mt_fold_stacks_cut(&s->counts);
-	if (cut)
-		fprintf(f, "cut: an exact sum of the events, but %llu of their stacks were cut "
-			"short and the frames they lose miss them: not exact\n",
-			(unsigned long long)s->counts.truncated);
-	fprintf(f, "%10s %6s %-24s %9s  %10s %6s %-24s %9s  %s\n", "total", "rse", "interval", "n",
-		"self", "rse", "interval", "n", "site");
+	fprintf(f, "; ? marks fewer than %llu samples (rough)", (unsigned long long)s->opt.few);
+	int tops = 0;
+	for (uint32_t r = 0; r < s->nshown; r++)
+		tops |= s->sites[s->shown[r]].total.cut_top | s->sites[s->shown[r]].self.cut_top;
+	if (tops)
+		fprintf(f, "; ^: top cut at the sampler's exact total, never below the estimate (JSON: hi_samples)");
+	fputc('\n', f);
+	const char *cut = mt_fold_exact_misses(&s->counts, 1);
+	if (cut && s->total.exact) {
+		char num[40];
+		if (cut[0] == 'e')
+			fprintf(f, "lost: an exact sum of the events captured, but the capture lost "
+				"%s events: not exact\n", mt_fold_u128_str(num, s->counts.lost_events));
+		else if (cut[0] == 's')
+			fprintf(f, "cut: an exact sum of the events, but %llu of their stacks were "
+				"cut short and the frames they lose miss them: not exact\n",
+				(unsigned long long)s->counts.truncated);
+		else
+			fprintf(f, "part: an exact sum of the events, but %s process images never "
+				"ran the sampler: not exact\n",
+				mt_fold_u128_str(num, s->counts.unsampled_images));
+	}
+	const char *hu = bytes ? " req B" : m == MT_FOLD_ALLOC_OBJECTS || m == MT_FOLD_INUSE_OBJECTS
+						 ? " objs" : "";
+	char ht[32], hs[32];
+	snprintf(ht, sizeof(ht), "total%s", hu);
+	snprintf(hs, sizeof(hs), "self%s", hu);
+	fprintf(f, "%11s %6s %-24s %9s  %11s %6s %-24s %9s  %s\n", ht, "rse", "interval", "n",
+		hs, "rse", "interval", "n", "site");
 	for (uint32_t r = 0; r < s->nshown; r++) {
 		const struct mt_fold_site *site = &s->sites[s->shown[r]];
-		fprintf(f, "%10s %6s %-24s %9llu%c %10s %6s %-24s %9llu  %s\n",
+		fprintf(f, "%11s %6s %-24s %9llu%c %11s %6s %-24s %9llu  %s\n",
 			mt_fold_format_amount(a, site->total.value, bytes),
 			row_rse(b, &site->total, cut), format_interval(iv1, &site->total, bytes),
 			(unsigned long long)(site->total.exact ? site->events : site->total.n),
@@ -455,17 +490,28 @@ static void json_num(FILE *f, double v)
 	}
 }
 
+/* What the exact values about to be written miss (mt_fold_exact_misses),
+ * set around the figures it concerns; NULL: nothing. */
+static const char *json_misses;
+
 static void json_value_fields(FILE *f, const struct mt_fold_value *v)
 {
 	fputs("\"value\": ", f);
 	json_num(f, v->value);
-	fprintf(f, ", \"n\": %llu, \"exact\": %s, \"rse\": ", (unsigned long long)v->n,
-		v->exact ? "true" : "false");
+	fprintf(f, ", \"n\": %llu, \"exact\": %s, ", (unsigned long long)v->n,
+		v->exact && !json_misses ? "true" : "false");
+	if (v->exact && json_misses)
+		fprintf(f, "\"misses\": \"%s\", ", json_misses);
+	fputs("\"rse\": ", f);
 	json_num(f, v->exact ? 0 : v->rse);
 	fputs(", \"lo\": ", f);
 	json_num(f, v->lo);
 	fputs(", \"hi\": ", f);
 	json_num(f, v->hi);
+	if (v->cut_top) {
+		fputs(", \"hi_samples\": ", f);
+		json_num(f, v->hi_samples);
+	}
 }
 
 static void json_value(FILE *f, const struct mt_fold_value *v)
@@ -640,6 +686,7 @@ static int json_report(FILE *f, const struct mt_fold_snapshot *s, const struct m
 		mt_fold_u128_str(n[1], c->silent_images), mt_fold_u128_str(n[2], c->unsampled_images),
 		(unsigned long long)c->filtered_out, (unsigned long long)c->other_event_samples);
 	fputs(" \"total\": ", f);
+	json_misses = mt_fold_exact_misses(c, 0);
 	json_value(f, &s->total);
 	fputs(",\n \"threads\": [", f);
 	for (uint32_t i = 0; i < s->nthreads; i++) {
@@ -653,6 +700,7 @@ static int json_report(FILE *f, const struct mt_fold_snapshot *s, const struct m
 	}
 	fputs("],\n \"all\": ", f);
 	json_group(f, &s->all, "");
+	json_misses = mt_fold_exact_misses(c, 1);
 	fprintf(f, ",\n \"sites\": {\"count\": %u, \"top\": %u, \"min_samples\": %llu, "
 		"\"few\": %llu, \"rows\": [", s->nsites, s->opt.top,
 		(unsigned long long)s->opt.min_samples, (unsigned long long)s->opt.few);
@@ -669,209 +717,33 @@ static int json_report(FILE *f, const struct mt_fold_snapshot *s, const struct m
 			site->few ? "true" : "false");
 	}
 	fputs("]},\n \"stacks\": [", f);
+	json_misses = mt_fold_exact_misses(c, 0);
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		const struct mt_fold_stack_row *r = &s->stacks[i];
 		fputs(i ? ",\n  {\"stack\": " : "\n  {\"stack\": ", f);
 		mt_fold_json_string(f, r->stack);
 		fputs(", \"value\": ", f);
 		json_num(f, r->value);
-		fprintf(f, ", \"n\": %llu, \"exact\": %s}", (unsigned long long)r->n,
-			r->exact ? "true" : "false");
+		fprintf(f, ", \"n\": %llu, \"exact\": %s", (unsigned long long)r->n,
+			r->exact && !json_misses ? "true" : "false");
+		if (r->exact && json_misses)
+			fprintf(f, ", \"misses\": \"%s\"", json_misses);
+		fputc('}', f);
 	}
 	fputc(']', f);
+	json_misses = NULL;
 	if (t)
 		json_sites(f, s, t, top, paths);
 	fputs("\n}\n", f);
 	return finish_io(f);
 }
 
-/* ---- diff --------------------------------------------------------------- */
-
-/* Variance of an estimate; a sampled side with no samples could still have
- * had one: its variance is at least one weight squared. */
-static double variance(const struct mt_fold_est *e, double wfallback)
+void mt_fold_json_num(FILE *f, double v)
 {
-	if (!e->sampled)
-		return 0;
-	if (e->n == 0)
-		return wfallback * wfallback;
-	return e->v;
+	json_num(f, v);
 }
 
-static void diff_row(struct mt_fold_diff_row *r, const struct mt_fold_est *b,
-		     const struct mt_fold_est *c, double conf, double wb, double wc)
+void mt_fold_json_value(FILE *f, const struct mt_fold_value *v)
 {
-	mt_fold_est_finish(b, conf, wb, &r->base);
-	mt_fold_est_finish(c, conf, wc, &r->cur);
-	r->delta = r->cur.value - r->base.value;
-	double z = mt_fold_normal_inv(0.5 + conf / 2);
-	r->error = z * sqrt(variance(b, wb) + variance(c, wc));
-	r->significant = fabs(r->delta) > r->error;
-}
-
-static int row_cmp(const void *a, const void *b)
-{
-	const struct mt_fold_diff_row *x = a, *y = b;
-	double dx = fabs(x->delta), dy = fabs(y->delta);
-	if (dx != dy)
-		return dx > dy ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp((*(const struct mt_fold_site *const *)a)->name,
-		      (*(const struct mt_fold_site *const *)b)->name);
-}
-
-static double max_weight(const struct mt_fold_snapshot *s)
-{
-	double w = 0;
-	for (uint32_t i = 0; i < s->nsites; i++)
-		if (s->sites[i].total_acc.wmax > w)
-			w = s->sites[i].total_acc.wmax;
-	return w;
-}
-
-int mt_fold_diff_new(struct mt_fold_diff **out, const struct mt_fold_snapshot *base,
-		     const struct mt_fold_snapshot *cur, uint32_t top)
-{
-	struct mt_fold_diff *d = calloc(1, sizeof(*d));
-	*out = NULL;
-	if (!d)
-		return MT_FOLD_ENOMEM;
-	d->metric = cur->opt.metric;
-	d->conf = cur->opt.conf;
-	d->rows = calloc((size_t)base->nsites + cur->nsites + 1, sizeof(*d->rows));
-	int *matched = calloc((size_t)cur->nsites + 1, sizeof(*matched));
-	if (!d->rows || !matched) {
-		free(matched);
-		mt_fold_diff_free(d);
-		return MT_FOLD_ENOMEM;
-	}
-	double wb = max_weight(base), wc = max_weight(cur);
-	struct mt_fold_est zb = { 0 }, zc = { 0 };
-	/* A site missing on one side was not seen there; if that side is
-	 * sampled, it might have been: the side keeps its sampling error. */
-	zb.sampled = !base->total.exact;
-	zc.sampled = !cur->total.exact;
-	/* Pair sites by name through a sorted index of the new ones. */
-	const struct mt_fold_site **byname = malloc(((size_t)cur->nsites + 1) * sizeof(*byname));
-	if (!byname) {
-		free(matched);
-		mt_fold_diff_free(d);
-		return MT_FOLD_ENOMEM;
-	}
-	for (uint32_t i = 0; i < cur->nsites; i++)
-		byname[i] = &cur->sites[i];
-	qsort(byname, cur->nsites, sizeof(*byname), name_cmp);
-	for (uint32_t i = 0; i < base->nsites; i++) {
-		const struct mt_fold_site *bs = &base->sites[i], key = { .name = bs->name };
-		const struct mt_fold_site *kp = &key;
-		const struct mt_fold_site **hit = bsearch(&kp, byname, cur->nsites, sizeof(*byname),
-							  name_cmp);
-		struct mt_fold_diff_row *r = &d->rows[d->nrows++];
-		r->name = bs->name;
-		if (hit) {
-			matched[*hit - cur->sites] = 1;
-			diff_row(r, &bs->total_acc, &(*hit)->total_acc, d->conf, wb, wc);
-		} else {
-			diff_row(r, &bs->total_acc, &zc, d->conf, wb, wc);
-		}
-	}
-	for (uint32_t i = 0; i < cur->nsites; i++) {
-		if (matched[i])
-			continue;
-		struct mt_fold_diff_row *r = &d->rows[d->nrows++];
-		r->name = cur->sites[i].name;
-		diff_row(r, &zb, &cur->sites[i].total_acc, d->conf, wb, wc);
-	}
-	free(byname);
-	free(matched);
-	qsort(d->rows, d->nrows, sizeof(*d->rows), row_cmp);
-	d->nshown = top && top < d->nrows ? top : d->nrows;
-	/* The totals: every event of each profile. */
-	d->total.name = "(all)";
-	d->total.base = base->total;
-	d->total.cur = cur->total;
-	d->total.delta = cur->total.value - base->total.value;
-	double z = mt_fold_normal_inv(0.5 + d->conf / 2);
-	double sb = base->total.exact ? 0 : base->total.rse * base->total.value;
-	double sc = cur->total.exact ? 0 : cur->total.rse * cur->total.value;
-	if (isnan(sb) || isinf(sb))
-		sb = wb;
-	if (isnan(sc) || isinf(sc))
-		sc = wc;
-	d->total.error = z * sqrt(sb * sb + sc * sc);
-	d->total.significant = fabs(d->total.delta) > d->total.error;
-	*out = d;
-	return 0;
-}
-
-void mt_fold_diff_free(struct mt_fold_diff *d)
-{
-	if (!d)
-		return;
-	free(d->rows);
-	free(d);
-}
-
-static void diff_table_row(FILE *f, const struct mt_fold_diff_row *r, int bytes)
-{
-	char a[32], b[32], c[32], e[32];
-	fprintf(f, "%10s %9llu %10s %9llu %11s %11s  %-3s  %s\n",
-		mt_fold_format_amount(a, r->base.value, bytes),
-		(unsigned long long)r->base.n, mt_fold_format_amount(b, r->cur.value, bytes),
-		(unsigned long long)r->cur.n, mt_fold_format_amount(c, r->delta, bytes),
-		r->error > 0 ? mt_fold_format_amount(e, r->error, bytes) : "exact",
-		r->significant ? "yes" : "no", r->name);
-}
-
-int mt_fold_render_diff_table(FILE *f, const struct mt_fold_diff *d, const char *base_name)
-{
-	int bytes = metric_is_bytes(d->metric);
-	fprintf(f, "mt-fold diff: %s (%s) of the inputs against base '%s', %d%% level\n",
-		mt_fold_metric_name(d->metric), mt_fold_metric_unit(d->metric), base_name,
-		(int)lround(100 * d->conf));
-	fprintf(f, "significant: |change| exceeds the combined error z*sqrt(var base + var new)\n\n");
-	fprintf(f, "%10s %9s %10s %9s %11s %11s  %-3s  %s\n", "base", "n", "new", "n", "change",
-		"error", "sig", "site");
-	diff_table_row(f, &d->total, bytes);
-	for (uint32_t i = 0; i < d->nshown; i++)
-		diff_table_row(f, &d->rows[i], bytes);
-	return finish_io(f);
-}
-
-static void diff_json_row(FILE *f, const struct mt_fold_diff_row *r)
-{
-	fputs("{\"name\": ", f);
-	mt_fold_json_string(f, r->name);
-	fputs(", \"base\": ", f);
-	json_value(f, &r->base);
-	fputs(",\n   \"new\": ", f);
-	json_value(f, &r->cur);
-	fputs(",\n   \"change\": ", f);
-	json_num(f, r->delta);
-	fputs(", \"error\": ", f);
-	json_num(f, r->error);
-	fprintf(f, ", \"significant\": %s}", r->significant ? "true" : "false");
-}
-
-int mt_fold_render_diff_json(FILE *f, const struct mt_fold_diff *d, const char *base_name)
-{
-	fprintf(f, "{\n \"format\": \"mt-fold-diff\",\n \"version\": 1,\n \"metric\": \"%s\",\n"
-		" \"unit\": \"%s\",\n \"confidence\": ", mt_fold_metric_name(d->metric),
-		mt_fold_metric_unit(d->metric));
-	json_num(f, d->conf);
-	fputs(",\n \"base\": ", f);
-	mt_fold_json_string(f, base_name);
-	fputs(",\n \"total\": ", f);
-	diff_json_row(f, &d->total);
-	fputs(",\n \"rows\": [", f);
-	for (uint32_t i = 0; i < d->nshown; i++) {
-		fputs(i ? ",\n  " : "\n  ", f);
-		diff_json_row(f, &d->rows[i]);
-	}
-	fputs("]\n}\n", f);
-	return finish_io(f);
+	json_value(f, v);
 }

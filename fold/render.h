@@ -1,4 +1,4 @@
-/* Output: collapsed stacks, the report table, JSON, and diffs.
+/* Output: collapsed stacks, the report table and JSON (diffs: fold/diff.h).
  * All functions write to f and return 0, or MT_FOLD_EIO when a write failed
  * (errno kept) or MT_FOLD_ENOMEM.
  */
@@ -42,36 +42,14 @@ struct mt_fold_sites;
 int mt_fold_render_json_sites(FILE *f, const struct mt_fold_snapshot *s,
 			      const struct mt_fold_sites *t, uint32_t paths);
 
-/* One site of a diff: the same name in both snapshots. */
-struct mt_fold_diff_row {
-	const char *name;		/* points into one of the snapshots */
-	struct mt_fold_value base, cur;
-	double delta;			/* cur - base */
-	double error;			/* z * sqrt(var base + var cur) */
-	int significant;		/* |delta| > error (any change when exact) */
-};
-
-struct mt_fold_diff {
-	struct mt_fold_diff_row total;
-	struct mt_fold_diff_row *rows;	/* by |delta|, largest first */
-	uint32_t nrows, nshown;
-	enum mt_fold_metric metric;
-	double conf;
-};
-
-/* Per-site change from base to cur (snapshots of the same metric and
- * confidence); top rows kept in nshown (0 = all).  Both snapshots must
- * outlive the diff.  @return : 0 or MT_FOLD_ENOMEM. */
-int mt_fold_diff_new(struct mt_fold_diff **out, const struct mt_fold_snapshot *base,
-		     const struct mt_fold_snapshot *cur, uint32_t top);
-void mt_fold_diff_free(struct mt_fold_diff *d);
-
-int mt_fold_render_diff_table(FILE *f, const struct mt_fold_diff *d, const char *base_name);
-int mt_fold_render_diff_json(FILE *f, const struct mt_fold_diff *d, const char *base_name);
-
 /* Writes s as a JSON string (quotes included), escaping '"', '\\', control
  * characters, and invalid UTF-8 as U+FFFD. */
 void mt_fold_json_string(FILE *f, const char *s);
+
+/* A number as the report's JSON writes it (null for NaN and infinities),
+ * and a value object {"value", "n", "exact", "rse", "lo", "hi"}. */
+void mt_fold_json_num(FILE *f, double v);
+void mt_fold_json_value(FILE *f, const struct mt_fold_value *v);
 
 /* "32.0 MiB", "1.05 M": three significant digits, 1024-based for bytes.
  * buf must hold 32 bytes. @return : buf. */

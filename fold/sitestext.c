@@ -61,9 +61,9 @@ static char *fmt(char *buf, double v, enum unit u)
 static const char *metric_head(const struct mt_fold_snapshot *s)
 {
 	switch (s->opt.metric) {
-	case MT_FOLD_ALLOC_BYTES: return "alloc B";
+	case MT_FOLD_ALLOC_BYTES: return "alloc req B";
 	case MT_FOLD_ALLOC_OBJECTS: return "allocs";
-	case MT_FOLD_INUSE_BYTES: return "live B";
+	case MT_FOLD_INUSE_BYTES: return "live req B";
 	case MT_FOLD_INUSE_OBJECTS: return "live objs";
 	case MT_FOLD_SAMPLES: return "samples";
 	default: return metric_unit(s) == U_TIME ? "time" : "events";
@@ -73,9 +73,9 @@ static const char *metric_head(const struct mt_fold_snapshot *s)
 static const char *metric_says(const struct mt_fold_snapshot *s)
 {
 	switch (s->opt.metric) {
-	case MT_FOLD_ALLOC_BYTES: return "bytes allocated";
+	case MT_FOLD_ALLOC_BYTES: return "requested bytes allocated";
 	case MT_FOLD_ALLOC_OBJECTS: return "allocations, a count";
-	case MT_FOLD_INUSE_BYTES: return "bytes still allocated at exit";
+	case MT_FOLD_INUSE_BYTES: return "requested bytes still allocated at exit";
 	case MT_FOLD_INUSE_OBJECTS: return "allocations still live at exit, a count";
 	case MT_FOLD_SAMPLES: return "events recorded, a count";
 	default: return metric_unit(s) == U_TIME ? "time in the event's period"
@@ -84,13 +84,17 @@ static const char *metric_says(const struct mt_fold_snapshot *s)
 }
 
 /* "[lo, hi]", or what stands for it when the figure is exact. */
-static char *interval(char *buf, size_t n, const struct mt_fold_value *v, enum unit u, int cut)
+static char *interval(char *buf, size_t n, const struct mt_fold_value *v, enum unit u,
+		      const char *misses)
 {
 	char a[32], b[32];
-	if (v->exact)
-		snprintf(buf, n, "%s", cut ? "- (stacks cut)" : "exact");
+	if (v->exact && misses)
+		snprintf(buf, n, "- (%s)", misses);
+	else if (v->exact)
+		snprintf(buf, n, "exact");
 	else
-		snprintf(buf, n, "[%s, %s]", fmt(a, v->lo, u), fmt(b, v->hi, u));
+		snprintf(buf, n, "[%s, %s]%s", fmt(a, v->lo, u), fmt(b, v->hi, u),
+			 v->cut_top ? "^" : "");
 	return buf;
 }
 
@@ -179,7 +183,7 @@ static void total_row(FILE *f, const char *label, const char *exact,
 	}
 	const char *mk = mark(ck, partial);
 	fprintf(f, "%-13s %15s  %9s  ", label, exact, fmt(e, ck->est.value, u));
-	interval(iv, sizeof(iv), &ck->est, u, 0);
+	interval(iv, sizeof(iv), &ck->est, u, NULL);
 	if (*mk)
 		fprintf(f, "%-22s %s\n", iv, mk);
 	else
@@ -197,26 +201,30 @@ static void print_totals(FILE *f, const struct mt_fold_snapshot *s, size_t width
 		    "the sampler's totals)");
 		return;
 	}
-	say(f, width, "exact totals from the sampler beside the estimates (%d%% interval; "
+	say(f, width, "exact totals from the sampler beside the estimates (%d%% interval from "
+	    "the samples alone; "
 	    "in: the exact figure lies in it; live: still allocated at exit)%s", conf,
 	    g->partial ? "; part: the exact figures leave out images that sent none" : "");
 	fprintf(f, "%-13s %15s  %9s  %s\n", "", "exact", "estimate",
 		conf == 95 ? "95% interval" : "interval");
 	int p = g->partial;
-	snprintf(x, sizeof(x), "%s B", mt_fold_u128_str(n, t->alloc_bytes));
+	/* The sampler counts allocations as requested, frees, live and peak
+	 * bytes as glibc's blocks (usable size + 8): each figure says which. */
+	snprintf(x, sizeof(x), "%s req B", mt_fold_u128_str(n, t->alloc_bytes));
 	total_row(f, "allocated", x, &g->check[MT_FOLD_CHECK_BYTES], U_BYTES, p);
 	total_row(f, "allocations", mt_fold_u128_str(n, t->allocs),
 		  &g->check[MT_FOLD_CHECK_OBJECTS], U_COUNT, p);
 	total_row(f, "frees", mt_fold_u128_str(n, t->frees), NULL, U_COUNT, p);
-	snprintf(x, sizeof(x), "%s B", mt_fold_u128_str(n, t->peak_bytes));
+	snprintf(x, sizeof(x), "%s block B", mt_fold_u128_str(n, t->peak_bytes));
 	if (t->peak_error) {
-		fprintf(f, "%-13s %15s  (+- %s B)\n", "peak", x, mt_fold_u128_str(m, t->peak_error));
+		fprintf(f, "%-13s %15s  (+- %s block B)\n", "peak", x,
+			mt_fold_u128_str(m, t->peak_error));
 	} else {
 		total_row(f, "peak", x, NULL, U_BYTES, p);
 	}
 	total_row(f, "live objects", mt_fold_i128_str(n, g->check[MT_FOLD_CHECK_INUSE_OBJECTS].exact),
 		  &g->check[MT_FOLD_CHECK_INUSE_OBJECTS], U_COUNT, p);
-	total_row(f, "live bytes", "-", &g->check[MT_FOLD_CHECK_INUSE_BYTES], U_BYTES, p);
+	total_row(f, "live req B", "-", &g->check[MT_FOLD_CHECK_INUSE_BYTES], U_BYTES, p);
 	int out = 0;
 	for (int i = 0; i < MT_FOLD_NCHECKS; i++)
 		out += g->check[i].has_exact && !p && !g->check[i].in_interval &&
@@ -306,13 +314,13 @@ static int print_groups(FILE *f, const struct mt_fold_snapshot *s,
 	qsort(gs, n, sizeof(*gs), group_cmp);
 	uint32_t shown = o->groups && n > o->groups ? o->groups : n;
 	enum unit u = metric_unit(s);
-	int with_exact = (!o->width || o->width >= 75) && s->has_totals &&
+	int with_exact = (!o->width || o->width >= 77) && s->has_totals &&
 			 metric_check(s, &s->all) != NULL;
-	int cut = 0;
+	const char *cut = mt_fold_exact_misses(&s->counts, 0);
 	fprintf(f, "threads and processes by %s: %s%u of %u\n", mt_fold_metric_name(s->opt.metric),
 		shown < n ? "top " : "", shown, n);
 	const char *ivh = s->opt.conf == 0.95 ? "95% interval" : "interval";
-	fprintf(f, "%-15s %-10s %9s  ", "pid/tid", "comm", metric_head(s));
+	fprintf(f, "%-15s %-10s %11s  ", "pid/tid", "comm", metric_head(s));
 	if (with_exact)
 		fprintf(f, "%-22s%15s\n", ivh, "exact");
 	else
@@ -324,13 +332,13 @@ static int print_groups(FILE *f, const struct mt_fold_snapshot *s,
 			snprintf(label, sizeof(label), "%u/%u", g->pid, g->tid);
 		else
 			snprintf(label, sizeof(label), "process %u", g->pid);
-		fprintf(f, "%-15s %-10.10s %9s  ", label, g->comm ? g->comm : "",
+		fprintf(f, "%-15s %-10.10s %11s  ", label, g->comm ? g->comm : "",
 			fmt(v, g->metric.value, u));
 		interval(iv, sizeof(iv), &g->metric, u, cut);
 		const struct mt_fold_check *ck = metric_check(s, g);
 		if (with_exact && ck && ck->has_exact) {
 			snprintf(x, sizeof(x), "%s%s", mt_fold_i128_str(num, ck->exact),
-				 u == U_BYTES ? " B" : "");
+				 u == U_BYTES ? " req B" : "");
 			fprintf(f, "%-22s%15s\n", iv, x);
 		} else {
 			fprintf(f, "%s\n", iv);
@@ -463,17 +471,20 @@ static void print_sites(FILE *f, const struct mt_fold_snapshot *s, const struct 
 			const struct mt_fold_sites_options *o)
 {
 	enum unit u = metric_unit(s);
-	int cut = mt_fold_stacks_cut(&s->counts);
+	const char *cut = mt_fold_exact_misses(&s->counts, 1);
 	int allocs = s->counts.kind[MT_FOLD_ALLOC] > 0;
-	int allocs_iv = allocs && (!o->width || o->width >= 77);
+	int allocs_iv = allocs && (!o->width || o->width >= 79);
 	uint32_t shown = o->top && t->nsites > o->top ? o->top : t->nsites;
 	const char *ivh = s->opt.conf == 0.95 ? "95% interval" : "interval";
 	size_t w = o->width;
+	int tops = 0;
+	for (uint32_t i = 0; i < shown; i++)
+		tops |= t->sites[i].value.cut_top | (allocs_iv && t->sites[i].allocs.cut_top);
 	say(f, w, "%s by %s (%s): %s%u of %u; a site is the first frame, from the leaf, "
-	    "outside the allocator", allocs ? "allocation sites" : "sites",
+	    "outside the allocator%s", allocs ? "allocation sites" : "sites",
 	    mt_fold_metric_name(s->opt.metric), metric_says(s), shown < t->nsites ? "top " : "",
-	    shown, t->nsites);
-	fprintf(f, "%3s  %9s  %-22s", "#", metric_head(s), ivh);
+	    shown, t->nsites, tops ? "; ^: top cut at the sampler's exact total, never below the estimate" : "");
+	fprintf(f, "%3s  %11s  %-22s", "#", metric_head(s), ivh);
 	if (allocs)
 		fprintf(f, "%11s  ", "allocs");
 	if (allocs_iv)
@@ -482,7 +493,7 @@ static void print_sites(FILE *f, const struct mt_fold_snapshot *s, const struct 
 	for (uint32_t i = 0; i < shown; i++) {
 		const struct mt_fold_alloc_site *site = &t->sites[i];
 		char v[32], iv[80], a[32], aiv[80];
-		fprintf(f, "%3u  %9s  %-22s", i + 1, fmt(v, site->value.value, u),
+		fprintf(f, "%3u  %11s  %-22s", i + 1, fmt(v, site->value.value, u),
 			interval(iv, sizeof(iv), &site->value, u, cut));
 		if (allocs)
 			fprintf(f, "%11s  ", fmt(a, site->allocs.value, U_COUNT));
@@ -524,7 +535,7 @@ static void print_node(struct tree_ctx *c, uint32_t id, unsigned depth)
 	const struct mt_fold_tree_node *nd = &c->t->nodes[id];
 	char v[32];
 	double share = c->total > 0 ? 100 * nd->value.value / c->total : 0;
-	size_t ind = 2 * depth, room = c->width ? c->width - 19 : 0;
+	size_t ind = 2 * depth, room = c->width ? c->width - 21 : 0;
 	size_t len = strlen(nd->frame);
 	if (len + 64 > c->cap) {
 		free(c->buf);
@@ -535,7 +546,7 @@ static void print_node(struct tree_ctx *c, uint32_t id, unsigned depth)
 		}
 	}
 	short_frame(c->buf, c->cap, nd->frame, len, 1, c->width ? room - ind : 0);
-	fprintf(c->f, "%9s  %5.1f%%  %*s%s\n", fmt(v, nd->value.value, c->u), share, (int)ind, "",
+	fprintf(c->f, "%11s  %5.1f%%  %*s%s\n", fmt(v, nd->value.value, c->u), share, (int)ind, "",
 		c->buf);
 	/* children need room for 16 columns of name at their indentation */
 	int deep = c->width && room < ind + 2 + 16;
@@ -546,7 +557,7 @@ static void print_node(struct tree_ctx *c, uint32_t id, unsigned depth)
 			continue;
 		}
 		if (deep) {
-			fprintf(c->f, "%9s  %6s  %*s...\n", "", "", (int)ind + 2, "");
+			fprintf(c->f, "%11s  %6s  %*s...\n", "", "", (int)ind + 2, "");
 			c->cut_deep++;
 			break;
 		}
@@ -564,7 +575,7 @@ static void print_tree(FILE *f, const struct mt_fold_snapshot *s, const struct m
 	    o->tree == MT_FOLD_TREE_DOWN ? "call tree, top-down from the roots to the allocation "
 					  "sites" : "callers of the allocation sites, bottom-up",
 	    mt_fold_metric_name(s->opt.metric), metric_says(s), o->min_share);
-	fprintf(f, "%9s  %6s  %s\n", metric_head(s), "share", "function");
+	fprintf(f, "%11s  %6s  %s\n", metric_head(s), "share", "function");
 	for (uint32_t id = t->root; id != UINT32_MAX; id = t->nodes[id].next) {
 		double share = c.total > 0 ? 100 * t->nodes[id].value.value / c.total : 0;
 		if (share < o->min_share) {
@@ -589,13 +600,21 @@ int mt_fold_render_sites(FILE *f, const struct mt_fold_snapshot *s,
 	say(f, o->width, "mt-fold sites: %s (%s), %d%% intervals", mt_fold_metric_name(s->opt.metric),
 	    metric_says(s), (int)lround(100 * s->opt.conf));
 	print_program(f, s, o->width);
+	const char *misses = mt_fold_exact_misses(&s->counts, 0);
 	if (s->total.exact)
-		say(f, o->width, "total %s: %s (exact)", mt_fold_metric_name(s->opt.metric),
-		    fmt(a, s->total.value, u));
-	else
-		say(f, o->width, "total %s: %s %s, n %llu", mt_fold_metric_name(s->opt.metric),
-		    fmt(a, s->total.value, u), interval(iv, sizeof(iv), &s->total, u, 0),
-		    (unsigned long long)s->total.n);
+		say(f, o->width, "total %s: %s (%s%s)", mt_fold_metric_name(s->opt.metric),
+		    fmt(a, s->total.value, u), misses ? "not exact: " : "exact",
+		    misses ? misses : "");
+	else {
+		char hs[32] = "";
+		if (s->total.cut_top)
+			fmt(hs, s->total.hi_samples, u);
+		say(f, o->width, "total %s: %s %s, n %llu%s%s%s", mt_fold_metric_name(s->opt.metric),
+		    fmt(a, s->total.value, u), interval(iv, sizeof(iv), &s->total, u, NULL),
+		    (unsigned long long)s->total.n,
+		    *hs ? " (^: top cut at the sampler's exact total; the samples alone reach " : "",
+		    hs, *hs ? ")" : "");
+	}
 	print_input(f, s, o->width);
 	fputc('\n', f);
 	print_totals(f, s, o->width);

@@ -27,11 +27,26 @@ int mt_fold_render_sites(FILE *f, const struct mt_fold_snapshot *s,
  * buf holds 32 bytes.  @return : buf. */
 char *mt_fold_format_time(char *buf, double ns);
 
-/* Stacks cut short (end= other than complete) beyond which no per-site
- * figure is called exact. */
+/* What a figure summed over all the events without sampling (trace mode,
+ * counts) misses, so that it is not called exact: NULL when nothing.
+ * "events lost" (the capture lost some), "stacks cut" (stacks cut short:
+ * for per-site figures), "images unsampled" (process images that never ran
+ * the sampler: their allocations are in no figure). */
+static inline const char *mt_fold_exact_misses(const struct mt_fold_counts *c, int per_site)
+{
+	if (c->lost_events || c->lost_records)
+		return "events lost";
+	if (per_site && c->truncated)
+		return "stacks cut";
+	if (c->unsampled_images)
+		return "images unsampled";
+	return NULL;
+}
+
+/* Per-site figures are never called exact: see mt_fold_exact_misses. */
 static inline int mt_fold_stacks_cut(const struct mt_fold_counts *c)
 {
-	return c->truncated > 0;
+	return mt_fold_exact_misses(c, 1) != NULL;
 }
 
 #endif

@@ -149,8 +149,11 @@ static void acc_add(struct group_acc *d, const struct mt_fold_est *e)
  * tiny object's weight of 30000 may exceed the total). */
 void mt_fold_snapshot_clip(struct mt_fold_value *v, double bound)
 {
-	if (bound >= 0 && !v->exact && v->hi > bound)
+	if (bound >= 0 && !v->exact && v->hi > bound) {
+		v->hi_samples = v->hi;
 		v->hi = bound > v->value ? bound : v->value;
+		v->cut_top = 1;
+	}
 }
 
 static int build_sites(struct mt_fold_snapshot *s, const struct mt_fold_profile *p,
