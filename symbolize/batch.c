@@ -189,7 +189,9 @@ void mt_unwind_batch_write(struct mt_unwind_out *to, struct mt_unwind_batch *b,
 		}
 		mt_unwind_out_add(to, b->out.buf + at, g->text_end - at);
 		at = g->text_end;
-		write_stack(to, b, &b->dframes[g->fr_begin], g->fr_count, o, c, last);
+		/* a stack of no frames may come before any frame: no array */
+		write_stack(to, b, g->fr_count ? &b->dframes[g->fr_begin] : NULL, g->fr_count, o,
+			    c, last);
 	}
 	if (b->out.len > at)	/* a batch that never held text has no buffer */
 		mt_unwind_out_add(to, b->out.buf + at, b->out.len - at);
