@@ -4,16 +4,20 @@
  * any, ends it and starts a second text, the --diff base.
  *   bits 0-2: the --comm, --pid, --tid prefixes; bits 3-5: the metric
  *   (modulo their count); bit 6: --top 0 (all rows), else 3; bit 7: --few 1
- * Every rendering is made: collapsed stacks, the report, JSON, and with a
- * base the diff as a table and as JSON.  Bad lines are skipped and counted;
- * none may crash, hang or trip a sanitizer. */
+ * Every rendering is made: collapsed stacks, the report, JSON, the
+ * allocation sites (table at 80 columns, a call tree, JSON), and with a base
+ * the per-site diff as a table and as JSON.  Bad lines are skipped and
+ * counted; none may crash, hang or trip a sanitizer. */
 #include "tests/fuzz/fuzz.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "fold/diff.h"
 #include "fold/profile.h"
 #include "fold/render.h"
+#include "fold/sites.h"
+#include "fold/sitestext.h"
 #include "fold/snapshot.h"
 
 static struct mt_fold_profile *profile_of(const uint8_t *text, size_t n, unsigned prefix)
@@ -52,17 +56,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	};
 	mt_fold_render_collapsed(sink, p, so.metric);
 	struct mt_fold_snapshot *s = NULL, *bs = NULL;
+	struct mt_fold_sites *st = NULL, *bst = NULL, *tree = NULL;
 	struct mt_fold_diff *d = NULL;
 	if (mt_fold_snapshot_new(&s, p, &so) == 0) {
 		mt_fold_render_table(sink, s);
 		mt_fold_render_json(sink, s);
-		if (base && mt_fold_snapshot_new(&bs, base, &so) == 0 &&
-		    mt_fold_diff_new(&d, bs, s, so.top) == 0) {
+		struct mt_fold_sites_options to = { .width = 80, .top = so.top, .paths = 3,
+						    .groups = 5, .min_share = 1 };
+		if (mt_fold_sites_new(&st, p, s, NULL, MT_FOLD_TREE_NONE) == 0) {
+			mt_fold_render_sites(sink, s, st, &to);
+			mt_fold_render_json_sites(sink, s, st, 3);
+		}
+		to.tree = opt & 1 ? MT_FOLD_TREE_CALLERS : MT_FOLD_TREE_DOWN;
+		if (mt_fold_sites_new(&tree, p, s, NULL, to.tree) == 0)
+			mt_fold_render_sites(sink, s, tree, &to);
+		if (st && base && mt_fold_snapshot_new(&bs, base, &so) == 0 &&
+		    mt_fold_sites_new(&bst, base, bs, NULL, MT_FOLD_TREE_NONE) == 0 &&
+		    mt_fold_diff_new(&d, bs, bst, s, st, so.top) == 0) {
 			mt_fold_render_diff_table(sink, d, "base");
 			mt_fold_render_diff_json(sink, d, "base");
 		}
 	}
 	mt_fold_diff_free(d);
+	mt_fold_sites_free(tree);
+	mt_fold_sites_free(bst);
+	mt_fold_sites_free(st);
 	mt_fold_snapshot_free(bs);
 	mt_fold_snapshot_free(s);
 	mt_fold_profile_free(base);
