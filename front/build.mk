@@ -1,6 +1,7 @@
 # front: mt, the porcelain (record, report, flame, diff) over the stage
 # programs, which it finds beside itself (see GNUmakefile).
 FRONT_OBJS := \
+	$(B)/obj/front/archive.o \
 	$(B)/obj/front/dispatch.o \
 	$(B)/obj/front/flame.o \
 	$(B)/obj/front/fold.o \

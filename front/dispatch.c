@@ -20,6 +20,7 @@ static const struct sub {
 	{ "report", mt_cmd_report, mt_help_report, "the allocation sites of a capture, as a table" },
 	{ "flame", mt_cmd_flame, mt_help_flame, "a flame graph (SVG) of a capture" },
 	{ "diff", mt_cmd_diff, mt_help_diff, "per-site change from one capture to another" },
+	{ "archive", mt_cmd_archive, mt_help_archive, "the modules' files a capture needs, by build-id" },
 };
 #define NSUBS (sizeof(subs) / sizeof(subs[0]))
 
@@ -35,6 +36,7 @@ static void usage(FILE *f)
 	      "  mt record -- ./prog ARGS     writes mt.prog.PID.mtz\n"
 	      "  mt report mt.prog.PID.mtz    the top allocation sites\n"
 	      "  mt flame mt.prog.PID.mtz     mt.prog.PID.svg, open it in a browser\n"
+	      "  mt archive FILE -o DIR       DIR for mt-unwind --symfs DIR elsewhere\n"
 	      "\n"
 	      "The stages it runs (mt-capture, mt-encode, mt-unwind, mt-fold,\n"
 	      "mt-flamegraph) are found beside mt; each has its own manual page.\n"
@@ -62,7 +64,7 @@ static int unknown(const char *name)
 	else if (name[0] == '-')
 		mt_error("unknown option '%s' (the options follow the subcommand)", name);
 	else
-		mt_error("'%s' is not a subcommand (record, report, flame, diff)", name);
+		mt_error("'%s' is not a subcommand (record, report, flame, diff, archive)", name);
 	return mt_usage_hint(SYNOPSIS);
 }
 

@@ -115,6 +115,7 @@ E2E_TESTS += tests/e2e/unwind-progress.sh
 E2E_TESTS += tests/e2e/unwind-silent-images.sh
 E2E_TESTS += tests/e2e/unwind-dump-advice.sh
 E2E_TESTS += tests/e2e/unwind-module-files.sh
+E2E_TESTS += tests/e2e/unwind-archive.sh
 E2E_TESTS += tests/e2e/unwind-cut-warning.sh
 E2E_TESTS += tests/e2e/bad-records.sh
 E2E_TESTS += tests/e2e/unwind-callchain.sh

@@ -6,6 +6,8 @@
 #include "symbolize/debug_cache.h"
 #include "common/cache_dir.h"
 
+#include <elfutils/libdwelf.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -22,6 +24,7 @@ struct mt_unwind_modules {
 	char **alt_dirs;			/* where missing files may be found */
 	size_t nr_alt_dirs;
 	char *kept_dir;				/* copies by build-id: capture_keep.h */
+	char *symfs;				/* --symfs: a build-id tree first */
 	struct mt_unwind_hashmap by_key;	/* key hash -> module (first one) */
 	char *debuginfo_path;			/* what Dwfl_Callbacks points at */
 	Dwfl_Callbacks callbacks;
@@ -191,7 +194,8 @@ static const char default_debuginfo_path[] = ":.debug:/usr/lib/debug";
 /* The separate debug file of build-id @id under the build-id tree of one
  * of the debug directories (those libdwfl searches: the user's, then
  * /usr/lib/debug), opened.  @return : an fd, or -1. */
-static int open_by_build_id(const struct mt_unwind_modules *ms, const unsigned char *id, int n)
+static int path_by_build_id(const struct mt_unwind_modules *ms, const unsigned char *id, int n,
+			    char *path, size_t size)
 {
 	const char *list = ms->debuginfo_path ? ms->debuginfo_path : default_debuginfo_path;
 	char hex[2 * 64 + 1];
@@ -209,9 +213,8 @@ static int open_by_build_id(const struct mt_unwind_modules *ms, const unsigned c
 		p = e ? e + 1 : p + strlen(p);
 		if (!len || *dir != '/')
 			continue;	/* relative entries are not searched by build-id */
-		char path[4096];
-		if (snprintf(path, sizeof(path), "%.*s/.build-id/%.2s/%s.debug", (int)len, dir, hex,
-			     hex + 2) >= (int)sizeof(path))
+		if (snprintf(path, size, "%.*s/.build-id/%.2s/%s.debug", (int)len, dir, hex,
+			     hex + 2) >= (int)size)
 			continue;
 		const char *why;
 		int fd = open_regular(path, &why, NULL);
@@ -219,6 +222,12 @@ static int open_by_build_id(const struct mt_unwind_modules *ms, const unsigned c
 			return fd;
 	}
 	return -1;
+}
+
+static int open_by_build_id(const struct mt_unwind_modules *ms, const unsigned char *id, int n)
+{
+	char path[4096];
+	return path_by_build_id(ms, id, n, path, sizeof(path));
 }
 
 /* With a debug cache: the inflated copy of the module's debug file (see
@@ -266,6 +275,28 @@ void mt_unwind_modules_set_kept_dir(struct mt_unwind_modules *ms, const char *di
 {
 	free(ms->kept_dir);
 	ms->kept_dir = dir && *dir ? strdup(dir) : NULL;
+}
+
+int mt_unwind_modules_set_symfs(struct mt_unwind_modules *ms, const char *dir)
+{
+	if (!dir || !*dir)
+		return 0;
+	const char *rest = ms->debuginfo_path ? ms->debuginfo_path : default_debuginfo_path;
+	size_t n = strlen(dir) + strlen(rest) + 2;
+	char *sym = strdup(dir), *path = malloc(n);
+	if (!sym || !path) {
+		free(sym);
+		free(path);
+		return MT_UNWIND_ENOMEM;
+	}
+	/* rest starts with ':' when it is the default */
+	snprintf(path, n, "%s%s%s", dir, rest[0] == ':' ? "" : ":", rest);
+	free(ms->symfs);
+	ms->symfs = sym;
+	free(ms->debuginfo_path);
+	ms->debuginfo_path = path;
+	ms->callbacks.debuginfo_path = &ms->debuginfo_path;
+	return 0;
 }
 
 void mt_unwind_modules_set_debug_cache(struct mt_unwind_modules *ms, const char *dir)
@@ -385,6 +416,7 @@ void mt_unwind_modules_free(struct mt_unwind_modules *ms)
 		free(ms->alt_dirs[i]);
 	free(ms->alt_dirs);
 	free(ms->kept_dir);
+	free(ms->symfs);
 	free(ms->debuginfo_path);
 	free(ms->debug_cache);
 	free(ms);
@@ -461,20 +493,29 @@ static void module_reset(struct mt_unwind_module *m)
 	m->file_id_len = 0;
 }
 
-/* Open m's file; when it is gone or has another build-id than the one
+/* Open m's file (with --symfs, the archive's copy first); when it is gone or has another build-id than the one
  * recorded, a stand-in with the recorded build-id: the copy mt-capture
  * kept of its sampler (capture_keep.h), else a same-named file in the
  * alternative directories (alt_dirs_init). */
 static void module_open(struct mt_unwind_modules *ms, struct mt_unwind_module *m)
 {
+	char cand[4400], hex[2 * sizeof(m->want_id) + 1];
+	mt_build_id_hex(hex, m->want_id, m->want_id_len);
+	/* --symfs: the archive's copy (mt archive), by the recorded build-id,
+	 * before the file at the mapped path. */
+	if (ms->symfs && m->want_id_len >= 2 && m->path[0] == '/') {
+		snprintf(cand, sizeof(cand), "%s/.build-id/%.2s/%s", ms->symfs, hex, hex + 2);
+		module_open_path(ms, m, cand);
+		if (m->state == MT_UNWIND_MOD_OK)
+			return;
+		module_reset(m);
+	}
 	module_open_path(ms, m, m->path);
 	int state = m->state;
 	if ((state != MT_UNWIND_MOD_MISSING && state != MT_UNWIND_MOD_MISMATCH) ||
 	    !m->want_id_len || m->path[0] != '/')
 		return;
 	int err = m->open_errno;
-	char cand[4400], hex[2 * sizeof(m->want_id) + 1];
-	mt_build_id_hex(hex, m->want_id, m->want_id_len);
 	for (size_t i = ms->kept_dir ? 0 : 1; i <= ms->nr_alt_dirs; i++) {
 		if (i == 0)
 			snprintf(cand, sizeof(cand), "%s/%s/%s", ms->kept_dir, hex, m->name);
@@ -826,4 +867,66 @@ void mt_unwind_module_cache_counts(const struct mt_unwind_module *m, uint64_t *h
 {
 	*hits = m->rules.hits + m->frames.hits;
 	*misses = m->rules.misses + m->frames.misses;
+}
+
+const char *mt_unwind_module_opened(const struct mt_unwind_module *m, dev_t *dev, ino_t *ino)
+{
+	if (m->state != MT_UNWIND_MOD_OK)
+		return NULL;
+	*dev = m->dev;
+	*ino = m->ino;
+	return m->opened;
+}
+
+/* Is path in directory dir? */
+static int under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+int mt_unwind_module_debug_files(struct mt_unwind_module *m, char *debug, size_t size,
+				 char *alt, size_t alt_size, char alt_id[129])
+{
+	debug[0] = alt[0] = alt_id[0] = '\0';
+	if (m->state != MT_UNWIND_MOD_OK || !m->opened || strcmp(m->opened, "[vdso]") == 0)
+		return 0;
+	mt_unwind_module_load_dwarf(m);		/* finds the debug file if any */
+	const char *mainfile = NULL, *dbg = NULL;
+	dwfl_module_info(m->sym_mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &dbg);
+	struct mt_unwind_modules *ms = m->owner;
+	if (dbg && ms->debug_cache && under(dbg, ms->debug_cache)) {
+		/* an inflated copy: of the debug file in a build-id tree, or
+		 * of the module's own file (then none) */
+		const unsigned char *id;
+		GElf_Addr idaddr;
+		int n = dwfl_module_build_id(m->sym_mod, &id, &idaddr), fd;
+		dbg = NULL;
+		if (n > 0 && (fd = path_by_build_id(ms, id, n, debug, size)) >= 0) {
+			close(fd);
+			dbg = debug;
+		}
+	}
+	if (dbg && mainfile && strcmp(dbg, mainfile) == 0)
+		dbg = NULL;
+	if (dbg && dbg != debug && snprintf(debug, size, "%s", dbg) >= (int)size)
+		return -1;
+	if (!dbg)
+		debug[0] = '\0';
+	/* A dwz-made common file (.gnu_debugaltlink), by its build-id. */
+	const char *name;
+	const void *aid;
+	ssize_t an;
+	if (m->dwarf && (an = dwelf_dwarf_gnu_debugaltlink(m->dwarf, &name, &aid)) > 0 &&
+	    an <= 64) {
+		mt_build_id_hex(alt_id, aid, (size_t)an);
+		int fd = path_by_build_id(ms, aid, (int)an, alt, alt_size);
+		if (fd >= 0)
+			close(fd);
+		else
+			alt[0] = '\0';
+	}
+	return 0;
 }

@@ -125,6 +125,20 @@ int mt_unwind_module_unusable_reason(const struct mt_unwind_module *m, char *buf
  * lowercase hex into out (41 bytes): "" when there is none. */
 void mt_unwind_module_build_id_hex(const struct mt_unwind_module *m, int recorded, char out[41]);
 
+/* The file opened for m, with its device and inode: NULL when m is not
+ * usable.  "[vdso]" for the vdso. */
+const char *mt_unwind_module_opened(const struct mt_unwind_module *m, dev_t *dev, ino_t *ino);
+
+/* The separate debug file m's symbols and DWARF come from, into debug
+ * (size bytes; "" when none: the file has its own or has none), loading
+ * m's DWARF first if it was not yet; with a debug cache, the file its
+ * inflated copy was made from.  The dwz common file its DWARF refers to
+ * (.gnu_debugaltlink), into alt (its build-id as hex into alt_id; alt ""
+ * when it was not found in a build-id tree).  Main thread, after the
+ * unwinding.  @return : 0, or -1 when a path does not fit. */
+int mt_unwind_module_debug_files(struct mt_unwind_module *m, char *debug, size_t size,
+				 char *alt, size_t alt_size, char alt_id[129]);
+
 /* Lookups of m's rule and symbol caches so far: found, and not found. */
 void mt_unwind_module_cache_counts(const struct mt_unwind_module *m, uint64_t *hits,
 				   uint64_t *misses);
@@ -139,6 +153,13 @@ int mt_unwind_modules_new(struct mt_unwind_modules **out, const char *debuginfo_
 /* Where mt-capture keeps copies by build-id (capture_keep.h): DIR/HEX/NAME
  * is tried before the alternative directories.  NULL or "": none. */
 void mt_unwind_modules_set_kept_dir(struct mt_unwind_modules *ms, const char *dir);
+
+/* --symfs: look for each module with a recorded build-id first in dir's
+ * build-id tree, as dir/.build-id/XX/REST (the copy `mt archive` made),
+ * and for separate debug files first in dir (dir/.build-id/XX/REST.debug),
+ * before the user's --debuginfo-path.  Call before any module is opened.
+ * @return : 0, or MT_UNWIND_ENOMEM. */
+int mt_unwind_modules_set_symfs(struct mt_unwind_modules *ms, const char *dir);
 
 /* Use inflated copies of compressed debug files kept in @dir (see
  * debug_cache.h); NULL or "" turns the cache off (the default). */

@@ -65,6 +65,11 @@ static void usage(FILE *f)
 "  --debuginfo-path DIR search DIR (colon-separated list) for separate debug\n"
 "                       info before /usr/lib/debug; debuginfod is used when\n"
 "                       DEBUGINFOD_URLS is set\n"
+"  --symfs DIR          a symbol archive (mt archive): modules by their recorded\n"
+"                       build-id from DIR/.build-id first, then as mapped;\n"
+"                       separate debug info from DIR first\n"
+"  --list-modules FILE  write the modules used, the files read for each and\n"
+"                       their build-ids to FILE at the end (for mt archive)\n"
 "  --debug-cache DIR    keep inflated copies of compressed debug files, and\n"
 "                       DWARF scope indexes, in DIR (default\n"
 "                       $XDG_CACHE_HOME/mt/debug or ~/.cache/mt/debug):\n"
@@ -106,6 +111,8 @@ struct opts {
 	unsigned max_depth;
 	struct mt_unwind_idset pids, tids;
 	const char *debuginfo_path;
+	const char *symfs;
+	const char *list_modules;
 	const char *debug_cache;	/* NULL: the default directory */
 	int no_debug_cache;
 	const char *output;
@@ -158,7 +165,8 @@ static int nomem(const struct run *r)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_ADDRS = 256, O_SRCLINE, O_NOINLINE, O_NODEMANGLE, O_MAXDEPTH, O_PID, O_TID,
-	       O_DEBUGINFO, O_DECODE, O_DEBUG_CACHE, O_NO_DEBUG_CACHE, O_PPROF_INFO };
+	       O_DEBUGINFO, O_DECODE, O_DEBUG_CACHE, O_NO_DEBUG_CACHE, O_PPROF_INFO,
+	       O_SYMFS, O_LIST_MODULES };
 	static const struct option lo[] = {
 		{ "addrs", no_argument, NULL, O_ADDRS },
 		{ "srcline", no_argument, NULL, O_SRCLINE },
@@ -169,6 +177,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "pid", required_argument, NULL, O_PID },
 		{ "tid", required_argument, NULL, O_TID },
 		{ "debuginfo-path", required_argument, NULL, O_DEBUGINFO },
+		{ "symfs", required_argument, NULL, O_SYMFS },
+		{ "list-modules", required_argument, NULL, O_LIST_MODULES },
 		{ "decode-only", no_argument, NULL, O_DECODE },
 		{ "debug-cache", required_argument, NULL, O_DEBUG_CACHE },
 		{ "no-debug-cache", no_argument, NULL, O_NO_DEBUG_CACHE },
@@ -192,6 +202,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case O_NODEMANGLE: o->sym.no_demangle = 1; break;
 		case O_DECODE: o->decode_only = 1; break;
 		case O_DEBUGINFO: o->debuginfo_path = optarg; break;
+		case O_SYMFS: o->symfs = optarg; break;
+		case O_LIST_MODULES: o->list_modules = optarg; break;
 		case O_DEBUG_CACHE: o->debug_cache = optarg; o->no_debug_cache = 0; break;
 		case O_NO_DEBUG_CACHE: o->no_debug_cache = 1; break;
 		case O_MAXDEPTH:
@@ -294,7 +306,16 @@ static int setup(struct run *r, int out_fd)
 	struct mt_unwind_events_opts eo = {
 		.pids = &o->pids, .tids = &o->tids, .decode_only = o->decode_only,
 	};
-	if ((rc = mt_unwind_modules_new(&r->modules, o->debuginfo_path)) != 0 ||
+	/* absolute: build-id trees are searched in absolute directories only */
+	char *symfs = NULL;
+	if (o->symfs && !(symfs = realpath(o->symfs, NULL)))
+		return mt_error("cannot use --symfs '%s': %s", o->symfs, strerror(errno)),
+		       MT_EXIT_ENV;
+	rc = mt_unwind_modules_new(&r->modules, o->debuginfo_path);
+	if (rc == 0)
+		rc = mt_unwind_modules_set_symfs(r->modules, symfs);
+	free(symfs);
+	if (rc != 0 ||
 	    (rc = mt_unwind_maps_new(&r->maps, r->modules)) != 0)
 		return mt_error("%s", mt_unwind_strerror(rc)), MT_EXIT_ENV;
 	mt_unwind_emit_init(&r->emit, o->decode_only ? -1 : out_fd, !o->decode_only, &o->sym,
@@ -323,6 +344,85 @@ static int setup(struct run *r, int out_fd)
 	int need_dwarf = !o->sym.no_inline || o->sym.srcline || o->sym.pprof_info;
 	if (!o->decode_only && (!o->sym.addrs || need_dwarf))
 		mt_unwind_modules_prefetch(r->modules, need_dwarf);
+	return MT_EXIT_OK;
+}
+
+/* --list-modules: "# mt-unwind modules 1", then per module, tab-separated:
+ * build-id (the recorded one, else the file's; "" none), state (ok,
+ * missing, not-regular, bad-elf, mismatch), device and inode of the file
+ * opened (0 0 when none), the path as mapped, the file opened, the
+ * separate debug file, the dwz common file's build-id and path ("" each
+ * when none).  Tab, newline and backslash in a path are written \t \n \\.
+ * docs/unwind.md. */
+struct list_ctx {
+	FILE *f;
+	int too_long;
+};
+
+static void put_field(FILE *f, const char *s)
+{
+	fputc('\t', f);
+	for (; s && *s; s++) {
+		if (*s == '\t')
+			fputs("\\t", f);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else if (*s == '\\')
+			fputs("\\\\", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+static void list_module(struct mt_unwind_module *m, void *arg)
+{
+	static const char *const states[] = {
+		[MT_UNWIND_MOD_OK] = "ok", [MT_UNWIND_MOD_MISSING] = "missing",
+		[MT_UNWIND_MOD_NOT_REGULAR] = "not-regular", [MT_UNWIND_MOD_BAD_ELF] = "bad-elf",
+		[MT_UNWIND_MOD_MISMATCH] = "mismatch",
+	};
+	struct list_ctx *c = arg;
+	char id[41], debug[4096], alt[4096], alt_id[129];
+	mt_unwind_module_build_id_hex(m, 1, id);
+	if (!id[0])
+		mt_unwind_module_build_id_hex(m, 0, id);
+	dev_t dev = 0;
+	ino_t ino = 0;
+	const char *opened = mt_unwind_module_opened(m, &dev, &ino);
+	if (mt_unwind_module_debug_files(m, debug, sizeof(debug), alt, sizeof(alt), alt_id) != 0)
+		c->too_long++;
+	fprintf(c->f, "%s\t%s\t%ju\t%ju", id, states[mt_unwind_module_state(m)], (uintmax_t)dev,
+		(uintmax_t)ino);
+	put_field(c->f, mt_unwind_module_path(m));
+	put_field(c->f, opened);
+	put_field(c->f, debug);
+	put_field(c->f, alt_id);
+	put_field(c->f, alt);
+	fputc('\n', c->f);
+}
+
+/* @return : MT_EXIT_OK or MT_EXIT_ENV (said). */
+static int list_modules(struct run *r, const char *path)
+{
+	int fd = mt_open_output(path);
+	if (fd < 0) {
+		mt_error("cannot create '%s': %s", path, mt_open_output_strerror(errno));
+		return MT_EXIT_ENV;
+	}
+	struct list_ctx c = { .f = fdopen(fd, "w") };
+	if (!c.f) {
+		close(fd);
+		return mt_error("out of memory"), MT_EXIT_ENV;
+	}
+	fputs("# mt-unwind modules 1\n", c.f);
+	mt_unwind_modules_each(r->modules, list_module, &c);
+	int bad = ferror(c.f);
+	if (fclose(c.f) != 0 || bad) {
+		mt_error("cannot write '%s': %s", path, strerror(errno));
+		return MT_EXIT_ENV;
+	}
+	if (c.too_long)
+		mt_warn("'%s': %d debug file paths too long: left out", path, c.too_long);
 	return MT_EXIT_OK;
 }
 
@@ -451,6 +551,8 @@ int main(int argc, char **argv)
 		.quiet = o.quiet,
 	};
 	mt_unwind_summary_print(&sum, secs);
+	if (o.list_modules && !o.decode_only && (rc = list_modules(&r, o.list_modules)) != 0)
+		status = rc;
 	if (o.output && out_fd != 1) {
 		int e = close(out_fd);
 		out_fd = 1;

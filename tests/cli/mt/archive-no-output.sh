@@ -1,0 +1,2 @@
+# mt archive without -o: usage error (the capture is not read)
+mt archive x.mtz
