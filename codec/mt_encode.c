@@ -15,6 +15,7 @@
 #include "common/filekind.h"
 #include "common/progress.h"
 #include "common/trust.h"
+#include "common/io.h"
 
 
 static void usage(FILE *f)
@@ -324,28 +325,6 @@ static ssize_t counted_read(void *ctx, void *buf, size_t len)
 	return n;
 }
 
-/* Output is written in pieces of this size: one 32 MiB write of a decoded
- * frame (cold in the cache by then) made the kernel's copy to the page
- * cache much slower than the same bytes in 256 KiB writes (bench/codec.sh
- * times the decoding). */
-#define WRITE_CHUNK (256u << 10)
-
-/* @return : 0, or -1 with errno set. */
-static int write_all(int fd, const void *p, size_t n)
-{
-	const char *b = p;
-	while (n) {
-		ssize_t k = write(fd, b, n < WRITE_CHUNK ? n : WRITE_CHUNK);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -1;
-		b += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 static int decode(const struct opts *o)
 {
 	struct mtz_reader *r = NULL;
@@ -396,7 +375,7 @@ static int decode(const struct opts *o)
 		/* frames are megabytes: one update per chunk is cheap */
 		mt_progress_update(&prog_line, in.bytes);
 		mt_prealloc_ahead(&ahead, (size_t)n);
-		if (write_all(ofd, p, (size_t)n)) {
+		if (mt_write_all(ofd, p, (size_t)n)) {
 			int e = errno;
 			mt_progress_release(&prog_line);
 			mt_error("cannot write '%s': %s", o->out_name, strerror(e));

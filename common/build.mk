@@ -5,6 +5,7 @@ COMMON_OBJS := \
 	$(B)/obj/common/cache_dir.o \
 	$(B)/obj/common/cli.o \
 	$(B)/obj/common/filekind.o \
+	$(B)/obj/common/io.o \
 	$(B)/obj/common/prealloc.o \
 	$(B)/obj/common/progress.o \
 	$(B)/obj/common/trust.o

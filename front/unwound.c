@@ -2,6 +2,7 @@
  * unwound.h; the entry format and the bounds: docs/front.md). */
 #include "front/unwound.h"
 #include "front/run.h"
+#include "common/io.h"
 #include "common/cache_dir.h"
 #include "common/cli.h"
 #include "common/filekind.h"
@@ -273,20 +274,6 @@ struct src {
 	int at_line_start, comment, first_done;
 };
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	const char *b = p;
-	while (n) {
-		ssize_t k = write(fd, b, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -1;
-		b += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
 
 /* The first line that is not a comment (its first 4 KiB). */
 static void scan_first(struct src *s, const char *p, size_t n)
@@ -321,7 +308,7 @@ static void compress(struct src *s, const void *p, size_t n, ZSTD_EndDirective m
 			s->cache_ok = 0;
 			return;
 		}
-		if (write_all(s->u->tmp_fd, obuf, out.pos)) {
+		if (mt_write_all(s->u->tmp_fd, obuf, out.pos)) {
 			mt_warn("cannot write the unwound cache '%s': %s", s->u->tmp, strerror(errno));
 			s->cache_ok = 0;
 			return;
@@ -358,7 +345,7 @@ static int deliver(struct src *s, const char *p, size_t n)
 	for (int i = 0; i < s->u->n; i++) {
 		if (s->u->wfd[i] < 0)
 			continue;
-		if (write_all(s->u->wfd[i], p, n)) {
+		if (mt_write_all(s->u->wfd[i], p, n)) {
 			mt_front_close(&s->u->wfd[i]);
 			s->live--;
 		}
@@ -487,8 +474,8 @@ static noreturn void source_main(struct mt_unwound *u, const pid_t *pids, int np
 		if (!(s.cctx = ZSTD_createCCtx()) ||
 		    ZSTD_isError(ZSTD_CCtx_setParameter(s.cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL)) ||
 		    ZSTD_isError(ZSTD_CCtx_setParameter(s.cctx, ZSTD_c_checksumFlag, 1)) ||
-		    write_all(u->tmp_fd, ENTRY_MAGIC, strlen(ENTRY_MAGIC)) ||
-		    write_all(u->tmp_fd, u->key, strlen(u->key)) || write_all(u->tmp_fd, "\n", 1)) {
+		    mt_write_all(u->tmp_fd, ENTRY_MAGIC, strlen(ENTRY_MAGIC)) ||
+		    mt_write_all(u->tmp_fd, u->key, strlen(u->key)) || mt_write_all(u->tmp_fd, "\n", 1)) {
 			mt_warn("cannot write the unwound cache '%s': %s", u->tmp, strerror(errno));
 			s.cache_ok = 0;
 		}
@@ -513,7 +500,7 @@ static noreturn void source_main(struct mt_unwound *u, const pid_t *pids, int np
 	if (!s.first_done)
 		s.first_len = 0;	/* a comment line, or none */
 	s.first[s.first_len] = 0;
-	if (write_all(u->meta[1], s.first, s.first_len + 1) == 0) {
+	if (mt_write_all(u->meta[1], s.first, s.first_len + 1) == 0) {
 		char c;
 		while (read(u->go[0], &c, 1) < 0 && errno == EINTR)
 			;
