@@ -30,7 +30,7 @@ echo "mt demo: capturing $prog at one sample per $rate bytes" >&2
 rm -f "$out/demo.perf"
 "$bin/mt-unwind" "$out/demo.mtz" >"$out/demo.unwound"
 "$bin/mt-fold" "$out/demo.unwound" >"$out/demo.folded"
-"$bin/mt-fold" --report "$out/demo.unwound" >"$out/report.txt"
+"$bin/mt-fold" --sites "$out/demo.unwound" >"$out/report.txt"
 "$bin/mt-fold" --json "$out/demo.unwound" >"$out/report.json"
 scripts/mt-flamegraph --title "wordfreq: allocated bytes" --countname bytes --colors mem \
 	--stats "$out/report.json" "$out/demo.folded" >"$out/demo.svg"
@@ -42,6 +42,10 @@ mt demo: done.
   $out/demo.mtz      the compressed capture (mt-encode -d gives the perf stream back)
   $out/demo.unwound  one line per event with its unwound stack (mt-unwind)
   $out/demo.folded   collapsed stacks (mt-fold)
-  $out/report.txt    the report above; $out/report.json the same as JSON
+  $out/report.txt    the report above (mt-fold --sites); $out/report.json the figures as JSON
   $out/demo.svg      the flame graph: open it in a browser
+
+Your own program, in two commands (build/bin/mt):
+  mt record -- ./prog args      # writes mt.prog.PID.mtz
+  mt report mt.prog.PID.mtz     # then: mt flame mt.prog.PID.mtz
 EOF
