@@ -30,7 +30,8 @@ echo "mt demo: capturing $prog at one sample per $rate bytes" >&2
 rm -f "$out/demo.perf"
 "$bin/mt-unwind" "$out/demo.mtz" >"$out/demo.unwound"
 "$bin/mt-fold" "$out/demo.unwound" >"$out/demo.folded"
-"$bin/mt-fold" --sites "$out/demo.unwound" >"$out/report.txt"
+# The report names source lines: the sites as mt report shows them.
+"$bin/mt-unwind" -q --srcline "$out/demo.mtz" | "$bin/mt-fold" --sites >"$out/report.txt"
 "$bin/mt-fold" --json "$out/demo.unwound" >"$out/report.json"
 scripts/mt-flamegraph --title "wordfreq: allocated bytes" --countname bytes --colors mem \
 	--stats "$out/report.json" "$out/demo.folded" >"$out/demo.svg"
