@@ -270,6 +270,8 @@ struct side {
 	char folded[PATH_MAX + 16], samples[PATH_MAX + 16], json[PATH_MAX + 16];
 	char comm[256];
 	char metric[64], event[256], mode[32], rate[128], every[128];
+	char lost[32];		/* input.lost_events */
+	int exact;		/* total.exact: nothing sampled, nothing missed */
 };
 
 /* Folds side s's capture three ways: the metric, samples, --json. */
@@ -308,6 +310,10 @@ static int fold_side(struct side *s, const char *dir, const char *tag, const cha
 	json_str(stats, "mode", s->mode, sizeof(s->mode));
 	json_raw(stats, "rate", s->rate, sizeof(s->rate));
 	json_raw(stats, "every", s->every, sizeof(s->every));
+	json_raw(stats, "lost_events", s->lost, sizeof(s->lost));
+	char total[512];
+	json_raw(stats, "total", total, sizeof(total));
+	s->exact = strstr(total, "\"exact\": true") != NULL;
 	free(stats);
 out:
 	for (int i = 0; i < 3; i++)
@@ -368,10 +374,20 @@ static int flame_diff(const char *base, const char *new, const char *out, const 
 		rc = MT_EXIT_DATA;
 		goto out;
 	}
-	/* every call of a trace (every=1) is exact: no sampling to test */
-	int exact = !strcmp(sn.mode, "trace") && !strcmp(sn.every, "{\"min\": 1, \"max\": 1}");
+	/* every call of a trace (every=1) is exact: no sampling to test; with
+	 * events lost it is not exact either, and no test applies */
+	int trace = !strcmp(sn.mode, "trace") && !strcmp(sn.every, "{\"min\": 1, \"max\": 1}");
+	int exact = trace && sb.exact && sn.exact;
+	char lost_sub[512];
+	if (trace && !exact) {
+		mt_warn("'%s' lost %s events, '%s' %s: the trace is not exact, its changes "
+			"include the losses and are not tested", base, sb.lost, new, sn.lost);
+		snprintf(lost_sub, sizeof(lost_sub), "red grew, blue shrank; traces of every "
+			 "call that lost events (%s, %s): the changes include the losses, none "
+			 "tested; widths: new", sb.lost, sn.lost);
+	}
 	if ((rc = join_folded(sb.folded, sn.folded, base, new, dv)) ||
-	    (!exact && (rc = join_folded(sb.samples, sn.samples, base, new, dn))))
+	    (!trace && (rc = join_folded(sb.samples, sn.samples, base, new, dn))))
 		goto out;
 	const char *unit = unit_of(sn.metric, sn.event);
 	char title[1024];
@@ -384,6 +400,9 @@ static int flame_diff(const char *base, const char *new, const char *out, const 
 		fg[a++] = "--subtitle";
 		fg[a++] = "red grew, blue shrank; exact captures (trace, every call): every "
 			  "change is measured, none tested; widths: new";
+	} else if (trace) {
+		fg[a++] = "--subtitle";
+		fg[a++] = lost_sub;
 	} else {
 		fg[a++] = "--diff-samples";
 		fg[a++] = dn;

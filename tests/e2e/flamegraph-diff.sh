@@ -6,8 +6,10 @@
 # Against the grown one: grow_site and every caller of it red, the steady
 # and small sites grey, grow_site's tooltip with base -> new, the change
 # +- its error and "significant at 5% (Holm)".  The SVGs parse as XML.
-# Captures of different rates are refused (exit 1, said); one capture is a
-# usage error (exit 2).  The seeds are fixed, so the verdicts are
+# mt-flamegraph --diff without --diff-samples (a made-up input): every change
+# coloured by sign and size, the subtitle saying nothing was tested, a frame
+# of base alone counted, not drawn.  Captures of different rates are refused
+# (exit 1, said); one capture is a usage error (exit 2).  The seeds are fixed, so the verdicts are
 # reproducible: fold-diff-calibration.sh checks mt-fold's own test over
 # 20 seed pairs; the null check here is one draw of a 5% family-wise test.
 set -euo pipefail
@@ -107,6 +109,24 @@ echo "$tip" | grep -Eq '^  p = [0-9.e-]+ \(samples [0-9,]+ -> [0-9,]+\), signifi
 # the change is about +30%: within 4 sigma of it
 pct=$(echo "$tip" | sed -n 's/^  change .*(+\([0-9.]*\)%).*/\1/p')
 awk -v p="$pct" 'BEGIN { exit !(p > 15 && p < 45) }' || fail "grow_site changed by +$pct%, not about +30%"
+
+# ---- mt-flamegraph --diff without samples: every change coloured, no claim ----
+FG=${MT_SRC:?}/scripts/mt-flamegraph
+printf 'main;a 100 150\nmain;b 100 100\nmain;c 100 40\nmain;gone 50 0\n' >n.folded
+"$FG" --diff --unit bytes -o n.svg n.folded 2>n.err || fail "mt-flamegraph --diff: $(cat n.err)"
+frames n.svg >n.txt || fail "n.svg is not well-formed XML"
+cat n.txt
+grep -qx 'SUBTITLE red grew, blue shrank, by the change alone: no sample counts, no significance tested; widths: new' n.txt ||
+	fail "no-samples subtitle"
+grep -qx 'FRAME 2 a grew rgb(255,40,40)' n.txt || fail "a (+50%) not full red"
+grep -qx 'FRAME 2 b same rgb(205,205,205)' n.txt || fail "b (unchanged) not grey"
+grep -qx 'FRAME 2 c shrank rgb(40,40,255)' n.txt || fail "c (-60%) not full blue"
+grep -q '^FRAME 2 gone' n.txt && fail "a frame of base alone was drawn"
+grep -q 'FRAME 1 main shrank' n.txt || fail "main (350 -> 290) did not shrink"
+grep -qx '  change +50 bytes (+50.0%)' n.txt || fail "a's change"
+grep -qx '  no sample counts (--diff-samples): significance not tested' n.txt || fail "no-test line"
+grep -q '>1 frames of base alone not drawn (no width in new): 50 bytes in base<' n.svg ||
+	fail "the frame of base alone is not counted"
 
 # ---- refused: different rates; one capture ------------------------------------
 rc=0
