@@ -10,6 +10,7 @@ E2E_TESTS += tests/e2e/flamegraph-bad-input.sh
 E2E_TESTS += tests/e2e/flamegraph-options.sh
 E2E_TESTS += tests/e2e/flamegraph-fold.sh
 E2E_TESTS += tests/e2e/flamegraph-units.sh
+E2E_TESTS += tests/e2e/flamegraph-diff.sh
 
 # Real-browser test: Debian's chromium driven by playwright-core from npm, both
 # installed by `sh mk/deps.sh browser` (playwright-core into build/browser).

@@ -1,0 +1,2 @@
+# --diff with one capture: usage error
+mt flame --diff base.mtz
