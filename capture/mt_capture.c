@@ -107,12 +107,17 @@ static void setup_sample(const struct mt_capture_opts *o, struct setup *s)
 			       "use --mode trace", (int)o->pid);
 	} else if (mt_capture_find_sampler(s->orig, &err)) {
 		die_err(&err);
-	} else if (!o->no_ring) {
+	} else if (!o->no_ring && !s->user.change) {
 		/* No uprobe on it: the sampler itself, which stays after the
 		 * capture for mt-unwind to read. */
 		snprintf(s->path, sizeof(s->path), "%s", s->orig);
-	} else if (mt_capture_private_copy(s->orig, copy_base(), s->tmpdir, s->path, &err)) {
-		die_err(&err);
+	} else {
+		/* --no-ring's uprobes fire only in processes that map the copy;
+		 * a command run as another user may not reach the sampler where
+		 * it is (a build tree under root's 0700 directory): it maps the
+		 * copy, which the stream names as the original. */
+		if (mt_capture_private_copy(s->orig, copy_base(), s->tmpdir, s->path, &err))
+			die_err(&err);
 	}
 	/* So that rebuilding or upgrading mt leaves this capture readable
 	 * (capture_keep.h). */

@@ -69,6 +69,16 @@ grep -qxF "mt-capture: running the command as nobody (uid 65534), who ran sudo (
 "$MT_BUILD/bin/mt-unwind" "$T/s.data" 2>/dev/null | awk '$1 == "alloc"' >"$T/allocs"
 [ "$(wc -l <"$T/allocs")" -ge 100 ] || fail "as nobody, $(wc -l <"$T/allocs") allocations recorded (want >= 100)"
 [ "$(stat -c %U "$T/s.data")" = root ] || fail "the output is not root's"
+# The sampler where nobody cannot reach it (a build tree under root's 0700
+# directory, as a CI clone in mktemp -d): the command maps a private copy.
+mkdir -m 700 "$T/rootonly-lib"
+cp "$MT_BUILD/libmt-sampler.so" "$T/rootonly-lib/"
+MT_SAMPLER=$T/rootonly-lib/libmt-sampler.so SUDO_UID=65534 SUDO_GID=65534 "$CAP" --rate 1 \
+	-o "$T/c.data" -- "$T/alloc" 1 100 >/dev/null 2>"$T/err" || fail "sudo, sampler out of reach: $(cat "$T/err")"
+! grep -q 'cannot be preloaded\|no process of the command loaded' "$T/err" ||
+	fail "the sampler out of nobody's reach was not copied: $(cat "$T/err")"
+n=$("$MT_BUILD/bin/mt-unwind" "$T/c.data" 2>/dev/null | awk '$1 == "alloc"' | wc -l)
+[ "$n" -ge 100 ] || fail "sampler out of reach: $n allocations (want >= 100)"
 # Trace mode's private copy is readable by the command run as nobody.
 SUDO_UID=65534 SUDO_GID=65534 "$CAP" --mode trace -o "$T/t.data" -- "$T/alloc" 1 100 >/dev/null 2>"$T/err" ||
 	fail "sudo trace capture: $(cat "$T/err")"
