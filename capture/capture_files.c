@@ -1,6 +1,7 @@
 /* The files a capture needs besides its events (see capture_files.h). */
 #include "capture/capture_files.h"
 #include "common/trust.h"
+#include "common/self.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -54,12 +55,9 @@ static int sampler_path(char *out)
 	const char *env = getenv("MT_SAMPLER");
 	if (env && *env)
 		return realpath(env, out) ? 0 : -1;
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
+	char dir[PATH_MAX];
+	if (mt_self_dir(dir, sizeof(dir)))
 		return -1;
-	exe[n] = 0;
-	const char *dir = dirname(exe);
 	static const char *const rel[] = { "../lib/mt/", "../", "" };
 	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
 		char cand[PATH_MAX * 2];

@@ -8,6 +8,7 @@ COMMON_OBJS := \
 	$(B)/obj/common/io.o \
 	$(B)/obj/common/prealloc.o \
 	$(B)/obj/common/progress.o \
+	$(B)/obj/common/self.o \
 	$(B)/obj/common/trust.o
 
 $(B)/libmtcommon.a: $(COMMON_OBJS)

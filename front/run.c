@@ -1,6 +1,7 @@
 /* mt: finding the stage programs and running them (see run.h). */
 #include "front/run.h"
 #include "common/cli.h"
+#include "common/self.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,21 +14,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* The directory of /proc/self/exe, malloc'd, or NULL. */
-static char *self_dir(void)
-{
-	char buf[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return NULL;
-	buf[n] = 0;
-	char *slash = strrchr(buf, '/');
-	if (!slash)
-		return NULL;
-	*slash = 0;
-	return strdup(buf);
-}
-
 static int executable(const char *path)
 {
 	struct stat st;
@@ -38,8 +24,8 @@ char *mt_front_stage(const char *name)
 {
 	static const char *const near[] = { "%s/%s", "%s/../bin/%s" };
 	static const char *const scripts[] = { "%s/../../scripts/%s", "%s/../../../scripts/%s" };
-	char *dir = self_dir();
-	if (!dir) {
+	char dir[PATH_MAX];
+	if (mt_self_dir(dir, sizeof(dir))) {
 		mt_error("cannot find %s: /proc/self/exe cannot be read: %s", name, strerror(errno));
 		return NULL;
 	}
@@ -50,15 +36,12 @@ char *mt_front_stage(const char *name)
 			break;
 		for (int i = 0; i < 2; i++) {
 			snprintf(path, sizeof(path), fmt[i], dir, name);
-			if (executable(path)) {
-				free(dir);
+			if (executable(path))
 				return strdup(path);
-			}
 		}
 	}
 	mt_error("cannot find %s beside mt in '%s' (nor in '%s/../bin'): "
 		 "is mt installed with the other mt programs?", name, dir, dir);
-	free(dir);
 	return NULL;
 }
 

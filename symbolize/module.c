@@ -5,6 +5,7 @@
 #include "symbolize/cu.h"
 #include "symbolize/debug_cache.h"
 #include "common/cache_dir.h"
+#include "common/self.h"
 
 #include <elfutils/libdwelf.h>
 
@@ -87,14 +88,8 @@ static int alt_dirs_init(struct mt_unwind_modules *ms, const char *user)
 		p = e ? e + 1 : p + n;
 	}
 	char exe[4096];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
+	if (mt_self_dir(exe, sizeof(exe)))
 		return 0;
-	exe[n] = '\0';
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return 0;
-	*slash = '\0';
 	static const char *const rel[] = { "/../lib/mt", "/..", "" };
 	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
 		char d[4200];
