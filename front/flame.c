@@ -331,6 +331,15 @@ static void range(const char *raw, char *buf, size_t len)
 		snprintf(buf, len, "%s", !strcmp(raw, "null") ? "-" : raw);
 }
 
+/* Run mt-flamegraph with argv fg.  @return : its status; MT_EXIT_ENV when
+ * it cannot be started or was killed. */
+static int run_flamegraph(char **fg)
+{
+	pid_t pid = mt_front_spawn(fg, -1, -1, NULL, 0, NULL, 0);
+	int rc = pid < 0 ? MT_EXIT_ENV : mt_front_wait(pid, "mt-flamegraph", 0);
+	return rc >= 128 ? MT_EXIT_ENV : rc;
+}
+
 /* How a side counts and samples, for a message:
  * "alloc_bytes, mode sample, rate 65536, every -". */
 static void how(const struct side *s, char *buf, size_t len)
@@ -411,10 +420,7 @@ static int flame_diff(const char *base, const char *new, const char *out, const 
 		fg[a++] = "--reverse";
 	fg[a++] = dv;
 	fg[a] = NULL;
-	pid_t pid = mt_front_spawn(fg, -1, -1, NULL, 0, NULL, 0);
-	rc = pid < 0 ? MT_EXIT_ENV : mt_front_wait(pid, "mt-flamegraph", 0);
-	if (rc >= 128)
-		rc = MT_EXIT_ENV;
+	rc = run_flamegraph(fg);
 	if (!rc && strcmp(out, "-"))
 		mt_info("flame graph: %s (%s change of %s, %s -> %s)", out, sn.metric,
 			*sn.comm ? sn.comm : "?", base, new);
@@ -540,10 +546,7 @@ int mt_cmd_flame(int argc, char **argv)
 		fg[a++] = "--reverse";
 	fg[a++] = folded;
 	fg[a] = NULL;
-	pid_t pid = mt_front_spawn(fg, -1, -1, NULL, 0, NULL, 0);
-	rc = pid < 0 ? MT_EXIT_ENV : mt_front_wait(pid, "mt-flamegraph", 0);
-	if (rc >= 128)
-		rc = MT_EXIT_ENV;
+	rc = run_flamegraph(fg);
 	if (!rc && strcmp(out, "-"))
 		mt_info("flame graph: %s (%s of %s)", out, m, *comm ? comm : "?");
 out:
