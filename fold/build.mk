@@ -71,5 +71,6 @@ E2E_TESTS += \
 	tests/e2e/fold-diff-calibration.sh
 
 FIXTURE_NAMES += fold_sites fold_leak fold_sites_cxx fold_inline fold_diff
+FIXTURE_NAMES += fold_phases
 BENCHES += bench/fold.sh
 MANPAGES += docs/man/mt-fold.1
