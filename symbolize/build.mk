@@ -11,6 +11,7 @@ UNWIND_SRCS := \
 	symbolize/error.c \
 	symbolize/events.c \
 	symbolize/hashmap.c \
+	symbolize/jobs.c \
 	symbolize/maps.c \
 	symbolize/module.c \
 	symbolize/order.c \
