@@ -16,6 +16,8 @@
 /* Queued records past this many bytes without a FINISHED_ROUND are
  * released anyway (all but the newest). */
 #define ORDER_MAX_BYTES ((size_t)512 << 20)
+/* The deepest walks -j's pool takes (see mt_unwind_replay_new). */
+#define POOL_MAX_DEPTH 1024u
 
 struct mt_unwind_replay {
 	struct mt_unwind_replay_opts o;
@@ -592,8 +594,11 @@ int mt_unwind_replay_new(struct mt_unwind_replay **out, const struct mt_unwind_r
 		*out = NULL;
 		return MT_UNWIND_ENOMEM;
 	}
-	/* No pool (no thread could start): the same output, walked here. */
-	if (o->jobs > 1 && !o->decode_only && o->spec_fd >= 0 &&
+	/* No pool (no thread could start): the same output, walked here.
+	 * Nor with a --max-depth above POOL_MAX_DEPTH: each walk given to
+	 * the pool holds room for max_depth frames in the queue until the
+	 * round is released (24 KiB at 1024; 1.5 MiB each at 65536). */
+	if (o->jobs > 1 && !o->decode_only && o->spec_fd >= 0 && o->max_depth <= POOL_MAX_DEPTH &&
 	    mt_unwind_jobs_new(&s->jobs, o->jobs, maps, o->max_depth) == 0)
 		s->st.pool_threads = o->jobs;
 	return 0;

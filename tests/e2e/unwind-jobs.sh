@@ -76,6 +76,22 @@ for name in threads stacks recursion forkexec event trace make perf-make; do
 	echo "$name: $events events, $walked walked by the pool; -j 2 = -j 3 = -j 1"
 done
 
+# Walks cut by --max-depth are the same; above 1024 frames the pool is not
+# used (each walk it takes holds room for --max-depth frames until its round
+# is released).
+for d in 8 1025; do
+	mt-unwind -j 1 --max-depth $d -o "$T/d1.txt" "$T/perf-make.data" 2>/dev/null
+	mt-unwind -j 2 --max-depth $d -o "$T/d2.txt" "$T/perf-make.data" 2>"$T/d2.err"
+	cmp "$T/d1.txt" "$T/d2.txt" || fail "--max-depth $d: -j 2 differs"
+	if [ $d = 8 ]; then
+		grep -q ' end=depth$' "$T/d1.txt" || fail "--max-depth 8: no stack cut"
+		grep -q '^mt-unwind: -j 2: [1-9][0-9]* stacks walked' "$T/d2.err" ||
+			fail "--max-depth 8: no pool: $(cat "$T/d2.err")"
+	else
+		! grep -q '^mt-unwind: -j ' "$T/d2.err" || fail "--max-depth 1025 got a pool"
+	fi
+done
+
 # A pipe: nothing is walked on arrival, so no pool; the same output.
 mt-unwind -j 1 -o "$T/p1.txt" "$T/make.data" 2>/dev/null
 mt-unwind -j 2 -o "$T/p2.txt" - <"$T/make.data" 2>"$T/p2.err" || fail "-j 2 from a redirect"
