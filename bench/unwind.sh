@@ -23,11 +23,17 @@
 # and the two target ratios: mt-unwind >= 20x perf script, mt-unwind <= 3x
 # decode-only.  Best wall-clock run: of 3 for perf script, of 7 interleaved
 # rounds for mt-unwind's variants (the machine is shared).
+# Then mt-unwind -j 1 against -j 2 (docs/unwind.md, Threads) on the python3
+# and gcc-build recordings and on two more of the parallel build, recorded
+# by mt-capture (sample mode at its default rate, and event mode -F 999):
+# medians of 11 interleaved rounds of -j 1, -j 2 and --decode-only, debug
+# cache filled, with the decode-only ratio of each.
 # Env: MT_BENCH_ITERS (python3 loop count, default 20: ~30k samples, ~250
 # MB), MT_BENCH_DBG_ITERS (python3d, default 4: ~30k samples).  More events
 # weigh mt-unwind's fixed start-up less against perf script's constant
 # per-sample cost; much larger files no longer stay in the page cache of the
-# test machine, and then every row measures the disk.
+# test machine, and then every row measures the disk.  MT_BENCH_JOBS_ONLY=1:
+# only the -j rows (python3 and the parallel build recorded, no perf script).
 set -eu
 command -v perf >/dev/null || { echo "bench/unwind.sh: perf not installed: skipped"; exit 0; }
 B=${MT_BUILD:-build}
@@ -68,6 +74,11 @@ workload() {	# workload NAME DESCRIPTION COMMAND...: record COMMAND, then measur
 		return 0
 	fi
 	data=$tmp/$name.data
+	if [ "${MT_BENCH_JOBS_ONLY:-}" = 1 ]; then
+		perf record -q -e cpu-clock -F 4000 --call-graph dwarf -o "$data" -- "$@" \
+			>/dev/null 2>"$tmp/rec.log" || { echo "bench/unwind.sh: perf record failed"; exit 1; }
+		return 0
+	fi
 	perf record -q -e cpu-clock -F 4000 --call-graph dwarf -o "$data" -- \
 		"$@" >/dev/null 2>"$tmp/rec.log" ||
 		{ echo "bench/unwind.sh: perf record failed: $(tail -n 1 "$tmp/rec.log")"; exit 1; }
@@ -133,3 +144,40 @@ done
 printf 'all: $(patsubst %%.c,%%,$(wildcard p*.c))\n%%: %%.c\n\tgcc -O2 -g -o $@ $<\n' \
 	>"$tmp/build/Makefile"
 workload gcc-build "make -j2 of 40 gcc compiles, 200 processes" make -s -C "$tmp/build" -j2
+
+# -j 1 against -j 2: medians of 11 interleaved rounds (the machine is
+# shared: a burst of other work then hits every variant alike).
+jobs_row() {	# jobs_row NAME FILE
+	"$B/bin/mt-unwind" -q --debug-cache "$tmp/cache" "$2" >/dev/null 2>&1
+	for _ in $(seq 11); do
+		for v in "-j 1" "-j 2" "--decode-only"; do
+			t0=$(date +%s%N)
+			# shellcheck disable=SC2086
+			"$B/bin/mt-unwind" -q $v --debug-cache "$tmp/cache" "$2" >/dev/null 2>&1
+			t1=$(date +%s%N)
+			printf '%s %d\n' "${v// /}" $(( (t1 - t0) / 1000 ))
+		done
+	done | awk -v n="$1" -v e="$("$B/bin/mt-unwind" -q "$2" | grep -c -v '^#')" '
+		{ t[$1, ++c[$1]] = $2 }
+		function med(k,   i, j, x, m) {
+			m = c[k]
+			for (i = 1; i <= m; i++) a[i] = t[k, i]
+			for (i = 2; i <= m; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+			return a[int((m + 1) / 2)]
+		}
+		END {
+			j1 = med("-j1"); j2 = med("-j2"); d = med("--decode-only")
+			printf "%-30s %7d events  -j 1 %7.3f s  -j 2 %7.3f s  (%.2fx)  decode-only %7.3f s  ratio -j 1 %.2fx, -j 2 %.2fx\n", n, e, j1 / 1e6, j2 / 1e6, j1 / j2, d / 1e6, j1 / d, j2 / d
+		}'
+}
+echo
+echo "mt-unwind -j 1 against -j 2 ($(nproc) CPUs; medians of 11 interleaved rounds, debug cache filled):"
+[ -f "$tmp/python3.data" ] && jobs_row python3 "$tmp/python3.data"
+[ -f "$tmp/gcc-build.data" ] && jobs_row "gcc-build (perf record)" "$tmp/gcc-build.data"
+for mode in sample event; do
+	rm -f "$tmp"/build/p[0-9] "$tmp"/build/p[0-9][0-9]
+	if [ $mode = sample ]; then set -- ; else set -- -e cpu-clock -F 999; fi
+	"$B/bin/mt-capture" "$@" -o "$tmp/make-$mode.data" -- make -s -C "$tmp/build" -j2 \
+		>/dev/null 2>"$tmp/cap.log" || { echo "bench/unwind.sh: mt-capture failed: $(tail -n 1 "$tmp/cap.log")"; continue; }
+	jobs_row "gcc-build (mt-capture $mode)" "$tmp/make-$mode.data"
+done

@@ -11,6 +11,7 @@ UNWIND_SRCS := \
 	symbolize/error.c \
 	symbolize/events.c \
 	symbolize/hashmap.c \
+	symbolize/jobs.c \
 	symbolize/maps.c \
 	symbolize/module.c \
 	symbolize/order.c \
@@ -85,6 +86,7 @@ E2E_TESTS += tests/e2e/unwind-agree.sh
 UNWIND_TEST_OBJS := \
 	$(B)/obj/tests/symbolize/cfi_test.o \
 	$(B)/obj/tests/symbolize/events_test.o \
+	$(B)/obj/tests/symbolize/jobs_test.o \
 	$(B)/obj/tests/symbolize/maps_test.o \
 	$(B)/obj/tests/symbolize/scopes_test.o \
 	$(B)/obj/tests/symbolize/sym_test.o \
@@ -116,6 +118,7 @@ E2E_TESTS += tests/e2e/unwind-silent-images.sh
 E2E_TESTS += tests/e2e/unwind-dump-advice.sh
 E2E_TESTS += tests/e2e/unwind-module-files.sh
 E2E_TESTS += tests/e2e/unwind-archive.sh
+E2E_TESTS += tests/e2e/unwind-jobs.sh
 E2E_TESTS += tests/e2e/unwind-cut-warning.sh
 E2E_TESTS += tests/e2e/bad-records.sh
 E2E_TESTS += tests/e2e/unwind-callchain.sh

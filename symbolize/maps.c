@@ -306,26 +306,32 @@ int mt_unwind_maps_exit(struct mt_unwind_maps *mp, uint32_t pid, uint32_t tid)
 	return 0;
 }
 
+/* resolved is set last (release): a worker of mt-unwind -j that reads it
+ * set (acquire) sees mod and delta (symbolize/jobs.c). */
 static void map_resolve(struct mt_unwind_maps *mp, struct mt_unwind_map *m)
 {
-	m->resolved = 1;
 	if (!m->mod)
 		m->mod = mt_unwind_modules_get(mp->modules, m->path, m->build_id,
 					       m->build_id_len);
 	m->delta_ok = 0;
-	if (!m->mod || m->mod->state != MT_UNWIND_MOD_OK)
-		return;
 	int64_t d;
-	if (mt_unwind_module_vaddr_delta(m->mod, m->pgoff, &d) == 0) {
+	if (m->mod && m->mod->state == MT_UNWIND_MOD_OK &&
+	    mt_unwind_module_vaddr_delta(m->mod, m->pgoff, &d) == 0) {
 		/* modulo 2^64, as it is applied: an ELF file's segment
 		 * addresses can be anything */
 		m->delta = (int64_t)(m->pgoff - m->start + (uint64_t)d);
 		m->delta_ok = 1;
 	}
+	__atomic_store_n(&m->resolved, 1, __ATOMIC_RELEASE);
 }
 
-struct mt_unwind_map *mt_unwind_maps_find(struct mt_unwind_maps *mp,
-					  struct mt_unwind_space *sp, uint64_t addr)
+void mt_unwind_maps_resolve(struct mt_unwind_maps *mp, struct mt_unwind_map *m)
+{
+	if (!m->resolved)
+		map_resolve(mp, m);
+}
+
+struct mt_unwind_map *mt_unwind_maps_lookup(const struct mt_unwind_space *sp, uint64_t addr)
 {
 	size_t lo = 0, hi = sp->nr;
 	while (lo < hi) {
@@ -337,8 +343,14 @@ struct mt_unwind_map *mt_unwind_maps_find(struct mt_unwind_maps *mp,
 	}
 	if (lo == sp->nr || sp->maps[lo].start > addr)
 		return NULL;
-	struct mt_unwind_map *m = &sp->maps[lo];
-	if (!m->resolved)
+	return &sp->maps[lo];
+}
+
+struct mt_unwind_map *mt_unwind_maps_find(struct mt_unwind_maps *mp,
+					  struct mt_unwind_space *sp, uint64_t addr)
+{
+	struct mt_unwind_map *m = mt_unwind_maps_lookup(sp, addr);
+	if (m && !m->resolved)
 		map_resolve(mp, m);
 	return m;
 }

@@ -91,4 +91,11 @@ struct mt_unwind_thread *mt_unwind_maps_thread(struct mt_unwind_maps *mp, uint32
 struct mt_unwind_map *mt_unwind_maps_find(struct mt_unwind_maps *mp,
 					  struct mt_unwind_space *sp, uint64_t addr);
 
+/* The two halves of mt_unwind_maps_find, for a walk on a worker thread
+ * (symbolize/jobs.c): the mapping that holds addr, as it is (NULL: none;
+ * it reads sp only), and its module resolved (the caller serialises
+ * this; ->resolved is stored last, with release order). */
+struct mt_unwind_map *mt_unwind_maps_lookup(const struct mt_unwind_space *sp, uint64_t addr);
+void mt_unwind_maps_resolve(struct mt_unwind_maps *mp, struct mt_unwind_map *m);
+
 #endif

@@ -21,6 +21,7 @@
 #include "common/progress.h"
 #include "symbolize/emit.h"
 #include "symbolize/events.h"
+#include "symbolize/jobs.h"
 #include "symbolize/maps.h"
 #include "symbolize/module.h"
 #include "symbolize/prefault.h"
@@ -60,6 +61,9 @@ static void usage(FILE *f)
 "  --no-inline          do not expand inlined calls\n"
 "  --no-demangle        keep C++/Rust symbol names mangled\n"
 "  --max-depth N        walk at most N physical frames (default 256)\n"
+"  -j, --jobs N         walk stacks on N threads (default: the CPUs it may\n"
+"                       use less one, for the writer thread; 1: one thread);\n"
+"                       the output is the same for every N\n"
 "  --pid LIST           only events of these processes (comma-separated)\n"
 "  --tid LIST           only events of these threads (comma-separated)\n"
 "  --debuginfo-path DIR search DIR (colon-separated list) for separate debug\n"
@@ -109,6 +113,7 @@ static int idset_parse(struct mt_unwind_idset *s, const char *arg)
 struct opts {
 	struct mt_unwind_symopts sym;
 	unsigned max_depth;
+	unsigned jobs;			/* 0: not given */
 	struct mt_unwind_idset pids, tids;
 	const char *debuginfo_path;
 	const char *symfs;
@@ -174,6 +179,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "no-inline", no_argument, NULL, O_NOINLINE },
 		{ "no-demangle", no_argument, NULL, O_NODEMANGLE },
 		{ "max-depth", required_argument, NULL, O_MAXDEPTH },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ "pid", required_argument, NULL, O_PID },
 		{ "tid", required_argument, NULL, O_TID },
 		{ "debuginfo-path", required_argument, NULL, O_DEBUGINFO },
@@ -188,7 +194,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	};
 	o->max_depth = 256;
 	int c;
-	while ((c = getopt_long(argc, argv, "o:qh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:qhj:", lo, NULL)) != -1) {
 		char *end;
 		unsigned long v;
 		switch (c) {
@@ -206,6 +212,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case O_LIST_MODULES: o->list_modules = optarg; break;
 		case O_DEBUG_CACHE: o->debug_cache = optarg; o->no_debug_cache = 0; break;
 		case O_NO_DEBUG_CACHE: o->no_debug_cache = 1; break;
+		case 'j':
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || *end || end == optarg || v < 1 || v > 1024) {
+				mt_error("-j: '%s' is not a number in 1..1024", optarg);
+				return -1;
+			}
+			o->jobs = (unsigned)v;
+			break;
 		case O_MAXDEPTH:
 			errno = 0;
 			v = strtoul(optarg, &end, 10);
@@ -246,6 +261,17 @@ static int cache_dir_trusted(const char *dir, const char *what)
 		return 1;
 	mt_warn("not using the %s in '%s': %s", what, dir, why);
 	return 0;
+}
+
+/* -j's default: the CPUs this process may use but one, which the writer
+ * thread keeps busy (symbolising and formatting: 0.8 of a CPU beside the
+ * reader's on a python3 profile).  With 2 CPUs that is one thread: a
+ * worker there only competed with the writer, and -j 2 took 1.1-1.5 times
+ * -j 1's time (docs/BENCHMARKS.md). */
+static unsigned default_jobs(void)
+{
+	unsigned n = mt_unwind_jobs_cpus();
+	return n > 2 ? n - 1 : 1;
 }
 
 /* The input, its features, the modules, maps, writer, replay and events.
@@ -298,6 +324,7 @@ static int setup(struct run *r, int out_fd)
 	}
 	struct mt_unwind_replay_opts ro = {
 		.max_depth = o->max_depth,
+		.jobs = o->jobs ? o->jobs : default_jobs(),
 		.decode_only = o->decode_only,
 		.spec_fd = mt_input_rereadable(r->in) && !o->decode_only ? mt_input_fd(r->in) : -1,
 		.input = o->input,

@@ -10,11 +10,14 @@
 #include <unistd.h>
 
 #include "symbolize/arch.h"
+#include "symbolize/jobs.h"
 #include "symbolize/order.h"
 
 /* Queued records past this many bytes without a FINISHED_ROUND are
  * released anyway (all but the newest). */
 #define ORDER_MAX_BYTES ((size_t)512 << 20)
+/* The deepest walks -j's pool takes (see mt_unwind_replay_new). */
+#define POOL_MAX_DEPTH 1024u
 
 struct mt_unwind_replay {
 	struct mt_unwind_replay_opts o;
@@ -33,6 +36,15 @@ struct mt_unwind_replay {
 	uint8_t *rebuf;				/* records read again */
 	size_t rebuf_cap;
 	uint64_t st_undecodable;		/* records other than samples */
+	/* -j N: the walks on arrival go to a pool (jobs.h), into entries
+	 * queued with room for max_depth frames.  slack: the bytes of such
+	 * entries, walked and not yet released, beyond what they hold (so
+	 * that the queue's size, which forces releases, counts as in one
+	 * thread's run); the walks not yet drained count as holding all. */
+	struct mt_unwind_jobs *jobs;
+	size_t slack;
+	const void *map;			/* the current record's mapping */
+	size_t map_len;
 	int nomem, data_error;
 	struct mt_unwind_replay_stats st;
 };
@@ -249,6 +261,25 @@ static int reread(struct mt_unwind_replay *s, const struct queued_sample *q,
 }
 
 enum { Q_RECORD, Q_SAMPLE };
+enum { SPEC_WALKED = 1, SPEC_JOB };	/* queued_sample.spec */
+
+/* Wait for the pool's walks: before anything changes a space. */
+static void drain(struct mt_unwind_replay *s)
+{
+	if (!s->jobs || !mt_unwind_jobs_pending(s->jobs))
+		return;
+	size_t n = mt_unwind_jobs_pending(s->jobs);
+	uint64_t frames = mt_unwind_jobs_drain(s->jobs, &s->st.walk);
+	s->st.pool_walks += n;
+	s->slack += (n * s->o.max_depth - frames) * sizeof(struct mt_unwind_frame);
+}
+
+/* The queue's bytes as one thread's run counts them (the walks not yet
+ * drained: at most). */
+static size_t queued_bytes(const struct mt_unwind_replay *s)
+{
+	return mt_unwind_order_bytes(s->order) - s->slack;
+}
 
 static void process_cb(int kind, void *data, size_t size, void *ctx)
 {
@@ -262,6 +293,8 @@ static void process_cb(int kind, void *data, size_t size, void *ctx)
 	/* The evsel array may have grown (moved) since. */
 	q->smp.evsel = mt_perf_reader_evsel(s->reader, q->evsel_index);
 	if (q->spec) {
+		if (q->spec == SPEC_JOB)
+			s->slack -= (s->o.max_depth - q->nframes) * sizeof(struct mt_unwind_frame);
 		struct mt_unwind_space *sp = mt_unwind_maps_space(s->maps, q->smp.pid);
 		q->smp.callchain = NULL;	/* not kept: the walk is */
 		if (sp == q->sp && sp->gen == q->gen) {	/* q->sp: never NULL */
@@ -288,6 +321,40 @@ static void process_cb(int kind, void *data, size_t size, void *ctx)
 	if (q->smp.callchain)	/* queued in the stack's place when there is none */
 		q->smp.callchain = q->smp.stack ? NULL : queued_tail(q);
 	mt_unwind_events_sample(s->ev, &q->smp);
+}
+
+/* spec_walk through the pool: the entry is queued now with room for
+ * max_depth frames, which a worker fills before the next drain.  Only for
+ * a record in the file's mapping (the dump must outlive this call).
+ * @return : 1 queued, 0 not (walk it here). */
+static int spec_job(struct mt_unwind_replay *s, struct queued_sample *q,
+		    struct mt_unwind_space *sp, const struct mt_unwind_regs *regs,
+		    const struct mt_unwind_memory *mem, size_t head, uint64_t t)
+{
+	const char *rec = (const char *)q->smp.stack, *m = s->map;
+	if (!m || !rec || rec < m || rec + mem->size > m + s->map_len)
+		return 0;
+	size_t size = head + s->o.max_depth * sizeof(struct mt_unwind_frame);
+	uint8_t *room = mt_unwind_order_reserve(s->order, size);
+	if (!room)
+		return 0;
+	struct queued_sample *e = (struct queued_sample *)room;
+	q->sp = sp;
+	q->gen = sp->gen;
+	q->spec = SPEC_JOB;
+	q->smp.stack = NULL;
+	memcpy(room, q, head);
+	struct mt_unwind_job_out out = {
+		.frames = (struct mt_unwind_frame *)(room + head),
+		.nframes = &e->nframes, .end = &e->end, .other_stack = &e->other_stack,
+	};
+	if (mt_unwind_jobs_add(s->jobs, sp, regs, mem, &out) != 0) {
+		q->smp.stack = (const void *)rec;
+		q->spec = 0;
+		return 0;	/* reserved, not committed: nothing is queued */
+	}
+	mt_unwind_order_commit(s->order, Q_SAMPLE, size, t);
+	return 1;
 }
 
 /* Walk a sample's stack on arrival, with the mappings as they are now,
@@ -317,6 +384,8 @@ static int spec_walk(struct mt_unwind_replay *s, struct queued_sample *q, size_t
 	struct mt_unwind_memory mem = mt_unwind_sample_dump(smp, regs.r[MT_UNWIND_REG_SP]);
 	/* The frames go straight into the queue, after the sample. */
 	size_t head = queued_len(q);
+	if (s->jobs && spec_job(s, q, sp, &regs, &mem, head, t))
+		return 1;
 	uint8_t *room = mt_unwind_order_reserve(s->order,
 						head + s->o.max_depth * sizeof(*s->frames));
 	if (!room) {
@@ -330,7 +399,7 @@ static int spec_walk(struct mt_unwind_replay *s, struct queued_sample *q, size_t
 	q->nframes = nr;
 	q->sp = sp;
 	q->gen = sp->gen;
-	q->spec = 1;
+	q->spec = SPEC_WALKED;
 	q->smp.stack = NULL;
 	memcpy(room, q, head);
 	mt_unwind_order_commit(s->order, Q_SAMPLE, head + nr * sizeof(*fr), t);
@@ -383,12 +452,14 @@ static void on_record(struct mt_unwind_replay *s, const struct mt_perf_item *it)
 	uint64_t t;
 	s->st.records++;
 	if (h->type == MT_PERF_RECORD_HEADER_BUILD_ID) {
+		drain(s);	/* mappings resolve with the build-ids known */
 		struct mt_perf_build_id b;
 		if (mt_perf_build_id_parse(it->data, it->size, &b) == 0)
 			mt_unwind_replay_build_id(s, &b);
 		return;
 	}
 	if (h->type == MT_PERF_RECORD_FINISHED_ROUND) {
+		drain(s);
 		if (mt_unwind_order_flush(s->order, s->prev_round_max, process_cb, s) != 0)
 			s->nomem = 1;
 		s->prev_round_max = s->round_max;
@@ -428,6 +499,7 @@ static void on_record(struct mt_unwind_replay *s, const struct mt_perf_item *it)
 			return;
 		}
 		if (record_time(s, h, &t) != 0) {
+			drain(s);
 			process(s, h);	/* not ordered, or undecodable: reported there */
 			return;
 		}
@@ -436,12 +508,15 @@ static void on_record(struct mt_unwind_replay *s, const struct mt_perf_item *it)
 	}
 	if (t > s->round_max)
 		s->round_max = t;
-	if (mt_unwind_order_bytes(s->order) > ORDER_MAX_BYTES) {
+	if (queued_bytes(s) > ORDER_MAX_BYTES) {
+		drain(s);	/* now the bytes are exact */
+	}
+	if (queued_bytes(s) > ORDER_MAX_BYTES) {
 		/* No FINISHED_ROUND for too long: release all but the newest. */
 		s->st.order_overflows++;
 		if (mt_unwind_order_flush(s->order, s->prev_round_max, process_cb, s) != 0)
 			s->nomem = 1;
-		if (mt_unwind_order_bytes(s->order) > ORDER_MAX_BYTES / 2 &&
+		if (queued_bytes(s) > ORDER_MAX_BYTES / 2 &&
 		    mt_unwind_order_flush(s->order, s->round_max, process_cb, s) != 0)
 			s->nomem = 1;
 		s->prev_round_max = s->round_max;
@@ -479,6 +554,8 @@ void mt_unwind_replay_record(struct mt_unwind_replay *s, const struct mt_perf_it
 {
 	if (!it->unpacked)
 		prefetch_next(it, map, map_len);
+	s->map = it->unpacked ? NULL : map;
+	s->map_len = map_len;
 	on_record(s, it);
 }
 
@@ -491,6 +568,7 @@ void mt_unwind_replay_build_id(struct mt_unwind_replay *s, const struct mt_perf_
 
 void mt_unwind_replay_finish(struct mt_unwind_replay *s)
 {
+	drain(s);
 	if (mt_unwind_order_flush(s->order, UINT64_MAX, process_cb, s) != 0)
 		s->nomem = 1;
 }
@@ -507,12 +585,22 @@ int mt_unwind_replay_new(struct mt_unwind_replay **out, const struct mt_unwind_r
 	s->reader = reader;
 	s->maps = maps;
 	s->emit = emit;
+	/* -j: only walks on arrival go to the pool, and only a file read by
+	 * name has them (a pipe's or an .mtz's samples are walked at their
+	 * turn, in this thread). */
 	if (mt_unwind_order_new(&s->order) != 0 ||
 	    !(s->frames = calloc(o->max_depth, sizeof(*s->frames)))) {
 		mt_unwind_replay_free(s);
 		*out = NULL;
 		return MT_UNWIND_ENOMEM;
 	}
+	/* No pool (no thread could start): the same output, walked here.
+	 * Nor with a --max-depth above POOL_MAX_DEPTH: each walk given to
+	 * the pool holds room for max_depth frames in the queue until the
+	 * round is released (24 KiB at 1024; 1.5 MiB each at 65536). */
+	if (o->jobs > 1 && !o->decode_only && o->spec_fd >= 0 && o->max_depth <= POOL_MAX_DEPTH &&
+	    mt_unwind_jobs_new(&s->jobs, o->jobs, maps, o->max_depth) == 0)
+		s->st.pool_threads = o->jobs;
 	return 0;
 }
 
@@ -525,6 +613,7 @@ void mt_unwind_replay_free(struct mt_unwind_replay *s)
 {
 	if (!s)
 		return;
+	mt_unwind_jobs_free(s->jobs);
 	mt_unwind_order_free(s->order);
 	free(s->frames);
 	free(s->rebuf);

@@ -27,6 +27,7 @@ struct mt_unwind_replay;
 struct mt_unwind_replay_opts {
 	unsigned max_depth;	/* physical frames walked at most */
 	int decode_only;	/* parse and count, write nothing */
+	unsigned jobs;		/* threads that walk (symbolize/jobs.h); 0, 1: this one */
 	int spec_fd;		/* the input as a file records can be read again
 				 * from at their offsets, or -1 */
 	const char *input;	/* the input's name, for messages */
@@ -41,6 +42,8 @@ struct mt_unwind_replay_stats {
 	uint64_t no_regs;	/* samples without registers */
 	uint64_t spec_rewalks;	/* samples unwound again at their turn */
 	uint64_t order_overflows;	/* releases forced by the queue's size */
+	unsigned pool_threads;	/* -j: threads walking (0: no pool) */
+	uint64_t pool_walks;	/* walks the pool made (on arrival) */
 	/* Stacks that end where their dump ends (end-of-dump) although a
 	 * larger dump would not reach further: past a signal frame onto
 	 * another stack (a handler on an alternate signal stack), with the

@@ -118,6 +118,9 @@ void mt_unwind_summary_print(const struct mt_unwind_summary *r, double secs)
 	if (rp->callchains)
 		mt_info("%" PRIu64 " samples had no stack dump: their frames are the"
 			" kernel's frame-pointer callchains", rp->callchains);
+	if (rp->pool_threads)
+		mt_info("-j %u: %" PRIu64 " stacks walked on arrival by %u threads, the others"
+			" at their turn on one", rp->pool_threads, rp->pool_walks, rp->pool_threads);
 	if (rp->spec_rewalks)
 		mt_info("%" PRIu64 " samples unwound again: their mappings changed"
 			" while they waited for earlier records", rp->spec_rewalks);

@@ -51,10 +51,14 @@ static void memo_prepare(struct mt_unwind_space *sp)
 	sp->pcmask = (uint32_t)n - 1;
 }
 
-int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
-		   const struct mt_unwind_regs *regs, const struct mt_unwind_memory *mem,
-		   struct mt_unwind_frame *frames, unsigned max, unsigned *nr,
-		   struct mt_unwind_stats *stats)
+/* The walk, with the space's memo (finder NULL: the caller's thread owns
+ * the space) or with a finder's lookups (a worker of mt-unwind -j, which
+ * must not touch the space).  Inlined into both, so that the single-thread
+ * walk keeps its memo probe inline. */
+static inline __attribute__((always_inline)) int
+walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp, const struct mt_unwind_regs *regs,
+     const struct mt_unwind_memory *mem, struct mt_unwind_frame *frames, unsigned max,
+     unsigned *nr, struct mt_unwind_stats *stats, const struct mt_unwind_finder *finder)
 {
 	/* Common rows change the register set in place; the others compute
 	 * the caller's frame into the other set, no copy back. */
@@ -62,7 +66,7 @@ int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 	struct mt_unwind_regs *cur = &set[0], *next;
 	*cur = *regs;
 	int activation = 1;	/* the pc is exact: first frame, or after a signal */
-	if (sp)
+	if (sp && !finder)
 		memo_prepare(sp);
 	unsigned n = 0;
 	int end;
@@ -79,11 +83,17 @@ int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 		f->lookup = activation ? pc : pc - 1;
 		const struct mt_unwind_rule *rule = NULL;
 		struct mt_unwind_pcentry *e = NULL;
-		if (sp && sp->pccache) {
+		if (finder) {
+			f->map = NULL;
+			if (sp)
+				rule = finder->find(finder->ctx, sp, f->lookup, &f->map, stats);
+		} else if (sp && sp->pccache) {
 			uint64_t h = (f->lookup * 0x9E3779B97F4A7C15ULL) >> 52;
 			e = &sp->pccache[h & sp->pcmask];
 		}
-		if (e && e->key == f->lookup + 1) {
+		if (finder) {
+			/* found above */
+		} else if (e && e->key == f->lookup + 1) {
 			stats->memo_hits++;
 			f->map = e->map;
 			rule = e->rule;
@@ -165,4 +175,20 @@ int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 	stats->last_other_stack = end == MT_UNWIND_END_DUMP && other_stack;
 	*nr = n;
 	return end;
+}
+
+int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
+		   const struct mt_unwind_regs *regs, const struct mt_unwind_memory *mem,
+		   struct mt_unwind_frame *frames, unsigned max, unsigned *nr,
+		   struct mt_unwind_stats *stats)
+{
+	return walk(mp, sp, regs, mem, frames, max, nr, stats, NULL);
+}
+
+int mt_unwind_walk_with(const struct mt_unwind_finder *finder, struct mt_unwind_space *sp,
+			const struct mt_unwind_regs *regs, const struct mt_unwind_memory *mem,
+			struct mt_unwind_frame *frames, unsigned max, unsigned *nr,
+			struct mt_unwind_stats *stats)
+{
+	return walk(NULL, sp, regs, mem, frames, max, nr, stats, finder);
 }

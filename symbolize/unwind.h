@@ -55,4 +55,22 @@ int mt_unwind_walk(struct mt_unwind_maps *mp, struct mt_unwind_space *sp,
 		   struct mt_unwind_frame *frames, unsigned max, unsigned *nr,
 		   struct mt_unwind_stats *stats);
 
+/* The lookups of a walk made on another thread than the one that owns the
+ * space (mt-unwind -j, symbolize/jobs.h): find returns the rule for the
+ * lookup address addr of space sp, with its mapping in *map (NULL: none),
+ * and counts its probes in stats; it must not change sp. */
+struct mt_unwind_finder {
+	const struct mt_unwind_rule *(*find)(void *ctx, struct mt_unwind_space *sp,
+					     uint64_t addr, struct mt_unwind_map **map,
+					     struct mt_unwind_stats *stats);
+	void *ctx;
+};
+
+/* mt_unwind_walk with finder's lookups instead of the space's memo; the
+ * same frames and end, the same counts but the memo's. */
+int mt_unwind_walk_with(const struct mt_unwind_finder *finder, struct mt_unwind_space *sp,
+			const struct mt_unwind_regs *regs, const struct mt_unwind_memory *mem,
+			struct mt_unwind_frame *frames, unsigned max, unsigned *nr,
+			struct mt_unwind_stats *stats);
+
 #endif

@@ -1,0 +1,2 @@
+# -j not a number: usage error
+mt-unwind --jobs two x.mtz
