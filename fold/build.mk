@@ -3,14 +3,19 @@ FOLD_OBJS := \
 	$(B)/obj/fold/diff.o \
 	$(B)/obj/fold/est.o \
 	$(B)/obj/fold/gamma.o \
+	$(B)/obj/fold/hist.o \
 	$(B)/obj/fold/line.o \
 	$(B)/obj/fold/locs.o \
+	$(B)/obj/fold/memjson.o \
+	$(B)/obj/fold/memory.o \
+	$(B)/obj/fold/memtext.o \
 	$(B)/obj/fold/profile.o \
 	$(B)/obj/fold/render.o \
 	$(B)/obj/fold/sites.o \
 	$(B)/obj/fold/sitestext.o \
 	$(B)/obj/fold/snapshot.o \
 	$(B)/obj/fold/strtab.o \
+	$(B)/obj/fold/timeline.o \
 	$(B)/obj/fold/width.o
 
 # --pprof: the encoder protoc-c generates from fold/profile.proto into

@@ -11,9 +11,11 @@
 
 static const char *const metric_names[MT_FOLD_NMETRICS] = {
 	"alloc_bytes", "alloc_objects", "inuse_bytes", "inuse_objects", "samples", "period",
+	"peak_bytes", "peak_objects", "temp_bytes", "temp_objects",
 };
 static const char *const metric_units[MT_FOLD_NMETRICS] = {
 	"bytes", "objects", "bytes", "objects", "samples", "events",
+	"bytes", "objects", "bytes", "objects",
 };
 
 const char *mt_fold_metric_name(enum mt_fold_metric m)
@@ -40,11 +42,12 @@ enum rec_mode { MODE_SAMPLE, MODE_TRACE };
 
 /* An allocation or free kept for the liveness pass. */
 struct rec {
-	uint64_t ptr, time, seq;
+	uint64_t ptr, time, seq;	/* seq: input order */
 	uint64_t size, scale;	/* scale: rate (sample) or every (trace) */
-	uint32_t pid, stack, thread, points;
+	uint64_t tseq;		/* the thread's allocation count (seq=) */
+	uint32_t pid, tid, stack, thread, points;
 	uint32_t input;		/* the input's labels (mt_fold_profile_input_labels) */
-	uint8_t is_free, mode;
+	uint8_t is_free, mode, has_tseq;
 };
 
 struct mt_fold_profile {
@@ -76,6 +79,12 @@ struct mt_fold_profile {
 	struct mt_fold_strtab *inputs;	/* input labels; NULL until some are given */
 	uint32_t input;			/* the current input's: id + 1, 0 none */
 	int own_locs;			/* made here, to strip them */
+	struct mt_fold_timeline tl;
+	int64_t at;			/* --at: ns after the first event; -1 none */
+	int64_t at_time;		/* and in perf time, after finish */
+	struct mt_fold_hists hists;
+	struct mt_fold_cells *cells;	/* per stack */
+	uint32_t cells_cap;
 };
 
 struct mt_fold_profile *mt_fold_profile_new(unsigned prefix)
@@ -84,6 +93,7 @@ struct mt_fold_profile *mt_fold_profile_new(unsigned prefix)
 	if (!p)
 		return NULL;
 	p->prefix = prefix;
+	p->at = p->at_time = -1;
 	p->stacks = mt_fold_strtab_new();
 	p->threads_by_key = mt_fold_strtab_new();
 	p->procs_by_key = mt_fold_strtab_new();
@@ -205,6 +215,10 @@ void mt_fold_profile_free(struct mt_fold_profile *p)
 	free(p->procs);
 	free(p->recs);
 	free(p->key);
+	mt_fold_timeline_release(&p->tl);
+	for (uint32_t i = 0; p->cells && i < p->cells_cap; i++)
+		mt_fold_cells_release(&p->cells[i]);
+	free(p->cells);
 	free(p);
 }
 
@@ -354,6 +368,15 @@ static void add_allocation(struct mt_fold_est *bytes, struct mt_fold_est *object
 	}
 }
 
+/* Stack sid's histogram cell for value v.  @return : NULL out of memory. */
+static struct mt_fold_hist_cell *stack_cell(struct mt_fold_profile *p, uint32_t sid,
+					    unsigned which, uint64_t v)
+{
+	if (reserve((void **)&p->cells, &p->cells_cap, sid + 1, sizeof(*p->cells)))
+		return NULL;
+	return mt_fold_cells_get(&p->cells[sid], which, mt_fold_hist_bucket(v));
+}
+
 static int push_rec(struct mt_fold_profile *p, const struct rec *r)
 {
 	if (p->nrecs == p->rec_cap) {
@@ -441,8 +464,10 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 		note_stack(c, ev);
 		struct rec r = {
 			.ptr = ev->ptr, .time = ev->time, .seq = seq, .size = ev->size,
-			.pid = ev->pid, .stack = sid, .thread = tix, .input = p->input,
+			.pid = ev->pid, .tid = ev->tid, .stack = sid, .thread = tix,
+			.input = p->input, .tseq = ev->seq, .has_tseq = !!(ev->have & MT_FOLD_W_SEQ),
 		};
+		c->seq_allocs += r.has_tseq;
 		if (ev->have & MT_FOLD_W_EVERY) {
 			r.mode = MODE_TRACE;
 			r.scale = ev->every;
@@ -467,8 +492,22 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 		mt_fold_est_add_exact(&te[MT_FOLD_SAMPLES], 1);
 		if (r.scale > 1) {
 			/* inuse of this thread is an estimate even if all is freed */
-			mt_fold_est_add_sampled(&te[MT_FOLD_INUSE_BYTES], r.scale, 0);
-			mt_fold_est_add_sampled(&te[MT_FOLD_INUSE_OBJECTS], 1, 0);
+			for (int m = MT_FOLD_INUSE_BYTES; m <= MT_FOLD_TEMP_OBJECTS; m += 1) {
+				if (m == MT_FOLD_SAMPLES || m == MT_FOLD_PERIOD)
+					continue;
+				int bytes = m == MT_FOLD_INUSE_BYTES || m == MT_FOLD_PEAK_BYTES ||
+					    m == MT_FOLD_TEMP_BYTES;
+				mt_fold_est_add_sampled(&te[m], bytes ? (double)r.scale : 1, 0);
+			}
+		}
+		{	/* requested sizes: every allocation, ptr or not */
+			struct mt_fold_est *ho, *hb;
+			mt_fold_hist_slot(&p->hists.sizes, r.size, &ho, &hb);
+			add_allocation(hb, ho, &r);
+			struct mt_fold_hist_cell *cell = stack_cell(p, sid, MT_FOLD_CELL_SIZES, r.size);
+			if (!cell)
+				return MT_FOLD_ENOMEM;
+			add_allocation(&cell->bytes, &cell->objects, &r);
 		}
 		if (!ev->ptr) {
 			c->no_ptr_allocs++;
@@ -480,7 +519,9 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 		if (!ev->ptr)
 			return 0;	/* free(NULL) */
 		struct rec r = { .ptr = ev->ptr, .time = ev->time, .seq = seq,
-				 .pid = ev->pid, .input = p->input, .is_free = 1 };
+				 .pid = ev->pid, .tid = ev->tid, .input = p->input, .is_free = 1,
+				 .tseq = ev->seq, .has_tseq = !!(ev->have & MT_FOLD_W_SEQ) };
+		c->seq_frees += r.has_tseq;
 		return push_rec(p, &r);
 	}
 	case MT_FOLD_TOTALS:
@@ -498,6 +539,10 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 			add_totals(&p->threads[tix].totals, ev);
 		}
 		return 0;
+	case MT_FOLD_TICK:
+		return mt_fold_timeline_add(&p->tl, p->input, ev);
+	case MT_FOLD_NKINDS:
+		break;
 	case MT_FOLD_SAMPLE: {
 		if (stack_id(p, ev, &sid) || thread_index(p, ev, &tix))
 			return MT_FOLD_ENOMEM;
@@ -571,14 +616,76 @@ static int rec_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* The peak moment of a's process in perf time: --at's, or the process's
+ * from its ticks.  @return : 0 with *t, -1 when it has none. */
+static int peak_moment(const struct mt_fold_profile *p, const struct rec *a, uint64_t *t)
+{
+	if (p->at_time >= 0) {
+		*t = (uint64_t)p->at_time;
+		return 0;
+	}
+	const struct mt_fold_tl_proc *pr = mt_fold_timeline_proc(&p->tl, a->input, a->pid);
+	if (!pr)
+		return -1;
+	*t = pr->peak_time;
+	return 0;
+}
+
+/* Allocation a ended at time end (UINT64_MAX: live at the end of the
+ * input), by free f (NULL: by no free seen): its part in the peak, temp
+ * and lifetime figures.  @return : 0 or MT_FOLD_ENOMEM. */
+static int end_alloc(struct mt_fold_profile *p, const struct rec *a, const struct rec *f,
+		     uint64_t end)
+{
+	struct mt_fold_est *se = p->stack_est[a->stack], *te = p->threads[a->thread].est;
+	uint64_t t;
+	if (peak_moment(p, a, &t) == 0) {
+		if (a->time <= t && t < end) {
+			add_allocation(&se[MT_FOLD_PEAK_BYTES], &se[MT_FOLD_PEAK_OBJECTS], a);
+			add_allocation(&te[MT_FOLD_PEAK_BYTES], &te[MT_FOLD_PEAK_OBJECTS], a);
+		}
+	} else {
+		p->counts.peak_unticked++;
+	}
+	int same_thread = f && f->tid == a->tid && f->has_tseq && a->has_tseq;
+	if (same_thread && f->tseq == a->tseq) {
+		/* freed by its thread with no allocation of its in between */
+		add_allocation(&se[MT_FOLD_TEMP_BYTES], &se[MT_FOLD_TEMP_OBJECTS], a);
+		add_allocation(&te[MT_FOLD_TEMP_BYTES], &te[MT_FOLD_TEMP_OBJECTS], a);
+	}
+	struct mt_fold_hists *h = &p->hists;
+	struct mt_fold_est *ho, *hb;
+	if (!f) {
+		add_allocation(&h->not_freed_bytes, &h->not_freed, a);
+		return 0;
+	}
+	add_allocation(&h->freed_bytes, &h->freed, a);
+	uint64_t ns = f->time > a->time ? f->time - a->time : 0;
+	mt_fold_hist_slot(&h->life_ns, ns, &ho, &hb);
+	add_allocation(hb, ho, a);
+	struct mt_fold_hist_cell *cell = stack_cell(p, a->stack, MT_FOLD_CELL_LIFE_NS, ns);
+	if (!cell)
+		return MT_FOLD_ENOMEM;
+	add_allocation(&cell->bytes, &cell->objects, a);
+	if (same_thread && f->tseq >= a->tseq) {
+		mt_fold_hist_slot(&h->life_allocs, f->tseq - a->tseq, &ho, &hb);
+		add_allocation(hb, ho, a);
+	}
+	return 0;
+}
+
 int mt_fold_profile_finish(struct mt_fold_profile *p)
 {
 	if (p->finished)
 		return 0;
 	p->finished = 1;
+	mt_fold_timeline_finish(&p->tl);
+	if (p->at >= 0)
+		p->at_time = (int64_t)(p->counts.time_first + (uint64_t)p->at);
 	if (p->nrecs)
 		qsort(p->recs, p->nrecs, sizeof(*p->recs), rec_cmp);
 	size_t i = 0;
+	int ret = 0;
 	while (i < p->nrecs) {
 		size_t j = i;
 		const struct rec *live = NULL;
@@ -586,13 +693,17 @@ int mt_fold_profile_finish(struct mt_fold_profile *p)
 		       p->recs[j].pid == p->recs[i].pid && p->recs[j].ptr == p->recs[i].ptr; j++) {
 			const struct rec *r = &p->recs[j];
 			if (r->is_free) {
-				if (live)
+				if (live) {
+					ret |= end_alloc(p, live, r, r->time);
 					live = NULL;
-				else
+				} else {
 					p->counts.unmatched_frees++;
+				}
 			} else {
-				if (live)
+				if (live) {
 					p->counts.implicit_frees++;
+					ret |= end_alloc(p, live, NULL, r->time);
+				}
 				live = r;
 			}
 		}
@@ -601,13 +712,41 @@ int mt_fold_profile_finish(struct mt_fold_profile *p)
 			struct mt_fold_est *te = p->threads[live->thread].est;
 			add_allocation(&se[MT_FOLD_INUSE_BYTES], &se[MT_FOLD_INUSE_OBJECTS], live);
 			add_allocation(&te[MT_FOLD_INUSE_BYTES], &te[MT_FOLD_INUSE_OBJECTS], live);
+			ret |= end_alloc(p, live, NULL, UINT64_MAX);
 		}
 		i = j;
 	}
 	free(p->recs);
 	p->recs = NULL;
 	p->nrecs = p->rec_cap = 0;
-	return 0;
+	return ret ? MT_FOLD_ENOMEM : 0;
+}
+
+void mt_fold_profile_at(struct mt_fold_profile *p, uint64_t ns_from_start)
+{
+	p->at = ns_from_start > INT64_MAX ? INT64_MAX : (int64_t)ns_from_start;
+}
+
+int64_t mt_fold_profile_at_time(const struct mt_fold_profile *p)
+{
+	return p->at_time;
+}
+
+const struct mt_fold_timeline *mt_fold_profile_timeline(const struct mt_fold_profile *p)
+{
+	return &p->tl;
+}
+
+const struct mt_fold_hists *mt_fold_profile_hists(const struct mt_fold_profile *p)
+{
+	return &p->hists;
+}
+
+const struct mt_fold_cells *mt_fold_profile_stack_cells(const struct mt_fold_profile *p,
+							uint32_t id)
+{
+	static const struct mt_fold_cells none;
+	return id < p->cells_cap ? &p->cells[id] : &none;
 }
 
 /* Why getline returned -1 after line lineno: the end of the input, or a
