@@ -55,7 +55,8 @@ FOLD_TEST_SRCS := \
 	tests/fold/width_test.c \
 	tests/fold/sim.c \
 	tests/fold/json_min.c \
-	tests/fold/pprof_test.c
+	tests/fold/pprof_test.c \
+	tests/fold/memory_test.c
 
 $(B)/tests/fold-tests: $(patsubst %.c,$(B)/obj/%.o,$(FOLD_TEST_SRCS)) $(B)/libmtfold.a $(B)/libmtcommon.a
 	@mkdir -p $(@D)
