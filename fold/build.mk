@@ -74,7 +74,8 @@ E2E_TESTS += \
 	tests/e2e/fold-ring-loss.sh \
 	tests/e2e/fold-sites.sh \
 	tests/e2e/fold-pprof.sh \
-	tests/e2e/fold-diff-calibration.sh
+	tests/e2e/fold-diff-calibration.sh \
+	tests/e2e/fold-timeline.sh
 
 FIXTURE_NAMES += fold_sites fold_leak fold_sites_cxx fold_inline fold_diff
 BENCHES += bench/fold.sh
