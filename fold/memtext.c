@@ -242,7 +242,7 @@ static void hist_rows(FILE *f, const struct mt_fold_mem_hist *h, int time, size_
 			mt_fold_format_amount(hi, u, time < 0 ? 0 : 1);
 		}
 		snprintf(r, sizeof(r), "[%s, %s)", lo, hi);
-		fprintf(f, "  %-22s %9s %-22s %10s %s\n", r,
+		fprintf(f, "%-20s %8s %-18s %9s %s\n", r,
 			mt_fold_format_amount(a, x->objects.value, 0),
 			iv(i1, sizeof(i1), &x->objects, 0),
 			mt_fold_format_amount(b, x->bytes.value, 1), iv(i2, sizeof(i2), &x->bytes, 1));
@@ -258,7 +258,7 @@ void mt_fold_render_hists(FILE *f, const struct mt_fold_snapshot *s, size_t widt
 	if (s->opt.sizes) {
 		say(f, width, "sizes: sampled allocations by requested size, objects and "
 		    "requested bytes with %d%% intervals", conf);
-		fprintf(f, "  %-22s %9s %-22s %10s %s\n", "size", "objects", "interval", "bytes",
+		fprintf(f, "%-20s %8s %-18s %9s %s\n", "size", "objects", "interval", "bytes",
 			"interval");
 		hist_rows(f, &m->sizes, 0, width);
 		if (!m->sizes.n)
@@ -272,14 +272,14 @@ void mt_fold_render_hists(FILE *f, const struct mt_fold_snapshot *s, size_t widt
 		    mt_fold_format_amount(a, m->freed.value, 0), iv(i1, sizeof(i1), &m->freed, 0),
 		    mt_fold_format_amount(b, m->not_freed.value, 0),
 		    iv(i2, sizeof(i2), &m->not_freed, 0));
-		fprintf(f, "  %-22s %9s %-22s %10s %s\n", "time", "objects", "interval", "bytes",
+		fprintf(f, "%-20s %8s %-18s %9s %s\n", "time", "objects", "interval", "bytes",
 			"interval");
 		hist_rows(f, &m->life_ns, 1, width);
 		fputc('\n', f);
 		if (m->has_seq) {
 			say(f, width, "allocations by the same thread between allocation and free "
 			    "(0: a temporary)");
-			fprintf(f, "  %-22s %9s %-22s %10s %s\n", "allocations", "objects",
+			fprintf(f, "%-20s %8s %-18s %9s %s\n", "allocations", "objects",
 				"interval", "bytes", "interval");
 			hist_rows(f, &m->life_allocs, -1, width);
 		} else {
@@ -287,4 +287,34 @@ void mt_fold_render_hists(FILE *f, const struct mt_fold_snapshot *s, size_t widt
 		}
 		fputc('\n', f);
 	}
+}
+
+void mt_fold_render_site_hists(FILE *f, const struct mt_fold_snapshot *s,
+			       const struct mt_fold_sites *t, uint32_t top, size_t width)
+{
+	if (!s->opt.sizes && !s->opt.lifetimes)
+		return;
+	uint32_t n = top && t->nsites > top ? top : t->nsites;
+	if (n > 5)
+		n = 5;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct mt_fold_alloc_site *site = &t->sites[i];
+		for (int k = 0; k < 2; k++) {
+			if (!(k ? s->opt.lifetimes : s->opt.sizes))
+				continue;
+			struct mt_fold_mem_hist h;
+			if (mt_fold_memory_cells(&h, &site->cells,
+						 k ? MT_FOLD_CELL_LIFE_NS : MT_FOLD_CELL_SIZES,
+						 s->opt.conf, s->wfb))
+				return;
+			say(f, width, "%s of %s%s%s%s:", k ? "lifetimes" : "sizes", site->name,
+			    *site->loc ? " (" : "", site->loc, *site->loc ? ")" : "");
+			hist_rows(f, &h, k, width);
+			if (!h.n)
+				say(f, width, k ? "(none freed)" : "(none)");
+			mt_fold_memory_hist_free(&h);
+		}
+	}
+	if (n)
+		fputc('\n', f);
 }

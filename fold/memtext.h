@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "fold/sites.h"
 #include "fold/snapshot.h"
 
 /* Summary lines, chart and reconciliation, each block followed by a blank
@@ -17,6 +18,12 @@ void mt_fold_render_memory(FILE *f, const struct mt_fold_snapshot *s, size_t wid
 
 /* The histograms asked for (s->opt.sizes, s->opt.lifetimes). */
 void mt_fold_render_hists(FILE *f, const struct mt_fold_snapshot *s, size_t width);
+
+/* --sizes, --lifetimes in --sites: the histograms of the first sites of t
+ * (at most top and 5). */
+struct mt_fold_sites;
+void mt_fold_render_site_hists(FILE *f, const struct mt_fold_snapshot *s,
+			       const struct mt_fold_sites *t, uint32_t top, size_t width);
 
 /* The chart alone: at most 8 rows of live (#) and RSS (:) over time, an
  * axis and a line of time labels with the peak marked (^), in width

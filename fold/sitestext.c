@@ -638,5 +638,9 @@ int mt_fold_render_sites(FILE *f, const struct mt_fold_snapshot *s,
 		print_sites(f, s, t, o);
 	else
 		print_tree(f, s, t, o);
+	if (s->opt.sizes || s->opt.lifetimes) {
+		fputc('\n', f);
+		mt_fold_render_site_hists(f, s, t, o->top, o->width);
+	}
 	return ferror(f) ? MT_FOLD_EIO : 0;
 }
