@@ -546,6 +546,8 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 			goto oom;
 		mt_fold_profile_only_event(base, only_event);
 		mt_fold_profile_filter(base, &filter);
+		if (have_at)
+			mt_fold_profile_at(base, at_ns);
 		int s2 = read_inputs(base, bfiles, 1, NULL, &bad);
 		if (s2 < 0)
 			goto oom_said;

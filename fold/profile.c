@@ -141,19 +141,20 @@ static int filter_keeps(const struct mt_fold_filter *f, const struct mt_fold_eve
 	    !mt_fold_str_is(ev->reason, "no-sampler"))
 		return 1;	/* a loss of the stream: never hidden */
 	unsigned i;
+	int tick = ev->kind == MT_FOLD_TICK;	/* a process's: its pid decides */
 	if (f->npids) {
 		for (i = 0; i < f->npids && f->pids[i] != ev->pid; i++)
 			;
 		if (i == f->npids)
 			return 0;
 	}
-	if (f->ntids) {
+	if (f->ntids && !tick) {
 		for (i = 0; i < f->ntids && f->tids[i] != ev->tid; i++)
 			;
 		if (i == f->ntids)
 			return 0;
 	}
-	if (f->ncomms) {
+	if (f->ncomms && !tick) {
 		for (i = 0; i < f->ncomms && !mt_fold_str_is(ev->comm, f->comms[i]); i++)
 			;
 		if (i == f->ncomms)

@@ -177,7 +177,9 @@ void mt_fold_profile_only_event(struct mt_fold_profile *p, const char *name);
  * kept when its pid is one of pids (or none given), its tid one of tids and
  * its comm one of comms, likewise.  Lost lines that name no thread's image
  * (kernel losses, undecodable records) are always kept: a loss is never
- * hidden.  The rest are counted in counts.filtered_out.  The arrays must
+ * hidden.  Tick lines (a process's) are kept by their pid alone, so the
+ * peak moment of a thread's process stays known under --only-tid.  The
+ * rest are counted in counts.filtered_out.  The arrays must
  * outlive p; set before the first add. */
 struct mt_fold_filter {
 	const uint32_t *pids, *tids;

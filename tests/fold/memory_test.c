@@ -345,3 +345,26 @@ Test(memory, chart_marks_the_peak_and_fits)
 		free(buf);
 	}
 }
+
+Test(memory, ticks_survive_only_tid_and_only_comm)
+{
+	char *t = text_of(fill_peak);
+	uint32_t tids[] = { 7 }, pids[] = { 8 };
+	const char *comms[] = { "q" };
+	struct mt_fold_filter fl[3] = {
+		{ .tids = tids, .ntids = 1 }, { .comms = comms, .ncomms = 1 },
+		{ .pids = pids, .npids = 1 },
+	};
+	for (int k = 0; k < 3; k++) {
+		struct mt_fold_profile *p = mt_fold_profile_new(0);
+		mt_fold_profile_filter(p, &fl[k]);
+		FILE *f = fmemopen(t, strlen(t), "r");
+		cr_assert_eq(mt_fold_profile_read(p, f, "t", NULL, NULL), 0);
+		fclose(f);
+		cr_assert_eq(mt_fold_profile_finish(p), 0);
+		/* tid 7 and comm q: the ticks are pid 7's, kept; pid 8: none */
+		cr_assert_eq(mt_fold_profile_counts(p)->kind[MT_FOLD_TICK], k < 2 ? 3 : 0, "filter %d", k);
+		mt_fold_profile_free(p);
+	}
+	free(t);
+}
