@@ -85,6 +85,7 @@ struct mt_fold_profile {
 	struct mt_fold_hists hists;
 	struct mt_fold_cells *cells;	/* per stack */
 	uint32_t cells_cap;
+	int no_hists;			/* mt_fold_profile_histograms(p, 0) */
 };
 
 struct mt_fold_profile *mt_fold_profile_new(unsigned prefix)
@@ -342,29 +343,57 @@ static int process_index(struct mt_fold_profile *p, uint32_t pid, uint32_t *idx)
 	return 0;
 }
 
-/* Bytes and objects of one allocation, by its capture mode.  The same
- * function feeds alloc_* at add time and inuse_* at finish. */
-static void add_allocation(struct mt_fold_est *bytes, struct mt_fold_est *objects,
-			   const struct rec *r)
+/* The weights of one allocation, by its capture mode, computed once for
+ * every accumulator it goes to (the exponentials are the fold's cost). */
+struct weights {
+	int kind;		/* 0: sampled at a rate, 1: trace every N, 2: exact */
+	double wb, wo, bound;
+	uint64_t kb, size;
+};
+
+static void alloc_weights(const struct rec *r, struct weights *w)
 {
 	if (r->mode == MODE_SAMPLE && r->scale > 1) {
 		double rate = (double)r->scale;
 		/* Inclusion probability of an allocation of size s on a Poisson
 		 * process of mean gap rate; size 0 is taken as 1 byte. */
 		double s = r->size ? (double)r->size : 1.0;
-		double incl = -expm1(-s / rate);
-		mt_fold_est_add_sampled(bytes, rate, r->points);
-		mt_fold_est_add_sampled(objects, 1 / incl, 1);
+		w->kind = 0;
+		w->wb = rate;
+		w->kb = r->points;
+		w->wo = 1 / -expm1(-s / rate);
 		/* The site's unsampled allocations may be of 1 byte, each worth
 		 * about rate objects: a byte sampler sees tiny objects least. */
-		mt_fold_est_bound(objects, 1 / -expm1(-1 / rate));
+		w->bound = 1 / -expm1(-1 / rate);
 	} else if (r->mode == MODE_TRACE && r->scale > 1) {
 		double every = (double)r->scale;
-		mt_fold_est_add_sampled(bytes, every * (double)r->size, 1);
-		mt_fold_est_add_sampled(objects, every, 1);
+		w->kind = 1;
+		w->wb = every * (double)r->size;
+		w->wo = every;
 	} else {
 		/* trace every=1 or sample rate=1: every allocation recorded */
-		mt_fold_est_add_exact(bytes, r->size);
+		w->kind = 2;
+		w->size = r->size;
+	}
+}
+
+/* Bytes and objects of one allocation.  The same weights feed alloc_* at
+ * add time and inuse_*, peak_*, temp_* at finish. */
+static void add_weights(struct mt_fold_est *bytes, struct mt_fold_est *objects,
+			const struct weights *w)
+{
+	switch (w->kind) {
+	case 0:
+		mt_fold_est_add_sampled(bytes, w->wb, w->kb);
+		mt_fold_est_add_sampled(objects, w->wo, 1);
+		mt_fold_est_bound(objects, w->bound);
+		break;
+	case 1:
+		mt_fold_est_add_sampled(bytes, w->wb, 1);
+		mt_fold_est_add_sampled(objects, w->wo, 1);
+		break;
+	default:
+		mt_fold_est_add_exact(bytes, w->size);
 		mt_fold_est_add_exact(objects, 1);
 	}
 }
@@ -487,28 +516,29 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 		if (r.scale == 1)
 			c->full_allocs++;
 		struct mt_fold_est *se = p->stack_est[sid], *te = p->threads[tix].est;
-		add_allocation(&se[MT_FOLD_ALLOC_BYTES], &se[MT_FOLD_ALLOC_OBJECTS], &r);
-		add_allocation(&te[MT_FOLD_ALLOC_BYTES], &te[MT_FOLD_ALLOC_OBJECTS], &r);
+		struct weights w;
+		alloc_weights(&r, &w);
+		add_weights(&se[MT_FOLD_ALLOC_BYTES], &se[MT_FOLD_ALLOC_OBJECTS], &w);
+		add_weights(&te[MT_FOLD_ALLOC_BYTES], &te[MT_FOLD_ALLOC_OBJECTS], &w);
 		mt_fold_est_add_exact(&se[MT_FOLD_SAMPLES], 1);
 		mt_fold_est_add_exact(&te[MT_FOLD_SAMPLES], 1);
 		if (r.scale > 1) {
-			/* inuse of this thread is an estimate even if all is freed */
-			for (int m = MT_FOLD_INUSE_BYTES; m <= MT_FOLD_TEMP_OBJECTS; m += 1) {
-				if (m == MT_FOLD_SAMPLES || m == MT_FOLD_PERIOD)
-					continue;
-				int bytes = m == MT_FOLD_INUSE_BYTES || m == MT_FOLD_PEAK_BYTES ||
-					    m == MT_FOLD_TEMP_BYTES;
-				mt_fold_est_add_sampled(&te[m], bytes ? (double)r.scale : 1, 0);
-			}
+			/* inuse, peak and temp of this thread are estimates even
+			 * if none of its allocations is among them */
+			static const enum mt_fold_metric subsets[] = {
+				MT_FOLD_INUSE_BYTES, MT_FOLD_INUSE_OBJECTS, MT_FOLD_PEAK_BYTES,
+				MT_FOLD_PEAK_OBJECTS, MT_FOLD_TEMP_BYTES, MT_FOLD_TEMP_OBJECTS,
+			};
+			for (unsigned i = 0; i < sizeof(subsets) / sizeof(subsets[0]); i++)
+				te[subsets[i]].sampled = 1;
 		}
-		{	/* requested sizes: every allocation, ptr or not */
-			struct mt_fold_est *ho, *hb;
-			mt_fold_hist_slot(&p->hists.sizes, r.size, &ho, &hb);
-			add_allocation(hb, ho, &r);
+		if (!p->no_hists) {
+			/* requested sizes: every allocation, ptr or not (the
+			 * overall histogram is the stacks' summed at finish) */
 			struct mt_fold_hist_cell *cell = stack_cell(p, sid, MT_FOLD_CELL_SIZES, r.size);
 			if (!cell)
 				return MT_FOLD_ENOMEM;
-			add_allocation(&cell->bytes, &cell->objects, &r);
+			add_weights(&cell->bytes, &cell->objects, &w);
 		}
 		if (!ev->ptr) {
 			c->no_ptr_allocs++;
@@ -635,15 +665,16 @@ static int peak_moment(const struct mt_fold_profile *p, const struct rec *a, uin
 /* Allocation a ended at time end (UINT64_MAX: live at the end of the
  * input), by free f (NULL: by no free seen): its part in the peak, temp
  * and lifetime figures.  @return : 0 or MT_FOLD_ENOMEM. */
-static int end_alloc(struct mt_fold_profile *p, const struct rec *a, const struct rec *f,
-		     uint64_t end)
+static int end_alloc_w(struct mt_fold_profile *p, const struct rec *a, const struct rec *f,
+		       uint64_t end, const struct weights *wp)
 {
 	struct mt_fold_est *se = p->stack_est[a->stack], *te = p->threads[a->thread].est;
+	struct weights w = *wp;
 	uint64_t t;
 	if (peak_moment(p, a, &t) == 0) {
 		if (a->time <= t && t < end) {
-			add_allocation(&se[MT_FOLD_PEAK_BYTES], &se[MT_FOLD_PEAK_OBJECTS], a);
-			add_allocation(&te[MT_FOLD_PEAK_BYTES], &te[MT_FOLD_PEAK_OBJECTS], a);
+			add_weights(&se[MT_FOLD_PEAK_BYTES], &se[MT_FOLD_PEAK_OBJECTS], &w);
+			add_weights(&te[MT_FOLD_PEAK_BYTES], &te[MT_FOLD_PEAK_OBJECTS], &w);
 		}
 	} else {
 		p->counts.peak_unticked++;
@@ -651,28 +682,36 @@ static int end_alloc(struct mt_fold_profile *p, const struct rec *a, const struc
 	int same_thread = f && f->tid == a->tid && f->has_tseq && a->has_tseq;
 	if (same_thread && f->tseq == a->tseq) {
 		/* freed by its thread with no allocation of its in between */
-		add_allocation(&se[MT_FOLD_TEMP_BYTES], &se[MT_FOLD_TEMP_OBJECTS], a);
-		add_allocation(&te[MT_FOLD_TEMP_BYTES], &te[MT_FOLD_TEMP_OBJECTS], a);
+		add_weights(&se[MT_FOLD_TEMP_BYTES], &se[MT_FOLD_TEMP_OBJECTS], &w);
+		add_weights(&te[MT_FOLD_TEMP_BYTES], &te[MT_FOLD_TEMP_OBJECTS], &w);
 	}
 	struct mt_fold_hists *h = &p->hists;
 	struct mt_fold_est *ho, *hb;
+	if (p->no_hists)
+		return 0;
 	if (!f) {
-		add_allocation(&h->not_freed_bytes, &h->not_freed, a);
+		add_weights(&h->not_freed_bytes, &h->not_freed, &w);
 		return 0;
 	}
-	add_allocation(&h->freed_bytes, &h->freed, a);
+	add_weights(&h->freed_bytes, &h->freed, &w);
 	uint64_t ns = f->time > a->time ? f->time - a->time : 0;
-	mt_fold_hist_slot(&h->life_ns, ns, &ho, &hb);
-	add_allocation(hb, ho, a);
 	struct mt_fold_hist_cell *cell = stack_cell(p, a->stack, MT_FOLD_CELL_LIFE_NS, ns);
 	if (!cell)
 		return MT_FOLD_ENOMEM;
-	add_allocation(&cell->bytes, &cell->objects, a);
+	add_weights(&cell->bytes, &cell->objects, &w);
 	if (same_thread && f->tseq >= a->tseq) {
 		mt_fold_hist_slot(&h->life_allocs, f->tseq - a->tseq, &ho, &hb);
-		add_allocation(hb, ho, a);
+		add_weights(hb, ho, &w);
 	}
 	return 0;
+}
+
+static int end_alloc(struct mt_fold_profile *p, const struct rec *a, const struct rec *f,
+		     uint64_t end)
+{
+	struct weights w;
+	alloc_weights(a, &w);
+	return end_alloc_w(p, a, f, end, &w);
 }
 
 int mt_fold_profile_finish(struct mt_fold_profile *p)
@@ -711,16 +750,35 @@ int mt_fold_profile_finish(struct mt_fold_profile *p)
 		if (live) {
 			struct mt_fold_est *se = p->stack_est[live->stack];
 			struct mt_fold_est *te = p->threads[live->thread].est;
-			add_allocation(&se[MT_FOLD_INUSE_BYTES], &se[MT_FOLD_INUSE_OBJECTS], live);
-			add_allocation(&te[MT_FOLD_INUSE_BYTES], &te[MT_FOLD_INUSE_OBJECTS], live);
-			ret |= end_alloc(p, live, NULL, UINT64_MAX);
+			struct weights w;
+			alloc_weights(live, &w);
+			add_weights(&se[MT_FOLD_INUSE_BYTES], &se[MT_FOLD_INUSE_OBJECTS], &w);
+			add_weights(&te[MT_FOLD_INUSE_BYTES], &te[MT_FOLD_INUSE_OBJECTS], &w);
+			ret |= end_alloc_w(p, live, NULL, UINT64_MAX, &w);
 		}
 		i = j;
 	}
 	free(p->recs);
 	p->recs = NULL;
 	p->nrecs = p->rec_cap = 0;
+	/* the overall sizes and lifetimes: the stacks' cells summed */
+	for (uint32_t sid = 0; sid < p->cells_cap; sid++) {
+		const struct mt_fold_cells *c = &p->cells[sid];
+		for (uint32_t k = 0; k < c->n; k++) {
+			const struct mt_fold_hist_cell *x = &c->v[k];
+			struct mt_fold_hist *h = x->which == MT_FOLD_CELL_SIZES ? &p->hists.sizes
+										: &p->hists.life_ns;
+			mt_fold_est_merge(&h->objects[x->bucket], &x->objects);
+			mt_fold_est_merge(&h->bytes[x->bucket], &x->bytes);
+			h->any = 1;
+		}
+	}
 	return ret ? MT_FOLD_ENOMEM : 0;
+}
+
+void mt_fold_profile_histograms(struct mt_fold_profile *p, int on)
+{
+	p->no_hists = !on;
 }
 
 void mt_fold_profile_at(struct mt_fold_profile *p, uint64_t ns_from_start)

@@ -255,6 +255,11 @@ void mt_fold_profile_at(struct mt_fold_profile *p, uint64_t ns_from_start);
 /* -1: no --at (per process peak moments); else the moment in perf time. */
 int64_t mt_fold_profile_at_time(const struct mt_fold_profile *p);
 
+/* Keep the size and lifetime histograms (the default), or not (on 0):
+ * collapsed stacks and pprof profiles do not show them.  Before the first
+ * add. */
+void mt_fold_profile_histograms(struct mt_fold_profile *p, int on);
+
 /* The tick points (finished with the profile). */
 const struct mt_fold_timeline *mt_fold_profile_timeline(const struct mt_fold_profile *p);
 
