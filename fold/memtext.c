@@ -205,8 +205,10 @@ void mt_fold_render_memory(FILE *f, const struct mt_fold_snapshot *s, size_t wid
 	if (!m->has_ticks)
 		return;
 	uint64_t pt = m->nprocs == 1 ? m->procs[0].peak_time : m->total_peak_time;
-	say(f, width, "memory over time%s: live block bytes (#) and RSS (:), %zu points",
-	    m->nprocs == 1 ? "" : " (all processes)", m->ntotal);
+	char dur[32];
+	mt_fold_format_time(dur, m->ntotal ? since(m->total[m->ntotal - 1].time, m->start) : 0);
+	say(f, width, "memory over time%s: live block bytes (#) and RSS (:), %zu points "
+	    "over %s", m->nprocs == 1 ? "" : " (all processes)", m->ntotal, dur);
 	mt_fold_render_chart(f, m->total, m->ntotal, m->start, pt, width ? width : 120);
 	fputc('\n', f);
 	char lab[64];
