@@ -3,14 +3,19 @@ FOLD_OBJS := \
 	$(B)/obj/fold/diff.o \
 	$(B)/obj/fold/est.o \
 	$(B)/obj/fold/gamma.o \
+	$(B)/obj/fold/hist.o \
 	$(B)/obj/fold/line.o \
 	$(B)/obj/fold/locs.o \
+	$(B)/obj/fold/memjson.o \
+	$(B)/obj/fold/memory.o \
+	$(B)/obj/fold/memtext.o \
 	$(B)/obj/fold/profile.o \
 	$(B)/obj/fold/render.o \
 	$(B)/obj/fold/sites.o \
 	$(B)/obj/fold/sitestext.o \
 	$(B)/obj/fold/snapshot.o \
 	$(B)/obj/fold/strtab.o \
+	$(B)/obj/fold/timeline.o \
 	$(B)/obj/fold/width.o
 
 # --pprof: the encoder protoc-c generates from fold/profile.proto into
@@ -50,7 +55,8 @@ FOLD_TEST_SRCS := \
 	tests/fold/width_test.c \
 	tests/fold/sim.c \
 	tests/fold/json_min.c \
-	tests/fold/pprof_test.c
+	tests/fold/pprof_test.c \
+	tests/fold/memory_test.c
 
 $(B)/tests/fold-tests: $(patsubst %.c,$(B)/obj/%.o,$(FOLD_TEST_SRCS)) $(B)/libmtfold.a $(B)/libmtcommon.a
 	@mkdir -p $(@D)
@@ -68,7 +74,8 @@ E2E_TESTS += \
 	tests/e2e/fold-ring-loss.sh \
 	tests/e2e/fold-sites.sh \
 	tests/e2e/fold-pprof.sh \
-	tests/e2e/fold-diff-calibration.sh
+	tests/e2e/fold-diff-calibration.sh \
+	tests/e2e/fold-timeline.sh
 
 FIXTURE_NAMES += fold_sites fold_leak fold_sites_cxx fold_inline fold_diff
 FIXTURE_NAMES += fold_phases

@@ -373,9 +373,13 @@ static const char *unit_name(enum mt_fold_metric m)
 	switch (m) {
 	case MT_FOLD_ALLOC_BYTES:
 	case MT_FOLD_INUSE_BYTES:
+	case MT_FOLD_PEAK_BYTES:
+	case MT_FOLD_TEMP_BYTES:
 		return "requested bytes";
 	case MT_FOLD_ALLOC_OBJECTS:
 	case MT_FOLD_INUSE_OBJECTS:
+	case MT_FOLD_PEAK_OBJECTS:
+	case MT_FOLD_TEMP_OBJECTS:
 		return "objects";
 	case MT_FOLD_SAMPLES:
 		return "events";
@@ -389,9 +393,13 @@ static const char *unit_short(enum mt_fold_metric m)
 	switch (m) {
 	case MT_FOLD_ALLOC_BYTES:
 	case MT_FOLD_INUSE_BYTES:
+	case MT_FOLD_PEAK_BYTES:
+	case MT_FOLD_TEMP_BYTES:
 		return "req B";
 	case MT_FOLD_ALLOC_OBJECTS:
 	case MT_FOLD_INUSE_OBJECTS:
+	case MT_FOLD_PEAK_OBJECTS:
+	case MT_FOLD_TEMP_OBJECTS:
 		return "objects";
 	case MT_FOLD_SAMPLES:
 		return "events";

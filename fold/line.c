@@ -102,6 +102,11 @@ static uint64_t *numeric_key(const char *s, size_t klen, struct mt_fold_event *e
 	NUM("peak_bytes", MT_FOLD_W_PEAK_BYTES, peak_bytes)
 	NUM("peak_error", MT_FOLD_W_PEAK_ERROR, peak_error)
 	NUM("forked", MT_FOLD_W_FORKED, forked)
+	NUM("seq", MT_FOLD_W_SEQ, seq)
+	NUM("alloc_block_bytes", MT_FOLD_W_BLOCK_BYTES, alloc_block_bytes)
+	NUM("rss", MT_FOLD_W_RSS, rss)
+	NUM("peak", MT_FOLD_W_PEAK, peak)
+	NUM("peak_time", MT_FOLD_W_PEAK_TIME, peak_time)
 #undef NUM
 	return NULL;
 }
@@ -130,7 +135,18 @@ static int parse_weight(const char *s, size_t len, struct mt_fold_event *ev)
 		ev->have |= bit;
 		return 0;
 	}
-	if (KEY("ptr")) {
+	if (KEY("live")) {
+		/* signed: a thread that frees what another allocated */
+		uint64_t mag;
+		int neg = vlen > 1 && val[0] == '-';
+		if (parse_u64(val + neg, vlen - (size_t)neg, &mag) ||
+		    mag > (neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX)) {
+			ev->bad_key = "live";
+			return MT_FOLD_EVALUE;
+		}
+		ev->live = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+		ev->have |= MT_FOLD_W_LIVE;
+	} else if (KEY("ptr")) {
 		if (parse_hex(val, vlen, &ev->ptr)) {
 			ev->bad_key = "ptr";
 			return MT_FOLD_EVALUE;
@@ -171,6 +187,8 @@ static const char *missing_key(unsigned have, unsigned need)
 		{ MT_FOLD_W_ALLOCS, "allocs" }, { MT_FOLD_W_FREES, "frees" },
 		{ MT_FOLD_W_FREED_BYTES, "freed_bytes" },
 		{ MT_FOLD_W_PEAK_BYTES, "peak_bytes" },
+		{ MT_FOLD_W_LIVE, "live" }, { MT_FOLD_W_BLOCK_BYTES, "alloc_block_bytes" },
+		{ MT_FOLD_W_PEAK, "peak" }, { MT_FOLD_W_PEAK_TIME, "peak_time" },
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if ((need & names[i].bit) && !(have & names[i].bit))
@@ -200,6 +218,14 @@ static int check_kind(struct mt_fold_event *ev)
 		break;
 	case MT_FOLD_LOST:
 		need = MT_FOLD_W_COUNT;
+		break;
+	case MT_FOLD_TICK:
+		/* rss is left out when /proc was unreadable; allocs, frees,
+		 * peak_error and period are informative */
+		need = MT_FOLD_W_LIVE | MT_FOLD_W_ALLOC_BYTES | MT_FOLD_W_BLOCK_BYTES |
+		       MT_FOLD_W_PEAK | MT_FOLD_W_PEAK_TIME;
+		break;
+	default:
 		break;
 	}
 	ev->bad_key = missing_key(ev->have, need);
@@ -248,6 +274,8 @@ int mt_fold_line_parse(const char *line, size_t len, struct mt_fold_event *ev)
 		ev->kind = MT_FOLD_SAMPLE;
 	else if (eq(f[0], flen[0], "lost"))
 		ev->kind = MT_FOLD_LOST;
+	else if (eq(f[0], flen[0], "tick"))
+		ev->kind = MT_FOLD_TICK;
 	else
 		return MT_FOLD_EKIND;
 

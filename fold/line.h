@@ -38,6 +38,8 @@ enum mt_fold_kind {
 	MT_FOLD_TOTALS,
 	MT_FOLD_SAMPLE,
 	MT_FOLD_LOST,
+	MT_FOLD_TICK,
+	MT_FOLD_NKINDS
 };
 
 /* Bits of mt_fold_event.have: which weights the line carried. */
@@ -58,6 +60,12 @@ enum {
 	MT_FOLD_W_PEAK_BYTES = 1 << 13,
 	MT_FOLD_W_PEAK_ERROR = 1 << 14,
 	MT_FOLD_W_FORKED = 1 << 15,
+	MT_FOLD_W_SEQ = 1 << 16,	/* alloc/free: the thread's allocation count */
+	MT_FOLD_W_LIVE = 1 << 17,	/* tick weights from here */
+	MT_FOLD_W_BLOCK_BYTES = 1 << 18,
+	MT_FOLD_W_RSS = 1 << 19,
+	MT_FOLD_W_PEAK = 1 << 20,
+	MT_FOLD_W_PEAK_TIME = 1 << 21,
 };
 
 struct mt_fold_str {
@@ -84,6 +92,9 @@ struct mt_fold_event {
 	int process_scope;		/* totals: scope=process (else thread) */
 	uint64_t alloc_bytes, allocs, frees, freed_bytes, peak_bytes, peak_error;
 	uint64_t forked;		/* totals: forked=1, a forked image's */
+	uint64_t seq;			/* alloc/free: seq= */
+	int64_t live;			/* tick: live= (may be negative) */
+	uint64_t alloc_block_bytes, rss, peak, peak_time;	/* tick */
 	struct mt_fold_str fn, event, reason;
 	/* After an MT_FOLD_EVALUE or MT_FOLD_EMISSING error: the key at fault. */
 	const char *bad_key;

@@ -1,6 +1,7 @@
 /* mt-fold: mt-unwind text in, collapsed stacks or a report with errors out. */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,15 @@ static const char usage[] =
 	"  --metric M        alloc_bytes (default for allocation captures),\n"
 	"                    alloc_objects, inuse_bytes, inuse_objects (live at the\n"
 	"                    end: leaks),\n"
-	"                    samples (events), period (default for event captures)\n"
+	"                    samples (events), period (default for event captures),\n"
+	"                    peak_bytes, peak_objects (live at each process's peak,\n"
+	"                    from its tick lines), temp_bytes, temp_objects (freed\n"
+	"                    by their thread before its next allocation)\n"
+	"  --at TIME         peak_* at TIME after the first event for every process\n"
+	"                    (1.5 = 1.5s, 1500ms, 200us, 10ns)\n"
+	"  --sizes, --lifetimes\n"
+	"                    with --report or --sites: log2 histograms of requested\n"
+	"                    sizes, of lifetimes (ns, and allocations in between)\n"
 	"  --event NAME      fold only the samples of event NAME (needed when the input\n"
 	"                    has several: their periods do not add up)\n"
 	"  --comm, --pid, --tid\n"
@@ -246,13 +255,66 @@ static int parse_uint(const char *opt, const char *s, uint64_t max, uint64_t *ou
 	return 0;
 }
 
+/* A duration for option opt: seconds as a decimal ("1.5"), or with a unit
+ * ns, us, ms, s.  @return : 0, or -1 (reported). */
+static int parse_time(const char *opt, const char *s, uint64_t *ns)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	double scale = 1e9;
+	if (end != s) {
+		if (!strcmp(end, "ns"))
+			scale = 1;
+		else if (!strcmp(end, "us"))
+			scale = 1e3;
+		else if (!strcmp(end, "ms"))
+			scale = 1e6;
+		else if (!strcmp(end, "s") || !*end)
+			scale = 1e9;
+		else
+			end = (char *)s;
+	}
+	if (end == s || errno || !(v >= 0) || v * scale >= 9.2e18 || s[0] == '-' ||
+	    s[0] == ' ')
+		return mt_error("%s wants a time after the first event (1.5, 1500ms, 2s), "
+				"not '%s'", opt, s);
+	*ns = (uint64_t)llround(v * scale);
+	return 0;
+}
+
+/* The peak and temp metrics need what older captures lack: tick lines,
+ * seq= weights.  @return : 1 when metric m cannot be made (reported). */
+static int needs_missing(const struct mt_fold_profile *p, const struct mt_fold_profile *base,
+			 enum mt_fold_metric m, int have_at)
+{
+	const struct mt_fold_profile *sides[2] = { p, base };
+	for (int i = 0; i < 2 && sides[i]; i++) {
+		const struct mt_fold_counts *c = mt_fold_profile_counts(sides[i]);
+		const char *which = i ? "the --diff base" : "the input";
+		if (mt_fold_metric_is_peak(m) && !c->kind[MT_FOLD_TICK] && !have_at) {
+			mt_error("no tick lines in %s: %s needs the sampler's ticks (capture "
+				 "with an mt-capture that writes mt:tick, issue 27), or --at TIME",
+				 which, mt_fold_metric_name(m));
+			return 1;
+		}
+		if (mt_fold_metric_is_temp(m) && !c->seq_allocs) {
+			mt_error("no seq= on the alloc lines of %s: %s needs the threads' "
+				 "allocation counts (capture with an mt-capture that records "
+				 "them in mt:alloc and mt:free, issue 27)", which, mt_fold_metric_name(m));
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 		     uint32_t *only_pids, uint32_t *only_tids, const char **only_comms)
 {
 	enum { O_METRIC = 256, O_COMM, O_PID, O_TID, O_REPORT, O_JSON, O_TOP, O_MIN,
 	       O_FEW, O_CONF, O_DIFF, O_EVENT, O_SITES, O_TREE, O_CALLERS, O_PATHS,
 	       O_MINSHARE, O_ALLOCFN, O_WIDTH, O_WIDE, O_ONLYPID, O_ONLYTID, O_ONLYCOMM,
-	       O_PPROF, O_LABEL };
+	       O_PPROF, O_LABEL, O_AT, O_SIZES, O_LIFETIMES };
 	static const struct option longopts[] = {
 		{ "metric", required_argument, NULL, O_METRIC },
 		{ "comm", no_argument, NULL, O_COMM },
@@ -279,6 +341,9 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 		{ "only-comm", required_argument, NULL, O_ONLYCOMM },
 		{ "pprof", required_argument, NULL, O_PPROF },
 		{ "label", required_argument, NULL, O_LABEL },
+		{ "at", required_argument, NULL, O_AT },
+		{ "sizes", no_argument, NULL, O_SIZES },
+		{ "lifetimes", no_argument, NULL, O_LIFETIMES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -294,7 +359,8 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 	struct mt_fold_label labels[16];
 	unsigned nlabels = 0;
 	struct mt_fold_locs *locs = NULL;
-	uint64_t u;
+	uint64_t u, at_ns = 0;
+	int have_at = 0;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -394,6 +460,13 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 			if (mt_fold_pprof_label(optarg, labels, &nlabels, 16))
 				return mt_usage_hint(SYNOPSIS);
 			break;
+		case O_AT:
+			if (parse_time("--at", optarg, &at_ns))
+				return mt_usage_hint(SYNOPSIS);
+			have_at = 1;
+			break;
+		case O_SIZES: opt.sizes = 1; break;
+		case O_LIFETIMES: opt.lifetimes = 1; break;
 		case 'h':
 			fputs(usage, stdout);
 			return MT_EXIT_OK;
@@ -416,6 +489,7 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 	so.top = opt.top;
 	so.tree = tree;
 	so.width = mt_fold_resolve_width(width, wide, getenv("COLUMNS"), 1);
+	opt.width = so.width;
 	if (wide || opt.top == 0)
 		so.groups = 0;
 
@@ -456,6 +530,11 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 		goto oom;
 	mt_fold_profile_only_event(p, only_event);
 	mt_fold_profile_filter(p, &filter);
+	if (have_at)
+		mt_fold_profile_at(p, at_ns);
+	/* the histograms are for the JSON and --sizes/--lifetimes: kept
+	 * otherwise they cost a fifth of the fold's time */
+	mt_fold_profile_histograms(p, json || opt.sizes || opt.lifetimes);
 	if (pprof) {
 		if (!(locs = mt_fold_locs_new(1)))
 			goto oom;
@@ -470,6 +549,8 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 			goto oom;
 		mt_fold_profile_only_event(base, only_event);
 		mt_fold_profile_filter(base, &filter);
+		if (have_at)
+			mt_fold_profile_at(base, at_ns);
 		int s2 = read_inputs(base, bfiles, 1, NULL, &bad);
 		if (s2 < 0)
 			goto oom_said;
@@ -485,6 +566,10 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 		goto oom;
 	if (!have_metric)
 		opt.metric = mt_fold_profile_default_metric(p);
+	if (needs_missing(p, base, opt.metric, have_at)) {
+		status = MT_EXIT_DATA;
+		goto out;
+	}
 
 	if (pprof) {
 		struct mt_fold_pprof_group g = { p, labels, nlabels };

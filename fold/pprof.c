@@ -17,7 +17,7 @@
 #include "common/trust.h"
 #include "fold/strtab.h"
 
-#define NTYPES_MAX 6
+#define NTYPES_MAX 10
 
 struct sample_at {
 	size_t loc, nloc, val, lab, nlab;
@@ -350,7 +350,7 @@ int mt_fold_pprof_encode(const struct mt_fold_pprof_group *g, unsigned ngroups,
 	cstr_id(&e, "");	/* string 0 */
 
 	/* What the inputs hold decides the sample types. */
-	uint64_t allocs = 0, samples = 0, rate = 0, every = 0;
+	uint64_t allocs = 0, samples = 0, rate = 0, every = 0, ticks = 0, seqs = 0;
 	const char *event = NULL;
 	int events_differ = 0;
 	mt_fold_u128 lost = 0;
@@ -358,6 +358,8 @@ int mt_fold_pprof_encode(const struct mt_fold_pprof_group *g, unsigned ngroups,
 	for (unsigned i = 0; i < ngroups; i++) {
 		const struct mt_fold_counts *c = mt_fold_profile_counts(g[i].p);
 		allocs += c->kind[MT_FOLD_ALLOC] + c->kind[MT_FOLD_FREE];
+		ticks += c->kind[MT_FOLD_TICK];
+		seqs += c->seq_allocs;
 		samples += c->kind[MT_FOLD_SAMPLE];
 		if (c->sample_allocs && c->rate_max > rate)
 			rate = c->rate_max;
@@ -389,6 +391,21 @@ int mt_fold_pprof_encode(const struct mt_fold_pprof_group *g, unsigned ngroups,
 			types[ntypes] = heap[i].m;
 			names[ntypes][0] = heap[i].t;
 			names[ntypes++][1] = heap[i].u;
+		}
+		/* live at each process's peak, and temporaries: only when
+		 * the input carries what they need (ticks, seq=) */
+		static const struct { enum mt_fold_metric m; const char *t, *u; } more[] = {
+			{ MT_FOLD_PEAK_OBJECTS, "peak_objects", "count" },
+			{ MT_FOLD_PEAK_BYTES, "peak_space", "bytes" },
+			{ MT_FOLD_TEMP_OBJECTS, "temp_objects", "count" },
+			{ MT_FOLD_TEMP_BYTES, "temp_space", "bytes" },
+		};
+		for (unsigned i = 0; i < 4; i++) {
+			if (i < 2 ? !ticks : !seqs)
+				continue;
+			types[ntypes] = more[i].m;
+			names[ntypes][0] = more[i].t;
+			names[ntypes++][1] = more[i].u;
 		}
 	}
 	if (samples) {

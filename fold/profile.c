@@ -11,9 +11,11 @@
 
 static const char *const metric_names[MT_FOLD_NMETRICS] = {
 	"alloc_bytes", "alloc_objects", "inuse_bytes", "inuse_objects", "samples", "period",
+	"peak_bytes", "peak_objects", "temp_bytes", "temp_objects",
 };
 static const char *const metric_units[MT_FOLD_NMETRICS] = {
 	"bytes", "objects", "bytes", "objects", "samples", "events",
+	"bytes", "objects", "bytes", "objects",
 };
 
 const char *mt_fold_metric_name(enum mt_fold_metric m)
@@ -40,11 +42,12 @@ enum rec_mode { MODE_SAMPLE, MODE_TRACE };
 
 /* An allocation or free kept for the liveness pass. */
 struct rec {
-	uint64_t ptr, time, seq;
+	uint64_t ptr, time, seq;	/* seq: input order */
 	uint64_t size, scale;	/* scale: rate (sample) or every (trace) */
-	uint32_t pid, stack, thread, points;
+	uint64_t tseq;		/* the thread's allocation count (seq=) */
+	uint32_t pid, tid, stack, thread, points;
 	uint32_t input;		/* the input's labels (mt_fold_profile_input_labels) */
-	uint8_t is_free, mode;
+	uint8_t is_free, mode, has_tseq;
 };
 
 struct mt_fold_profile {
@@ -76,6 +79,13 @@ struct mt_fold_profile {
 	struct mt_fold_strtab *inputs;	/* input labels; NULL until some are given */
 	uint32_t input;			/* the current input's: id + 1, 0 none */
 	int own_locs;			/* made here, to strip them */
+	struct mt_fold_timeline tl;
+	int64_t at;			/* --at: ns after the first event; -1 none */
+	int64_t at_time;		/* and in perf time, after finish */
+	struct mt_fold_hists hists;
+	struct mt_fold_cells *cells;	/* per stack */
+	uint32_t cells_cap;
+	int no_hists;			/* mt_fold_profile_histograms(p, 0) */
 };
 
 struct mt_fold_profile *mt_fold_profile_new(unsigned prefix)
@@ -84,6 +94,7 @@ struct mt_fold_profile *mt_fold_profile_new(unsigned prefix)
 	if (!p)
 		return NULL;
 	p->prefix = prefix;
+	p->at = p->at_time = -1;
 	p->stacks = mt_fold_strtab_new();
 	p->threads_by_key = mt_fold_strtab_new();
 	p->procs_by_key = mt_fold_strtab_new();
@@ -131,19 +142,20 @@ static int filter_keeps(const struct mt_fold_filter *f, const struct mt_fold_eve
 	    !mt_fold_str_is(ev->reason, "no-sampler"))
 		return 1;	/* a loss of the stream: never hidden */
 	unsigned i;
+	int tick = ev->kind == MT_FOLD_TICK;	/* a process's: its pid decides */
 	if (f->npids) {
 		for (i = 0; i < f->npids && f->pids[i] != ev->pid; i++)
 			;
 		if (i == f->npids)
 			return 0;
 	}
-	if (f->ntids) {
+	if (f->ntids && !tick) {
 		for (i = 0; i < f->ntids && f->tids[i] != ev->tid; i++)
 			;
 		if (i == f->ntids)
 			return 0;
 	}
-	if (f->ncomms) {
+	if (f->ncomms && !tick) {
 		for (i = 0; i < f->ncomms && !mt_fold_str_is(ev->comm, f->comms[i]); i++)
 			;
 		if (i == f->ncomms)
@@ -205,6 +217,10 @@ void mt_fold_profile_free(struct mt_fold_profile *p)
 	free(p->procs);
 	free(p->recs);
 	free(p->key);
+	mt_fold_timeline_release(&p->tl);
+	for (uint32_t i = 0; p->cells && i < p->cells_cap; i++)
+		mt_fold_cells_release(&p->cells[i]);
+	free(p->cells);
 	free(p);
 }
 
@@ -327,31 +343,68 @@ static int process_index(struct mt_fold_profile *p, uint32_t pid, uint32_t *idx)
 	return 0;
 }
 
-/* Bytes and objects of one allocation, by its capture mode.  The same
- * function feeds alloc_* at add time and inuse_* at finish. */
-static void add_allocation(struct mt_fold_est *bytes, struct mt_fold_est *objects,
-			   const struct rec *r)
+/* The weights of one allocation, by its capture mode, computed once for
+ * every accumulator it goes to (the exponentials are the fold's cost). */
+struct weights {
+	int kind;		/* 0: sampled at a rate, 1: trace every N, 2: exact */
+	double wb, wo, bound;
+	uint64_t kb, size;
+};
+
+static void alloc_weights(const struct rec *r, struct weights *w)
 {
 	if (r->mode == MODE_SAMPLE && r->scale > 1) {
 		double rate = (double)r->scale;
 		/* Inclusion probability of an allocation of size s on a Poisson
 		 * process of mean gap rate; size 0 is taken as 1 byte. */
 		double s = r->size ? (double)r->size : 1.0;
-		double incl = -expm1(-s / rate);
-		mt_fold_est_add_sampled(bytes, rate, r->points);
-		mt_fold_est_add_sampled(objects, 1 / incl, 1);
+		w->kind = 0;
+		w->wb = rate;
+		w->kb = r->points;
+		w->wo = 1 / -expm1(-s / rate);
 		/* The site's unsampled allocations may be of 1 byte, each worth
 		 * about rate objects: a byte sampler sees tiny objects least. */
-		mt_fold_est_bound(objects, 1 / -expm1(-1 / rate));
+		w->bound = 1 / -expm1(-1 / rate);
 	} else if (r->mode == MODE_TRACE && r->scale > 1) {
 		double every = (double)r->scale;
-		mt_fold_est_add_sampled(bytes, every * (double)r->size, 1);
-		mt_fold_est_add_sampled(objects, every, 1);
+		w->kind = 1;
+		w->wb = every * (double)r->size;
+		w->wo = every;
 	} else {
 		/* trace every=1 or sample rate=1: every allocation recorded */
-		mt_fold_est_add_exact(bytes, r->size);
+		w->kind = 2;
+		w->size = r->size;
+	}
+}
+
+/* Bytes and objects of one allocation.  The same weights feed alloc_* at
+ * add time and inuse_*, peak_*, temp_* at finish. */
+static void add_weights(struct mt_fold_est *bytes, struct mt_fold_est *objects,
+			const struct weights *w)
+{
+	switch (w->kind) {
+	case 0:
+		mt_fold_est_add_sampled(bytes, w->wb, w->kb);
+		mt_fold_est_add_sampled(objects, w->wo, 1);
+		mt_fold_est_bound(objects, w->bound);
+		break;
+	case 1:
+		mt_fold_est_add_sampled(bytes, w->wb, 1);
+		mt_fold_est_add_sampled(objects, w->wo, 1);
+		break;
+	default:
+		mt_fold_est_add_exact(bytes, w->size);
 		mt_fold_est_add_exact(objects, 1);
 	}
+}
+
+/* Stack sid's histogram cell for value v.  @return : NULL out of memory. */
+static struct mt_fold_hist_cell *stack_cell(struct mt_fold_profile *p, uint32_t sid,
+					    unsigned which, uint64_t v)
+{
+	if (reserve((void **)&p->cells, &p->cells_cap, sid + 1, sizeof(*p->cells)))
+		return NULL;
+	return mt_fold_cells_get(&p->cells[sid], which, mt_fold_hist_bucket(v));
 }
 
 static int push_rec(struct mt_fold_profile *p, const struct rec *r)
@@ -441,8 +494,10 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 		note_stack(c, ev);
 		struct rec r = {
 			.ptr = ev->ptr, .time = ev->time, .seq = seq, .size = ev->size,
-			.pid = ev->pid, .stack = sid, .thread = tix, .input = p->input,
+			.pid = ev->pid, .tid = ev->tid, .stack = sid, .thread = tix,
+			.input = p->input, .tseq = ev->seq, .has_tseq = !!(ev->have & MT_FOLD_W_SEQ),
 		};
+		c->seq_allocs += r.has_tseq;
 		if (ev->have & MT_FOLD_W_EVERY) {
 			r.mode = MODE_TRACE;
 			r.scale = ev->every;
@@ -461,14 +516,29 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 		if (r.scale == 1)
 			c->full_allocs++;
 		struct mt_fold_est *se = p->stack_est[sid], *te = p->threads[tix].est;
-		add_allocation(&se[MT_FOLD_ALLOC_BYTES], &se[MT_FOLD_ALLOC_OBJECTS], &r);
-		add_allocation(&te[MT_FOLD_ALLOC_BYTES], &te[MT_FOLD_ALLOC_OBJECTS], &r);
+		struct weights w;
+		alloc_weights(&r, &w);
+		add_weights(&se[MT_FOLD_ALLOC_BYTES], &se[MT_FOLD_ALLOC_OBJECTS], &w);
+		add_weights(&te[MT_FOLD_ALLOC_BYTES], &te[MT_FOLD_ALLOC_OBJECTS], &w);
 		mt_fold_est_add_exact(&se[MT_FOLD_SAMPLES], 1);
 		mt_fold_est_add_exact(&te[MT_FOLD_SAMPLES], 1);
 		if (r.scale > 1) {
-			/* inuse of this thread is an estimate even if all is freed */
-			mt_fold_est_add_sampled(&te[MT_FOLD_INUSE_BYTES], r.scale, 0);
-			mt_fold_est_add_sampled(&te[MT_FOLD_INUSE_OBJECTS], 1, 0);
+			/* inuse, peak and temp of this thread are estimates even
+			 * if none of its allocations is among them */
+			static const enum mt_fold_metric subsets[] = {
+				MT_FOLD_INUSE_BYTES, MT_FOLD_INUSE_OBJECTS, MT_FOLD_PEAK_BYTES,
+				MT_FOLD_PEAK_OBJECTS, MT_FOLD_TEMP_BYTES, MT_FOLD_TEMP_OBJECTS,
+			};
+			for (unsigned i = 0; i < sizeof(subsets) / sizeof(subsets[0]); i++)
+				te[subsets[i]].sampled = 1;
+		}
+		if (!p->no_hists) {
+			/* requested sizes: every allocation, ptr or not (the
+			 * overall histogram is the stacks' summed at finish) */
+			struct mt_fold_hist_cell *cell = stack_cell(p, sid, MT_FOLD_CELL_SIZES, r.size);
+			if (!cell)
+				return MT_FOLD_ENOMEM;
+			add_weights(&cell->bytes, &cell->objects, &w);
 		}
 		if (!ev->ptr) {
 			c->no_ptr_allocs++;
@@ -480,7 +550,9 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 		if (!ev->ptr)
 			return 0;	/* free(NULL) */
 		struct rec r = { .ptr = ev->ptr, .time = ev->time, .seq = seq,
-				 .pid = ev->pid, .input = p->input, .is_free = 1 };
+				 .pid = ev->pid, .tid = ev->tid, .input = p->input, .is_free = 1,
+				 .tseq = ev->seq, .has_tseq = !!(ev->have & MT_FOLD_W_SEQ) };
+		c->seq_frees += r.has_tseq;
 		return push_rec(p, &r);
 	}
 	case MT_FOLD_TOTALS:
@@ -498,6 +570,10 @@ int mt_fold_profile_add(struct mt_fold_profile *p, const struct mt_fold_event *e
 			add_totals(&p->threads[tix].totals, ev);
 		}
 		return 0;
+	case MT_FOLD_TICK:
+		return mt_fold_timeline_add(&p->tl, p->input, ev);
+	case MT_FOLD_NKINDS:
+		break;
 	case MT_FOLD_SAMPLE: {
 		if (stack_id(p, ev, &sid) || thread_index(p, ev, &tix))
 			return MT_FOLD_ENOMEM;
@@ -571,14 +647,85 @@ static int rec_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* The peak moment of a's process in perf time: --at's, or the process's
+ * from its ticks.  @return : 0 with *t, -1 when it has none. */
+static int peak_moment(const struct mt_fold_profile *p, const struct rec *a, uint64_t *t)
+{
+	if (p->at_time >= 0) {
+		*t = (uint64_t)p->at_time;
+		return 0;
+	}
+	const struct mt_fold_tl_proc *pr = mt_fold_timeline_proc(&p->tl, a->input, a->pid);
+	if (!pr)
+		return -1;
+	*t = pr->peak_time;
+	return 0;
+}
+
+/* Allocation a ended at time end (UINT64_MAX: live at the end of the
+ * input), by free f (NULL: by no free seen): its part in the peak, temp
+ * and lifetime figures.  @return : 0 or MT_FOLD_ENOMEM. */
+static int end_alloc_w(struct mt_fold_profile *p, const struct rec *a, const struct rec *f,
+		       uint64_t end, const struct weights *wp)
+{
+	struct mt_fold_est *se = p->stack_est[a->stack], *te = p->threads[a->thread].est;
+	struct weights w = *wp;
+	uint64_t t;
+	if (peak_moment(p, a, &t) == 0) {
+		if (a->time <= t && t < end) {
+			add_weights(&se[MT_FOLD_PEAK_BYTES], &se[MT_FOLD_PEAK_OBJECTS], &w);
+			add_weights(&te[MT_FOLD_PEAK_BYTES], &te[MT_FOLD_PEAK_OBJECTS], &w);
+		}
+	} else {
+		p->counts.peak_unticked++;
+	}
+	int same_thread = f && f->tid == a->tid && f->has_tseq && a->has_tseq;
+	if (same_thread && f->tseq == a->tseq) {
+		/* freed by its thread with no allocation of its in between */
+		add_weights(&se[MT_FOLD_TEMP_BYTES], &se[MT_FOLD_TEMP_OBJECTS], &w);
+		add_weights(&te[MT_FOLD_TEMP_BYTES], &te[MT_FOLD_TEMP_OBJECTS], &w);
+	}
+	struct mt_fold_hists *h = &p->hists;
+	struct mt_fold_est *ho, *hb;
+	if (p->no_hists)
+		return 0;
+	if (!f) {
+		add_weights(&h->not_freed_bytes, &h->not_freed, &w);
+		return 0;
+	}
+	add_weights(&h->freed_bytes, &h->freed, &w);
+	uint64_t ns = f->time > a->time ? f->time - a->time : 0;
+	struct mt_fold_hist_cell *cell = stack_cell(p, a->stack, MT_FOLD_CELL_LIFE_NS, ns);
+	if (!cell)
+		return MT_FOLD_ENOMEM;
+	add_weights(&cell->bytes, &cell->objects, &w);
+	if (same_thread && f->tseq >= a->tseq) {
+		mt_fold_hist_slot(&h->life_allocs, f->tseq - a->tseq, &ho, &hb);
+		add_weights(hb, ho, &w);
+	}
+	return 0;
+}
+
+static int end_alloc(struct mt_fold_profile *p, const struct rec *a, const struct rec *f,
+		     uint64_t end)
+{
+	struct weights w;
+	alloc_weights(a, &w);
+	return end_alloc_w(p, a, f, end, &w);
+}
+
 int mt_fold_profile_finish(struct mt_fold_profile *p)
 {
 	if (p->finished)
 		return 0;
 	p->finished = 1;
+	mt_fold_timeline_finish(&p->tl);
+	if (p->at >= 0)
+		p->at_time = (int64_t)(p->counts.time_first + (uint64_t)p->at);
 	if (p->nrecs)
 		qsort(p->recs, p->nrecs, sizeof(*p->recs), rec_cmp);
 	size_t i = 0;
+	int ret = 0;
 	while (i < p->nrecs) {
 		size_t j = i;
 		const struct rec *live = NULL;
@@ -586,28 +733,79 @@ int mt_fold_profile_finish(struct mt_fold_profile *p)
 		       p->recs[j].pid == p->recs[i].pid && p->recs[j].ptr == p->recs[i].ptr; j++) {
 			const struct rec *r = &p->recs[j];
 			if (r->is_free) {
-				if (live)
+				if (live) {
+					ret |= end_alloc(p, live, r, r->time);
 					live = NULL;
-				else
+				} else {
 					p->counts.unmatched_frees++;
+				}
 			} else {
-				if (live)
+				if (live) {
 					p->counts.implicit_frees++;
+					ret |= end_alloc(p, live, NULL, r->time);
+				}
 				live = r;
 			}
 		}
 		if (live) {
 			struct mt_fold_est *se = p->stack_est[live->stack];
 			struct mt_fold_est *te = p->threads[live->thread].est;
-			add_allocation(&se[MT_FOLD_INUSE_BYTES], &se[MT_FOLD_INUSE_OBJECTS], live);
-			add_allocation(&te[MT_FOLD_INUSE_BYTES], &te[MT_FOLD_INUSE_OBJECTS], live);
+			struct weights w;
+			alloc_weights(live, &w);
+			add_weights(&se[MT_FOLD_INUSE_BYTES], &se[MT_FOLD_INUSE_OBJECTS], &w);
+			add_weights(&te[MT_FOLD_INUSE_BYTES], &te[MT_FOLD_INUSE_OBJECTS], &w);
+			ret |= end_alloc_w(p, live, NULL, UINT64_MAX, &w);
 		}
 		i = j;
 	}
 	free(p->recs);
 	p->recs = NULL;
 	p->nrecs = p->rec_cap = 0;
-	return 0;
+	/* the overall sizes and lifetimes: the stacks' cells summed */
+	for (uint32_t sid = 0; sid < p->cells_cap; sid++) {
+		const struct mt_fold_cells *c = &p->cells[sid];
+		for (uint32_t k = 0; k < c->n; k++) {
+			const struct mt_fold_hist_cell *x = &c->v[k];
+			struct mt_fold_hist *h = x->which == MT_FOLD_CELL_SIZES ? &p->hists.sizes
+										: &p->hists.life_ns;
+			mt_fold_est_merge(&h->objects[x->bucket], &x->objects);
+			mt_fold_est_merge(&h->bytes[x->bucket], &x->bytes);
+			h->any = 1;
+		}
+	}
+	return ret ? MT_FOLD_ENOMEM : 0;
+}
+
+void mt_fold_profile_histograms(struct mt_fold_profile *p, int on)
+{
+	p->no_hists = !on;
+}
+
+void mt_fold_profile_at(struct mt_fold_profile *p, uint64_t ns_from_start)
+{
+	p->at = ns_from_start > INT64_MAX ? INT64_MAX : (int64_t)ns_from_start;
+}
+
+int64_t mt_fold_profile_at_time(const struct mt_fold_profile *p)
+{
+	return p->at_time;
+}
+
+const struct mt_fold_timeline *mt_fold_profile_timeline(const struct mt_fold_profile *p)
+{
+	return &p->tl;
+}
+
+const struct mt_fold_hists *mt_fold_profile_hists(const struct mt_fold_profile *p)
+{
+	return &p->hists;
+}
+
+const struct mt_fold_cells *mt_fold_profile_stack_cells(const struct mt_fold_profile *p,
+							uint32_t id)
+{
+	static const struct mt_fold_cells none;
+	return id < p->cells_cap ? &p->cells[id] : &none;
 }
 
 /* Why getline returned -1 after line lineno: the end of the input, or a

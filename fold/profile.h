@@ -23,7 +23,9 @@
 #include <stdio.h>
 
 #include "fold/est.h"
+#include "fold/hist.h"
 #include "fold/line.h"
+#include "fold/timeline.h"
 
 enum mt_fold_metric {
 	MT_FOLD_ALLOC_BYTES,
@@ -32,8 +34,22 @@ enum mt_fold_metric {
 	MT_FOLD_INUSE_OBJECTS,
 	MT_FOLD_SAMPLES,
 	MT_FOLD_PERIOD,
+	/* live at the peak moment (or --at), and temporary allocations */
+	MT_FOLD_PEAK_BYTES,
+	MT_FOLD_PEAK_OBJECTS,
+	MT_FOLD_TEMP_BYTES,
+	MT_FOLD_TEMP_OBJECTS,
 	MT_FOLD_NMETRICS
 };
+
+static inline int mt_fold_metric_is_peak(enum mt_fold_metric m)
+{
+	return m == MT_FOLD_PEAK_BYTES || m == MT_FOLD_PEAK_OBJECTS;
+}
+static inline int mt_fold_metric_is_temp(enum mt_fold_metric m)
+{
+	return m == MT_FOLD_TEMP_BYTES || m == MT_FOLD_TEMP_OBJECTS;
+}
 
 /* @return : "alloc_bytes" etc.; the unit ("bytes", "objects", "samples",
  * "events" for period). */
@@ -85,7 +101,7 @@ struct mt_fold_process {
 struct mt_fold_counts {
 	uint64_t lines;		/* all lines read, comments included */
 	uint64_t events;	/* parsed event lines */
-	uint64_t kind[5];	/* by enum mt_fold_kind */
+	uint64_t kind[MT_FOLD_NKINDS];	/* by enum mt_fold_kind */
 	uint64_t bad_lines;	/* rejected: not folded */
 	/* Lost events: the sum of the counts of the `lost` lines, but for
 	 * reason=unseen ones (the sampler's marker calls that a stream lacks,
@@ -119,6 +135,9 @@ struct mt_fold_counts {
 	uint64_t other_event_samples;	/* left out: another event than the one asked */
 	uint64_t filtered_out;	/* events left out by mt_fold_profile_filter */
 	uint64_t time_first, time_last;	/* earliest, latest TIME > 0 folded */
+	uint64_t seq_allocs, seq_frees;	/* alloc and free lines with seq= */
+	uint64_t peak_unticked;	/* sampled allocations of processes without a
+				 * tick: in no peak figure (without --at) */
 	const char *event;	/* the event whose sample lines are folded: the
 				 * input's one, or the one asked for; NULL: none,
 				 * or several (owned by the profile or its caller) */
@@ -158,7 +177,9 @@ void mt_fold_profile_only_event(struct mt_fold_profile *p, const char *name);
  * kept when its pid is one of pids (or none given), its tid one of tids and
  * its comm one of comms, likewise.  Lost lines that name no thread's image
  * (kernel losses, undecodable records) are always kept: a loss is never
- * hidden.  The rest are counted in counts.filtered_out.  The arrays must
+ * hidden.  Tick lines (a process's) are kept by their pid alone, so the
+ * peak moment of a thread's process stays known under --only-tid.  The
+ * rest are counted in counts.filtered_out.  The arrays must
  * outlive p; set before the first add. */
 struct mt_fold_filter {
 	const uint32_t *pids, *tids;
@@ -225,6 +246,35 @@ uint32_t mt_fold_profile_process_count(const struct mt_fold_profile *p);
 const struct mt_fold_process *mt_fold_profile_process(const struct mt_fold_profile *p,
 						      uint32_t i);
 const struct mt_fold_counts *mt_fold_profile_counts(const struct mt_fold_profile *p);
+
+/* The moment of the peak metrics: ns after the first event (counts.
+ * time_first) for every process, instead of each process's peak moment
+ * (--at).  Before finish. */
+void mt_fold_profile_at(struct mt_fold_profile *p, uint64_t ns_from_start);
+
+/* -1: no --at (per process peak moments); else the moment in perf time. */
+int64_t mt_fold_profile_at_time(const struct mt_fold_profile *p);
+
+/* Keep the size and lifetime histograms (the default), or not (on 0):
+ * collapsed stacks and pprof profiles do not show them.  Before the first
+ * add. */
+void mt_fold_profile_histograms(struct mt_fold_profile *p, int on);
+
+/* The tick points (finished with the profile). */
+const struct mt_fold_timeline *mt_fold_profile_timeline(const struct mt_fold_profile *p);
+
+/* Overall histograms after finish: requested sizes of the sampled
+ * allocations; lifetimes in ns and in allocations between (same thread,
+ * seq=) of the freed ones; and the objects freed and not freed. */
+struct mt_fold_hists {
+	struct mt_fold_hist sizes, life_ns, life_allocs;
+	struct mt_fold_est freed, not_freed, freed_bytes, not_freed_bytes;
+};
+const struct mt_fold_hists *mt_fold_profile_hists(const struct mt_fold_profile *p);
+
+/* Stack id's histogram cells (sizes and lifetimes in ns), after finish. */
+const struct mt_fold_cells *mt_fold_profile_stack_cells(const struct mt_fold_profile *p,
+							uint32_t id);
 
 /* Metric shown when the user names none: alloc_bytes when the input has
  * allocations, period for pure event (CPU) captures. */

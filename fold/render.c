@@ -8,6 +8,8 @@
 
 #include "fold/gamma.h"
 #include "fold/line.h"
+#include "fold/memjson.h"
+#include "fold/memtext.h"
 #include "fold/sites.h"
 #include "fold/sitestext.h"
 
@@ -121,7 +123,8 @@ char *mt_fold_format_amount(char *buf, double v, int bytes)
 
 static int metric_is_bytes(enum mt_fold_metric m)
 {
-	return m == MT_FOLD_ALLOC_BYTES || m == MT_FOLD_INUSE_BYTES;
+	return m == MT_FOLD_ALLOC_BYTES || m == MT_FOLD_INUSE_BYTES || m == MT_FOLD_PEAK_BYTES ||
+	       m == MT_FOLD_TEMP_BYTES;
 }
 
 static char *format_rse(char *buf, const struct mt_fold_value *v)
@@ -188,12 +191,15 @@ static void print_input(FILE *f, const struct mt_fold_snapshot *s)
 	if (c->other_event_samples)
 		fprintf(f, " (%llu samples of other events left out)",
 			(unsigned long long)c->other_event_samples);
+	char ticks[48] = "";
+	if (c->kind[MT_FOLD_TICK])	/* older inputs have none: their line stays */
+		snprintf(ticks, sizeof(ticks), ", %llu tick", (unsigned long long)c->kind[MT_FOLD_TICK]);
 	fprintf(f, "\ninput: %llu events (%llu alloc, %llu free, %llu totals, %llu sample, "
-		"%llu lost), %llu bad lines\n",
+		"%llu lost%s), %llu bad lines\n",
 		(unsigned long long)c->events, (unsigned long long)c->kind[MT_FOLD_ALLOC],
 		(unsigned long long)c->kind[MT_FOLD_FREE], (unsigned long long)c->kind[MT_FOLD_TOTALS],
 		(unsigned long long)c->kind[MT_FOLD_SAMPLE], (unsigned long long)c->kind[MT_FOLD_LOST],
-		(unsigned long long)c->bad_lines);
+		ticks, (unsigned long long)c->bad_lines);
 	if (c->every_max > 1)
 		fprintf(f, "note: every=N records each Nth call, not a random 1 in N: where the "
 			"program's calls repeat in a cycle (a loop allocating A then B, every 2: "
@@ -380,6 +386,8 @@ int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s)
 	fputs("\n\n", f);
 	print_totals(f, s);
 	fputc('\n', f);
+	mt_fold_render_memory(f, s, s->opt.width);
+	mt_fold_render_hists(f, s, s->opt.width);
 
 	fprintf(f, "top %u of %u sites by total %s", s->nshown, s->nsites, mt_fold_metric_name(m));
 	if (s->opt.min_samples)
@@ -406,7 +414,8 @@ int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s)
 				"ran the sampler: not exact\n",
 				mt_fold_u128_str(num, s->counts.unsampled_images));
 	}
-	const char *hu = bytes ? " req B" : m == MT_FOLD_ALLOC_OBJECTS || m == MT_FOLD_INUSE_OBJECTS
+	const char *hu = bytes ? " req B" : m == MT_FOLD_ALLOC_OBJECTS || m == MT_FOLD_INUSE_OBJECTS ||
+						    m == MT_FOLD_PEAK_OBJECTS || m == MT_FOLD_TEMP_OBJECTS
 						 ? " objs" : "";
 	char ht[32], hs[32];
 	snprintf(ht, sizeof(ht), "total%s", hu);
@@ -624,7 +633,9 @@ static void json_sites(FILE *f, const struct mt_fold_snapshot *s, const struct m
 			json_num(f, site->value.value > 0 ? ph->value.value / site->value.value : 0);
 			fputc('}', f);
 		}
-		fprintf(f, "], \"more_paths\": %u}", site->npaths - np);
+		fprintf(f, "], \"more_paths\": %u", site->npaths - np);
+		mt_fold_json_site_hists(f, s, site);
+		fputc('}', f);
 	}
 	fputc(']', f);
 }
@@ -734,6 +745,7 @@ static int json_report(FILE *f, const struct mt_fold_snapshot *s, const struct m
 	json_misses = NULL;
 	if (t)
 		json_sites(f, s, t, top, paths);
+	mt_fold_json_memory(f, s);
 	fputs("\n}\n", f);
 	return finish_io(f);
 }

@@ -366,6 +366,8 @@ int mt_fold_sites_new(struct mt_fold_sites **out, const struct mt_fold_profile *
 		mt_fold_est_merge(&site->acc, &est[m]);
 		mt_fold_est_merge(&site->allocs_acc, &est[MT_FOLD_ALLOC_OBJECTS]);
 		site->events += (uint64_t)est[MT_FOLD_SAMPLES].exact;
+		if (mt_fold_cells_merge(&site->cells, mt_fold_profile_stack_cells(p, id)))
+			goto oom;
 		/* the path: the site id, then the callers nearest first */
 		size_t plen = sizeof(sid);
 		for (size_t j = k; j-- > 0;)
@@ -478,6 +480,8 @@ void mt_fold_sites_free(struct mt_fold_sites *t)
 	if (!t)
 		return;
 	struct priv *pv = t->priv;
+	for (size_t i = 0; t->sites && pv && i < pv->site_cap; i++)
+		mt_fold_cells_release(&t->sites[i].cells);
 	if (pv) {
 		mt_fold_strtab_free(pv->site_keys);
 		mt_fold_strtab_free(pv->path_keys);

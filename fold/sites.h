@@ -57,6 +57,7 @@ struct mt_fold_alloc_site {
 	struct mt_fold_est acc, allocs_acc;	/* the metric; alloc_objects */
 	struct mt_fold_value value, allocs;
 	uint64_t events;		/* events behind it */
+	struct mt_fold_cells cells;	/* sizes and lifetimes (fold/hist.h) */
 	struct mt_fold_path *paths;	/* best first */
 	uint32_t npaths;
 };

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fold/line.h"
+#include "fold/memtext.h"
 #include "fold/render.h"
 #include "fold/width.h"
 
@@ -41,7 +42,8 @@ char *mt_fold_format_time(char *buf, double ns)
 static enum unit metric_unit(const struct mt_fold_snapshot *s)
 {
 	enum mt_fold_metric m = s->opt.metric;
-	if (m == MT_FOLD_ALLOC_BYTES || m == MT_FOLD_INUSE_BYTES)
+	if (m == MT_FOLD_ALLOC_BYTES || m == MT_FOLD_INUSE_BYTES || m == MT_FOLD_PEAK_BYTES ||
+	    m == MT_FOLD_TEMP_BYTES)
 		return U_BYTES;
 	/* the period of the clock events is nanoseconds */
 	if (m == MT_FOLD_PERIOD && s->counts.event &&
@@ -66,6 +68,10 @@ static const char *metric_head(const struct mt_fold_snapshot *s)
 	case MT_FOLD_INUSE_BYTES: return "live req B";
 	case MT_FOLD_INUSE_OBJECTS: return "live objs";
 	case MT_FOLD_SAMPLES: return "samples";
+	case MT_FOLD_PEAK_BYTES: return "peak req B";
+	case MT_FOLD_PEAK_OBJECTS: return "peak objs";
+	case MT_FOLD_TEMP_BYTES: return "temp req B";
+	case MT_FOLD_TEMP_OBJECTS: return "temp objs";
 	default: return metric_unit(s) == U_TIME ? "time" : "events";
 	}
 }
@@ -78,6 +84,10 @@ static const char *metric_says(const struct mt_fold_snapshot *s)
 	case MT_FOLD_INUSE_BYTES: return "requested bytes still allocated at exit";
 	case MT_FOLD_INUSE_OBJECTS: return "allocations still live at exit, a count";
 	case MT_FOLD_SAMPLES: return "events recorded, a count";
+	case MT_FOLD_PEAK_BYTES: return "requested bytes live at the peak";
+	case MT_FOLD_PEAK_OBJECTS: return "allocations live at the peak, a count";
+	case MT_FOLD_TEMP_BYTES: return "requested bytes of temporary allocations";
+	case MT_FOLD_TEMP_OBJECTS: return "temporary allocations, a count";
 	default: return metric_unit(s) == U_TIME ? "time in the event's period"
 					      : "events, from the samples' periods";
 	}
@@ -619,6 +629,8 @@ int mt_fold_render_sites(FILE *f, const struct mt_fold_snapshot *s,
 	fputc('\n', f);
 	print_totals(f, s, o->width);
 	fputc('\n', f);
+	mt_fold_render_memory(f, s, o->width);
+	mt_fold_render_hists(f, s, o->width);
 	if (print_groups(f, s, o))
 		return MT_FOLD_ENOMEM;
 	fputc('\n', f);
@@ -626,5 +638,9 @@ int mt_fold_render_sites(FILE *f, const struct mt_fold_snapshot *s,
 		print_sites(f, s, t, o);
 	else
 		print_tree(f, s, t, o);
+	if (s->opt.sizes || s->opt.lifetimes) {
+		fputc('\n', f);
+		mt_fold_render_site_hists(f, s, t, o->top, o->width);
+	}
 	return ferror(f) ? MT_FOLD_EIO : 0;
 }

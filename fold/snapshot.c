@@ -328,6 +328,15 @@ int mt_fold_snapshot_new(struct mt_fold_snapshot **out, const struct mt_fold_pro
 		wfb[MT_FOLD_INUSE_BYTES] = wfb[MT_FOLD_ALLOC_BYTES];
 	if (wfb[MT_FOLD_INUSE_OBJECTS] < wfb[MT_FOLD_ALLOC_OBJECTS])
 		wfb[MT_FOLD_INUSE_OBJECTS] = wfb[MT_FOLD_ALLOC_OBJECTS];
+	/* peak and temp: subsets of the allocations, as inuse */
+	for (int m = MT_FOLD_PEAK_BYTES; m <= MT_FOLD_TEMP_OBJECTS; m++) {
+		int bytes = m == MT_FOLD_PEAK_BYTES || m == MT_FOLD_TEMP_BYTES;
+		double w = wfb[bytes ? MT_FOLD_ALLOC_BYTES : MT_FOLD_ALLOC_OBJECTS];
+		if (wfb[m] < w)
+			wfb[m] = w;
+		if (s->counts.rate_max > 1 || s->counts.every_max > 1)
+			total.est[m].sampled = 1;
+	}
 	mt_fold_est_finish(&total.est[opt->metric], opt->conf, wfb[opt->metric], &s->total);
 
 	/* Threads, then processes with their own totals, then all. */
@@ -392,7 +401,8 @@ int mt_fold_snapshot_new(struct mt_fold_snapshot **out, const struct mt_fold_pro
 	}
 	double bound = s->bound[opt->metric];
 	mt_fold_snapshot_clip(&s->total, bound);
-	if (build_sites(s, p, wfb, bound) || build_stacks(s, p))
+	if (build_sites(s, p, wfb, bound) || build_stacks(s, p) ||
+	    mt_fold_memory_new(&s->mem, p, opt->conf, wfb))
 		goto out;
 	/* Thread comm strings point into the profile: copy them. */
 	for (uint32_t i = 0; i < nt; i++) {
@@ -422,6 +432,7 @@ void mt_fold_snapshot_free(struct mt_fold_snapshot *s)
 	free(s->threads);
 	free(s->procs);
 	free(s->stacks);
+	mt_fold_memory_free(s->mem);
 	mt_fold_strtab_free(s->names);
 	free(s->event);
 	free(s);

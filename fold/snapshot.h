@@ -11,6 +11,7 @@
 #define MT_FOLD_SNAPSHOT_H
 
 #include "fold/est.h"
+#include "fold/memory.h"
 #include "fold/profile.h"
 
 struct mt_fold_site {
@@ -64,6 +65,8 @@ struct mt_fold_snapshot_options {
 	uint32_t top;			/* rows shown; 0 = all */
 	uint64_t min_samples;		/* hide rows with fewer samples */
 	uint64_t few;			/* flag sampled rows with fewer samples */
+	int sizes, lifetimes;		/* --sizes, --lifetimes: print them */
+	size_t width;			/* text: columns (0: no limit) */
 };
 
 struct mt_fold_snapshot {
@@ -89,6 +92,7 @@ struct mt_fold_snapshot {
 	 * none), as the sites here use them. */
 	double wfb[MT_FOLD_NMETRICS];
 	double bound[MT_FOLD_NMETRICS];
+	struct mt_fold_memory *mem;	/* timeline, peak, temporaries, histograms */
 	struct mt_fold_strtab *names;	/* private: owns the site names */
 	char *event;			/* private: owns counts.event */
 };

@@ -49,7 +49,9 @@ void mt_help_flame(FILE *f)
 	      "                    name with .diff.svg)\n"
 	      "  --diff            compare two captures, BASE then NEW\n"
 	      "  --metric M        as mt report (default: alloc_bytes for allocations,\n"
-	      "                    period for event captures)\n"
+	      "                    period for event captures; peak_bytes: live at the\n"
+	      "                    peak, temp_bytes: temporaries)\n"
+	      "  --at TIME         with --metric peak_*: live at TIME after the start\n"
 	      "  --reverse         stacks leaf first: who allocates, whoever calls it\n"
 	      "  --no-cache        unwind again, keep nothing\n"
 	      "  -v, --verbose     say where the unwound text comes from\n"
@@ -438,18 +440,19 @@ out:
 
 int mt_cmd_flame(int argc, char **argv)
 {
-	enum { O_METRIC = 256, O_REVERSE, O_NO_CACHE, O_DIFF };
+	enum { O_METRIC = 256, O_REVERSE, O_NO_CACHE, O_DIFF, O_AT };
 	static const struct option longs[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "metric", required_argument, NULL, O_METRIC },
 		{ "reverse", no_argument, NULL, O_REVERSE },
 		{ "no-cache", no_argument, NULL, O_NO_CACHE },
 		{ "diff", no_argument, NULL, O_DIFF },
+		{ "at", required_argument, NULL, O_AT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *out = NULL, *metric = NULL;
+	const char *out = NULL, *metric = NULL, *at = NULL;
 	int reverse = 0, no_cache = 0, verbose = 0, diff = 0, c;
 	argv[0] = "mt";
 	optind = 1;
@@ -460,6 +463,7 @@ int mt_cmd_flame(int argc, char **argv)
 		case O_REVERSE: reverse = 1; break;
 		case O_NO_CACHE: no_cache = 1; break;
 		case O_DIFF: diff = 1; break;
+		case O_AT: at = optarg; break;
 		case 'v': verbose = 1; break;
 		case 'h': mt_help_flame(stdout); return MT_EXIT_OK;
 		default: return mt_usage_hint(SYNOPSIS);
@@ -470,6 +474,10 @@ int mt_cmd_flame(int argc, char **argv)
 			mt_error("--diff wants two captures, BASE and NEW (%d given)", argc - optind);
 		else
 			mt_error(argc == optind ? "no capture given" : "give one capture");
+		return mt_usage_hint(SYNOPSIS);
+	}
+	if (at && diff) {
+		mt_error("--at is for one capture: mt flame --diff compares whole captures");
 		return mt_usage_hint(SYNOPSIS);
 	}
 	const char *file = argv[optind + diff];
@@ -512,10 +520,15 @@ int mt_cmd_flame(int argc, char **argv)
 		goto out;
 	}
 	/* the same metric for both: the error bars are the bars' own */
-	char *fargs[4] = { NULL }, *jargs[6] = { "--json", "--top", "0", NULL };
+	char *fargs[6] = { NULL }, *jargs[8] = { "--json", "--top", "0", NULL };
+	int nf = 0, nj = 3;
 	if (metric) {
-		fargs[0] = jargs[3] = "--metric";
-		fargs[1] = jargs[4] = (char *)metric;
+		fargs[nf++] = jargs[nj++] = "--metric";
+		fargs[nf++] = jargs[nj++] = (char *)metric;
+	}
+	if (at) {
+		fargs[nf++] = jargs[nj++] = "--at";
+		fargs[nf++] = jargs[nj++] = (char *)at;
 	}
 	struct mt_fold_run runs[2] = { { fargs, ffd }, { jargs, jfd } };
 	char comm[256] = "";

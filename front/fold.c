@@ -64,7 +64,8 @@ static int check_first(void *vc, const struct mt_unwound_first *f)
 {
 	struct check *c = vc;
 	if (c->metric && !strcmp(f->kind, "sample") &&
-	    (!strncmp(c->metric, "alloc_", 6) || !strncmp(c->metric, "inuse_", 6))) {
+	    (!strncmp(c->metric, "alloc_", 6) || !strncmp(c->metric, "inuse_", 6) ||
+	     !strncmp(c->metric, "peak_", 5) || !strncmp(c->metric, "temp_", 5))) {
 		mt_error("'%s' is a capture of %s samples, not of allocations: --metric %s "
 			 "does not apply (period or samples do)", c->path,
 			 *f->event ? f->event : "event", c->metric);

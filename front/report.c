@@ -26,7 +26,13 @@ void mt_help_report(FILE *f)
 	      "\n"
 	      "  --metric M      alloc_bytes (default for allocations), alloc_objects,\n"
 	      "                  inuse_bytes, inuse_objects (live at the end: leaks),\n"
-	      "                  samples, period (default for event captures)\n"
+	      "                  samples, period (default for event captures),\n"
+	      "                  peak_bytes, peak_objects (live at the process's peak),\n"
+	      "                  temp_bytes, temp_objects (freed before the thread's\n"
+	      "                  next allocation)\n"
+	      "  --at TIME       peak_* at TIME after the start instead (1.5, 1500ms)\n"
+	      "  --sizes         a histogram of the requested sizes\n"
+	      "  --lifetimes     histograms of the lifetimes (time, allocations between)\n"
 	      "  --top N         rows (default 20, 0 = all)\n"
 	      "  --tree          sites as a call tree       (mt-fold --tree)\n"
 	      "  --callers       who calls each site        (mt-fold --callers)\n"
@@ -67,7 +73,7 @@ void mt_help_diff(FILE *f)
 
 enum {
 	O_TREE = 256, O_CALLERS, O_METRIC, O_ALLOC_FN, O_TOP, O_PATHS, O_PID, O_TID,
-	O_COMM, O_WIDE, O_JSON, O_NO_CACHE, O_PPROF, O_LABEL,
+	O_COMM, O_WIDE, O_JSON, O_NO_CACHE, O_PPROF, O_LABEL, O_AT, O_SIZES, O_LIFETIMES,
 };
 
 /* What each option becomes for mt-fold (NULL: mt's own). */
@@ -86,6 +92,9 @@ static const char *fold_name(int opt)
 	case O_WIDE: return "--wide";
 	case O_PPROF: return "--pprof";
 	case O_LABEL: return "--label";
+	case O_AT: return "--at";
+	case O_SIZES: return "--sizes";
+	case O_LIFETIMES: return "--lifetimes";
 	default: return NULL;
 	}
 }
@@ -156,6 +165,9 @@ int mt_cmd_report(int argc, char **argv)
 		{ "json", no_argument, NULL, O_JSON },
 		{ "pprof", required_argument, NULL, O_PPROF },
 		{ "label", required_argument, NULL, O_LABEL },
+		{ "at", required_argument, NULL, O_AT },
+		{ "sizes", no_argument, NULL, O_SIZES },
+		{ "lifetimes", no_argument, NULL, O_LIFETIMES },
 		{ "no-cache", no_argument, NULL, O_NO_CACHE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },

@@ -437,3 +437,51 @@ Test(pprof, input_label_arguments)
 	cr_assert_str_eq(arg, dir);
 	unlink(dir);
 }
+
+Test(pprof, peak_and_temp_sample_types_with_ticks_and_seq)
+{
+	/* rate 1: one 100-byte temporary, one 40-byte block live at the peak */
+	static const char text[] = "# mt-unwind 1\n"
+		"tick\t5/5\t1\tp\tlive=0 alloc_bytes=0 alloc_block_bytes=0 peak=0 peak_time=0\t end=none\n"
+		"alloc\t5/5\t2\tp\tsize=100 ptr=0x10 points=100 rate=1 seq=1\tmain;t end=complete\n"
+		"free\t5/5\t3\tp\tptr=0x10 rate=1 seq=1\t end=none\n"
+		"alloc\t5/5\t4\tp\tsize=40 ptr=0x20 points=40 rate=1 seq=2\tmain;k end=complete\n"
+		"tick\t5/5\t5\tp\tlive=48 alloc_bytes=140 alloc_block_bytes=160 peak=112 peak_time=2\t end=none\n"
+		"tick\t5/5\t9\tp\tlive=48 alloc_bytes=140 alloc_block_bytes=160 peak=112 peak_time=4\t end=none\n";
+	struct mt_fold_profile *p = mt_fold_profile_new(PFX);
+	read_text(p, text);
+	cr_assert_eq(mt_fold_profile_finish(p), 0);
+	struct mt_fold_pprof_group g = { p, NULL, 0 };
+	struct mt_fold_pprof_stats st;
+	Mtpprof__Profile *pr = encode(&g, 1, NULL, &st);
+	cr_assert_eq(pr->n_sample_type, 8);
+	const char *want[8][2] = { { "alloc_objects", "count" }, { "alloc_space", "bytes" },
+				   { "inuse_objects", "count" }, { "inuse_space", "bytes" },
+				   { "peak_objects", "count" }, { "peak_space", "bytes" },
+				   { "temp_objects", "count" }, { "temp_space", "bytes" } };
+	for (int i = 0; i < 8; i++) {
+		cr_assert_str_eq(str(pr, pr->sample_type[i]->type), want[i][0]);
+		cr_assert_str_eq(str(pr, pr->sample_type[i]->unit), want[i][1]);
+	}
+	/* the peak (112 at time 2, the largest peak=; equal peaks keep the
+	 * earlier moment): the 100-byte block, freed at 3, live then */
+	int seen = 0;
+	for (size_t i = 0; i < pr->n_sample; i++) {
+		const Mtpprof__Sample *s = pr->sample[i];
+		cr_assert_eq(s->n_value, 8);
+		const char *leaf = str(pr, pr->function[pr->location[s->location_id[0] - 1]->line[0]->function_id - 1]->name);
+		if (!strcmp(leaf, "t")) {
+			cr_assert_eq(s->value[5], 100);	/* peak_space */
+			cr_assert_eq(s->value[7], 100);	/* temp_space */
+			seen |= 1;
+		} else if (!strcmp(leaf, "k")) {
+			cr_assert_eq(s->value[5], 0);
+			cr_assert_eq(s->value[7], 0);
+			cr_assert_eq(s->value[3], 40);	/* inuse_space */
+			seen |= 2;
+		}
+	}
+	cr_assert_eq(seen, 3);
+	mtpprof__profile__free_unpacked(pr, NULL);
+	mt_fold_profile_free(p);
+}

@@ -3,7 +3,8 @@
  * Input: byte 0 holds options, then the text; a NUL byte in the text, if
  * any, ends it and starts a second text, the --diff base.
  *   bits 0-2: the --comm, --pid, --tid prefixes; bits 3-5: the metric
- *   (modulo their count); bit 6: --top 0 (all rows), else 3; bit 7: --few 1
+ *   (modulo their count; the peak metrics are 6 and 7); bit 6: --top 0
+ *   (all rows), else 3; bit 7: --few 1.  The histograms are always shown.
  * Every rendering is made: collapsed stacks, the report, JSON, the
  * allocation sites (table at 80 columns, a call tree, JSON), and with a base
  * the per-site diff as a table and as JSON.  Bad lines are skipped and
@@ -53,6 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct mt_fold_snapshot_options so = {
 		.metric = (enum mt_fold_metric)((opt >> 3 & 7) % MT_FOLD_NMETRICS),
 		.conf = 0.95, .top = opt & 64 ? 0 : 3, .few = opt & 128 ? 1 : 10,
+		.sizes = 1, .lifetimes = 1, .width = 80,
 	};
 	mt_fold_render_collapsed(sink, p, so.metric);
 	struct mt_fold_snapshot *s = NULL, *bs = NULL;

@@ -1,0 +1,3 @@
+# temp_objects of an input whose alloc lines have no seq=: a data error
+printf '# mt-unwind 1\nalloc\t1/1\t10\tp\tsize=8 ptr=0x10 points=1 rate=1\tmain end=complete\n' >old.txt
+mt-fold --report --metric temp_objects old.txt
