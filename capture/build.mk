@@ -59,7 +59,7 @@ BINS += $(B)/bin/mt-capture
 # ---- tests
 FIXTURE_NAMES += capture_alloc capture_forkexec capture_bench capture_rate capture_signal capture_semantics \
 	capture_odd \
-	capture_stacks capture_scribble capture_clones
+	capture_stacks capture_scribble capture_clones capture_timeline
 E2E_TESTS += \
 	tests/e2e/capture-sample-totals.sh \
 	tests/e2e/capture-sample-rate.sh \
