@@ -91,7 +91,8 @@ E2E_TESTS += \
 	tests/e2e/capture-exec-totals.sh \
 	tests/e2e/capture-tracepoint.sh \
 	tests/e2e/capture-no-point.sh \
-	tests/e2e/capture-no-ring.sh
+	tests/e2e/capture-no-ring.sh \
+	tests/e2e/capture-timeline.sh
 
 CAPTURE_TEST_OBJS := \
 	$(B)/obj/tests/capture/sampler_rand_test.o \
