@@ -685,16 +685,14 @@ static uint64_t read_rss(void)
 	return pages * page_size;
 }
 
-/* Registry lock held. */
-static void tick_locked(void)
+/* The tick of the counts s.  Registry lock held. */
+static void tick_emit(const struct sums *s)
 {
 	int saved = errno;
-	struct sums s;
-	sum_locked(&s);
-	int64_t live = (int64_t)(s.alloc_usable - s.freed_bytes);
+	int64_t live = (int64_t)(s->alloc_usable - s->freed_bytes);
 	raise_peak(live);
 	uint64_t v[MT_SAMPLER_TOTALS] = {
-		(uint64_t)live, s.alloc_bytes, s.allocs, s.frees, s.alloc_usable, read_rss(),
+		(uint64_t)live, s->alloc_bytes, s->allocs, s->frees, s->alloc_usable, read_rss(),
 		(uint64_t)__atomic_load_n(&g_peak, __ATOMIC_RELAXED), (uint64_t)getpid(),
 		__atomic_load_n(&g_peak_time, __ATOMIC_RELAXED),
 		(uint64_t)threads_max * PUBLISH_BATCH, tick_no, tick_period(), tagged_rate(),
@@ -702,6 +700,14 @@ static void tick_locked(void)
 	tick_no++;
 	mt_sampler_report_tick(v);
 	errno = saved;
+}
+
+/* Registry lock held. */
+static void tick_locked(void)
+{
+	struct sums s;
+	sum_locked(&s);
+	tick_emit(&s);
 }
 
 static int final_report;
@@ -741,6 +747,7 @@ static void ticker_start(void)
 {
 	if (!tick_thread_on)
 		return;
+	int saved = errno;
 	struct block *me = self, *me_glibc = self_glibc;
 	self = self_glibc = NULL;
 	in_init = 1;
@@ -752,8 +759,16 @@ static void ticker_start(void)
 	int rc = pthread_attr_init(&a);
 	if (!rc) {
 		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-		pthread_attr_setstacksize(&a, 64 * 1024);
+		/* Small, unless the program's static TLS (carved from every
+		 * thread's stack) needs more: then the default size. */
+		pthread_attr_setstacksize(&a, 256 * 1024);
 		rc = pthread_create(&t, &a, ticker_main, NULL);
+		if (rc == EINVAL) {
+			pthread_attr_destroy(&a);
+			pthread_attr_init(&a);
+			pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+			rc = pthread_create(&t, &a, ticker_main, NULL);
+		}
 		pthread_attr_destroy(&a);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -766,6 +781,7 @@ static void ticker_start(void)
 		if (write(2, msg, sizeof(msg) - 1) < 0) {
 		}
 	}
+	errno = saved;
 }
 
 /* Process totals, after the process's final tick, and each live thread's
@@ -773,9 +789,9 @@ static void ticker_start(void)
  * report).  Called with the registry lock held; releases it. */
 static void report_process_locked(uint64_t thread_scope)
 {
-	tick_locked();
 	struct sums s;
 	sum_locked(&s);
+	tick_emit(&s);	/* the same counts: the last tick is the totals' */
 	uint64_t v[MT_SAMPLER_TOTALS] = { SCOPE_PROCESS };
 	v[12] = tagged_rate();
 	v[1] = s.alloc_bytes;

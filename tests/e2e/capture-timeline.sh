@@ -160,7 +160,8 @@ done
 # ---- seq: with --rate 1 every allocation is a sample.  The churn's frees
 # come right after their allocations (same seq); of the 1,000 blocks held
 # together only the last is freed with no allocation after it.
-capture temp --rate 1 -- "$FX" temp
+# (--no-ring: 2,000 stack dumps at once, the kernel rings must hold them)
+capture temp --rate 1 --stack-size 2048 --mmap-pages 4096 -- "$FX" temp
 awk -F'\t' '
 	function kv(s, k) {
 		if (match(" " s " ", " " k "=[0-9a-fx]+ "))
