@@ -59,7 +59,7 @@ BINS += $(B)/bin/mt-capture
 # ---- tests
 FIXTURE_NAMES += capture_alloc capture_forkexec capture_bench capture_rate capture_signal capture_semantics \
 	capture_odd \
-	capture_stacks capture_scribble capture_clones
+	capture_stacks capture_scribble capture_clones capture_timeline
 E2E_TESTS += \
 	tests/e2e/capture-sample-totals.sh \
 	tests/e2e/capture-sample-rate.sh \
@@ -91,7 +91,8 @@ E2E_TESTS += \
 	tests/e2e/capture-exec-totals.sh \
 	tests/e2e/capture-tracepoint.sh \
 	tests/e2e/capture-no-point.sh \
-	tests/e2e/capture-no-ring.sh
+	tests/e2e/capture-no-ring.sh \
+	tests/e2e/capture-timeline.sh
 
 CAPTURE_TEST_OBJS := \
 	$(B)/obj/tests/capture/sampler_rand_test.o \

@@ -191,30 +191,40 @@ static int uprobe_add(struct mt_capture_events *evs, const char *name, const cha
 int mt_capture_events_sample(struct mt_capture_events *evs, const char *sampler,
 			     unsigned stack_size, int ring, struct mt_capture_err *err)
 {
+	/* optional: a sampler from before the timeline (-p on a process that
+	 * preloads an older one) has no tick marker, and is captured without */
 	static const struct {
 		const char *name, *fn;
 		int stack;
 		uint64_t regs;
 		int ring_kind;
+		int optional;
 	} markers[] = {
-		{ "mt:alloc", "mt_sampler_mark_alloc", 1, MT_CAPTURE_REGS_ENTRY, MT_SAMPLE_RING_ALLOC },
-		{ "mt:free", "mt_sampler_mark_free", 0, MT_CAPTURE_REGS_ARGS, MT_SAMPLE_RING_FREE },
-		{ "mt:totals", "mt_sampler_mark_totals", 0, MT_CAPTURE_REGS_MASK, MT_SAMPLE_RING_TOTALS },
+		{ "mt:alloc", "mt_sampler_mark_alloc", 1, MT_CAPTURE_REGS_ENTRY, MT_SAMPLE_RING_ALLOC, 0 },
+		{ "mt:free", "mt_sampler_mark_free", 0, MT_CAPTURE_REGS_ARGS, MT_SAMPLE_RING_FREE, 0 },
+		{ "mt:totals", "mt_sampler_mark_totals", 0, MT_CAPTURE_REGS_MASK, MT_SAMPLE_RING_TOTALS,
+		  0 },
+		{ "mt:tick", "mt_sampler_mark_tick", 0, MT_CAPTURE_REGS_MASK, MT_SAMPLE_RING_TICK, 1 },
 	};
 	for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]); i++) {
 		int rc = uprobe_add(evs, markers[i].name, sampler, markers[i].fn, 0, stack_size,
 				    markers[i].stack, NULL, err);
+		if (rc > 0 && markers[i].optional)
+			continue;
 		if (rc > 0)
 			rc = mt_capture_err_set(err, MT_CAPTURE_ENOTSAMPLER, 0, sampler, markers[i].fn);
 		if (rc)
 			return rc;
 		struct mt_capture_event *e = &evs->ev[evs->nr - 1];
 		e->attr.sample_regs_user = markers[i].regs;
-		if (ring) {
+		if (ring)
 			e->ring_kind = markers[i].ring_kind;
-			e->attr.use_clockid = 1;
-			e->attr.clockid = CLOCK_MONOTONIC;
-		}
+		/* One clock for the samples' TIME and the sampler's own times
+		 * (the ring's records, mt:tick's peak_time): CLOCK_MONOTONIC,
+		 * through the ring or not.  The tracking event is a copy of the
+		 * first (mt_capture_events_track_apart). */
+		e->attr.use_clockid = 1;
+		e->attr.clockid = CLOCK_MONOTONIC;
 	}
 	return 0;
 }

@@ -19,9 +19,10 @@
  * there.  mt:alloc: the arguments DI SI DX CX R8 and what unwinding from a
  * function's entry can use (BX BP SP IP R12..R15: the callee-saved
  * registers and the stack ones; the caller-saved rest holds nothing a
- * caller's frame rule refers to at a call).  mt:free: the arguments. */
-#define MT_CAPTURE_REGS_ENTRY 0xf101feULL
-#define MT_CAPTURE_REGS_ARGS 0x1003cULL
+ * caller's frame rule refers to at a call), and R9 (seq).  mt:free: the
+ * arguments and R9 (seq). */
+#define MT_CAPTURE_REGS_ENTRY 0xf301feULL
+#define MT_CAPTURE_REGS_ARGS 0x3003cULL
 
 /* posix_memalign's return probe copies this much of the stack above its
  * caller's stack pointer: the block's address is stored through memptr,

@@ -49,6 +49,9 @@ static const char usage_text[] =
 	"                         uprobes on its markers, not a shared ring (slower)\n"
 	"      --no-wait          sample mode: when the sample ring is full, drop samples\n"
 	"                         (counted as lost) instead of making the program wait\n"
+	"      --no-timeline      sample mode: no ticker thread in the program (memory\n"
+	"                         over time every 10 ms): ticks at start and end only,\n"
+	"                         for programs that must stay single-threaded\n"
 	"      --strict           exit 125 when the capture lost anything (samples, LOST\n"
 	"                         records, sample ring records), not the command's status\n"
 	"      --user NAME        run the command as user NAME (name or uid), with its\n"
@@ -149,6 +152,9 @@ static int check(struct mt_capture_opts *o, const char *mode, uint64_t pid, uint
 	if (o->no_wait && (o->mode != MT_CAPTURE_SAMPLE || pid || o->no_ring))
 		return mt_error("--no-wait is for sample mode with a command through the sample ring "
 				"(uprobe events cannot wait)");
+	if (o->no_timeline && (o->mode != MT_CAPTURE_SAMPLE || pid))
+		return mt_error("--no-timeline is for sample mode with a command (a running "
+				"process keeps its sampler's ticker)");
 	if ((o->user || o->as_root) && !o->cmd)
 		return mt_error("--user and --as-root are for a command mt-capture runs");
 	if (o->user && o->as_root)
@@ -172,6 +178,7 @@ int mt_capture_opts_parse(int argc, char **argv, struct mt_capture_opts *o)
 		{ "mmap-pages", required_argument, NULL, 'M' },
 		{ "no-ring", no_argument, NULL, 'R' },
 		{ "no-wait", no_argument, NULL, 'W' },
+		{ "no-timeline", no_argument, NULL, 'T' },
 		{ "strict", no_argument, NULL, 'X' },
 		{ "user", required_argument, NULL, 'u' },
 		{ "as-root", no_argument, NULL, 'A' },
@@ -204,6 +211,7 @@ int mt_capture_opts_parse(int argc, char **argv, struct mt_capture_opts *o)
 		case 'M': num = &pages; break;
 		case 'R': o->no_ring = 1; break;
 		case 'W': o->no_wait = 1; break;
+		case 'T': o->no_timeline = 1; break;
 		case 'X': o->strict = 1; break;
 		case 'u': o->user = optarg; break;
 		case 'A': o->as_root = 1; break;

@@ -26,6 +26,7 @@ struct mt_capture_opts {
 				 * (trace mode; sample mode with -p or --no-ring) */
 	unsigned mmap_pages;	/* --mmap-pages: a power of two */
 	int no_ring, no_wait;	/* --no-ring, --no-wait */
+	int no_timeline;	/* --no-timeline: no ticker thread in the sampler */
 	int strict;		/* --strict: exit 125 when the capture lost data */
 	const char *user;	/* --user NAME: run the command as NAME, or NULL */
 	int as_root;		/* --as-root: under sudo, run the command as root */

@@ -45,7 +45,7 @@ static void on_stop(int sig)
 struct setup {
 	struct mt_capture_events *evs;
 	struct mt_capture_ring *ring;	/* sample mode with a command, else NULL */
-	char *env[6];		/* NAME=VALUE for the command, malloc'd, NULL-ended */
+	char *env[8];		/* NAME=VALUE for the command, malloc'd, NULL-ended */
 	/* The file the events probe or the command preloads: the sampler, or
 	 * a private copy of it or of the probed library. */
 	char path[PATH_MAX];
@@ -137,6 +137,10 @@ static void setup_sample(const struct mt_capture_opts *o, struct setup *s)
 	     * what it starts unseen mixes in its pid. */
 	    (o->seeded && !(s->env[3] = strdup("MT_SAMPLER_STREAM=0000000000000000"))))
 		mt_die(MT_EXIT_CAPTURE_FAILED, "out of memory");
+	int n = o->seeded ? 4 : 2;
+	/* --no-timeline: no ticker thread (capture/sampler.c, "the timeline") */
+	if (o->no_timeline && !(s->env[n++] = strdup("MT_SAMPLER_TICK=0")))
+		mt_die(MT_EXIT_CAPTURE_FAILED, "out of memory");
 	if (!ring)
 		return;
 	/* The sample ring: RING_PAGES times the per-CPU ring, and room for 32
@@ -144,7 +148,7 @@ static void setup_sample(const struct mt_capture_opts *o, struct setup *s)
 	size_t size = RING_PAGES * o->mmap_pages * (size_t)sysconf(_SC_PAGESIZE);
 	while (size < 32 * ((size_t)o->stack_size + 512) || size < 65536)
 		size *= 2;
-	char **ring_env = &s->env[o->seeded ? 4 : 2];
+	char **ring_env = &s->env[n];
 	if (mt_capture_ring_new(&s->ring, size, o->stack_size, !o->no_wait, ring_env, &err))
 		die_err(&err);
 	if (!s->user.change)

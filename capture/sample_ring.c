@@ -48,7 +48,8 @@ struct mt_sample_ring_record *mt_sample_ring_reserve(struct mt_sample_ring *r, s
 {
 	struct mt_sample_ring_header *h = r->h;
 	uint64_t size = ALIGN16(len), pad, head = __atomic_load_n(&h->head, __ATOMIC_RELAXED);
-	uint64_t room = kind == MT_SAMPLE_RING_TOTALS ? r->size : r->size - r->size / 16;
+	uint64_t room = kind == MT_SAMPLE_RING_TOTALS || kind == MT_SAMPLE_RING_TICK ? r->size
+									     : r->size - r->size / 16;
 	if (size > r->size / 4)
 		return NULL;
 	for (;;) {

@@ -1,6 +1,6 @@
 /* The sample ring: shared memory through which libmt-sampler.so hands its
  * marker events (mt:alloc with registers and a stack copy, mt:free,
- * mt:totals) to mt-capture, which writes them to the stream as the perf
+ * mt:totals, mt:tick) to mt-capture, which writes them to the stream as the perf
  * samples the markers' uprobes would have produced.  A uprobe hit costs
  * traps and kernel copying per sampled object; a write here is a memcpy of
  * the stack and a few stores (the two compared: bench/capture.sh, with and
@@ -36,7 +36,7 @@
 
 /* Record kinds: the marker events, and padding. */
 enum { MT_SAMPLE_RING_PAD, MT_SAMPLE_RING_ALLOC, MT_SAMPLE_RING_FREE, MT_SAMPLE_RING_TOTALS,
-       MT_SAMPLE_RING_KINDS };
+       MT_SAMPLE_RING_TICK, MT_SAMPLE_RING_KINDS };
 
 /* perf's x86_64 user register numbering (PERF_REG_X86_*), all 24 slots. */
 #define MT_SAMPLE_RING_REGS 24
@@ -64,7 +64,7 @@ struct mt_sample_ring_record {
 	uint64_t commit;
 	uint32_t size;		/* bytes of the whole record, a multiple of 16 */
 	uint32_t kind;
-	/* ALLOC, FREE and TOTALS records only: */
+	/* ALLOC, FREE, TOTALS and TICK records only: */
 	uint32_t pid, tid;
 	uint64_t time;		/* CLOCK_MONOTONIC, ns */
 	uint64_t regs[MT_SAMPLE_RING_REGS];	/* as at the marker's entry */
@@ -100,8 +100,8 @@ int mt_sample_ring_attach(struct mt_sample_ring *r, void *map, size_t map_size, 
 
 /* Producer: room for a record of len bytes (rounded up to 16) written by
  * thread tid of process pid.  Samples (ALLOC, FREE) leave the last
- * sixteenth of the ring to TOTALS records, so that the exact totals get
- * through a ring that samples keep full.
+ * sixteenth of the ring to TOTALS and TICK records, so that the exact
+ * totals and the timeline get through a ring that samples keep full.
  * @return : the record (size, kind, pid, tid set; *pos its position), or
  * NULL when the ring is full (the caller retries or calls
  * mt_sample_ring_lose). */

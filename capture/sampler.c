@@ -20,7 +20,8 @@
  * Environment: MT_SAMPLER_RATE (mean gap in bytes, default 524288),
  * MT_SAMPLER_SEED (reproducible draws; else a fresh seed per process),
  * MT_SAMPLER_RING (the sample ring, set by mt-capture), MT_SAMPLER_STREAM
- * (this process image's own draws, see "process images").
+ * (this process image's own draws, see "process images"), MT_SAMPLER_TICK
+ * (0: no ticker thread, see "the timeline").
  */
 #include "capture/sampler_arch.h"
 #include "capture/sampler_rand.h"
@@ -29,15 +30,18 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -149,7 +153,13 @@ static struct {
 /* Free marker calls made by a thread without a block (process count only). */
 static uint64_t blockless_free_marks;
 static int64_t g_live, g_peak;
+static uint64_t g_peak_time;	/* CLOCK_MONOTONIC ns when g_peak last rose */
 static uint64_t untracked;
+
+/* The timeline (mt:tick, see "the timeline" below). */
+static int tick_thread_on = 1;	/* MT_SAMPLER_TICK */
+static uint64_t tick_no;	/* ticks made by this process image */
+static int tick_hold;		/* an exec is under way: no periodic tick */
 
 /* ---- tagged blocks ------------------------------------------------------
  * With glibc's allocator a sampled allocation asks for OFF more bytes (16,
@@ -408,6 +418,10 @@ static char *const *exec_env(char *const envp[], size_t slots, char **out, char 
 static void before_fork(void);
 static void after_fork_parent(void);
 static void after_fork_child(void);
+static void tick_locked(void);
+static void ticker_start(void);
+static void reg_lock(void);
+static void reg_unlock(void);
 
 static void init(void)
 {
@@ -458,6 +472,11 @@ static void init(void)
 	mt_sampler_ring_init(my_pid);
 	pthread_key_create(&exit_key, on_thread_exit);
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+	tick_thread_on = env_u64("MT_SAMPLER_TICK", 1, NULL) != 0;
+	/* Tick 0, before any allocation is counted: live 0. */
+	reg_lock();
+	tick_locked();
+	reg_unlock();
 	in_init = 0;
 	__atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
 }
@@ -473,7 +492,8 @@ static inline int ready(void)
 
 __attribute__((constructor)) static void sampler_ctor(void)
 {
-	ready();
+	if (ready())
+		ticker_start();
 }
 
 /* ---- per-thread blocks -------------------------------------------------- */
@@ -537,17 +557,34 @@ static inline struct block *block_self(void)
 	return block_first();
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* g_peak = max(g_peak, live); a rise notes its time (slow paths only: at
+ * most once per PUBLISH_BATCH / 2 of a thread's live change, and ticks). */
+static void raise_peak(int64_t live)
+{
+	int64_t peak = __atomic_load_n(&g_peak, __ATOMIC_RELAXED);
+	while (live > peak) {
+		if (__atomic_compare_exchange_n(&g_peak, &peak, live, 1, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED)) {
+			__atomic_store_n(&g_peak_time, mono_ns(), __ATOMIC_RELAXED);
+			break;
+		}
+	}
+}
+
 /* Add the thread's live bytes (now @live) not yet in g_live. */
 static void publish(struct block *b, int64_t live)
 {
 	int64_t d = live - b->published;
 	b->published = live;
 	int64_t now = __atomic_add_fetch(&g_live, d, __ATOMIC_RELAXED);
-	int64_t peak = __atomic_load_n(&g_peak, __ATOMIC_RELAXED);
-	while (now > peak &&
-	       !__atomic_compare_exchange_n(&g_peak, &peak, now, 1, __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED))
-		;
+	raise_peak(now);
 }
 
 /* ---- reports ------------------------------------------------------------ */
@@ -569,34 +606,204 @@ static void report_thread(const struct block *b, uint64_t scope)
 	mt_sampler_report_totals(v);
 }
 
-/* Process totals: retired threads plus live blocks (read relaxed: a thread
- * still running may be a few calls ahead), and each live thread's own, in
- * thread_scope (the threads an exit or exec ends without their own
+/* The process's counts: retired threads plus live blocks (read relaxed: a
+ * thread still running may be a few calls ahead).  Registry lock held. */
+struct sums {
+	uint64_t alloc_bytes, allocs, frees, freed_bytes, alloc_usable, alloc_marks, free_marks;
+	int64_t unpublished;	/* live bytes not in g_live yet */
+};
+
+static void sum_locked(struct sums *s)
+{
+	s->alloc_bytes = retired.alloc_bytes;
+	s->allocs = retired.allocs;
+	s->frees = retired.frees;
+	s->freed_bytes = retired.freed_bytes;
+	s->alloc_usable = retired.alloc_usable;
+	s->alloc_marks = rd(&retired.alloc_marks);
+	s->free_marks = rd(&retired.free_marks) +
+			__atomic_load_n(&blockless_free_marks, __ATOMIC_RELAXED);
+	s->unpublished = 0;
+	for (struct block *b = registry; b; b = b->next) {
+		s->alloc_bytes += blk_alloc_bytes(b);
+		s->allocs += rd(&b->allocs);
+		s->frees += rd(&b->frees);
+		s->freed_bytes += rd(&b->freed_bytes);
+		s->alloc_usable += rd(&b->alloc_usable);
+		s->alloc_marks += rd(&b->alloc_marks);
+		s->free_marks += rd(&b->free_marks);
+		s->unpublished += blk_live(b) - rds(&b->published);
+	}
+}
+
+/* ---- the timeline --------------------------------------------------------
+ * mt:tick: the process's exact counts, its RSS and its peak so far, at
+ * start-up (tick 0, live 0), every period from a ticker thread, and in the
+ * final report (exit, _exit, exec: before the process totals, from the same
+ * counts).  A thread, as heaptrack's timer thread: the program's own
+ * threads may all sleep or block, and a timer signal would interrupt its
+ * system calls.  The ticker blocks every signal (they are the program's),
+ * is named mt-tick, never allocates (no block of its own: it reads
+ * /proc/self/statm with open/read/close) and never exits (its exit would
+ * free through the allocator).  It is visible in /proc and makes the
+ * process multi-threaded: a program that must be single-threaded
+ * (unshare(CLONE_NEWUSER)) wants MT_SAMPLER_TICK=0 (mt-capture
+ * --no-timeline), which leaves the start-up and final ticks.  The period is
+ * TICK_NS, doubled after each TICK_DOUBLING ticks: at most TICK_DOUBLING
+ * points per doubling, O(log run time) in all.  A tick and its emission are
+ * made under the registry lock, so that no tick follows the final report
+ * or crosses it. */
+#define TICK_NS 10000000ULL
+#define TICK_DOUBLING 30000
+
+static uint64_t tick_period(void)
+{
+	uint64_t d = tick_no / TICK_DOUBLING;
+	return TICK_NS << (d < 40 ? d : 40);
+}
+
+/* Resident bytes (/proc/self/statm, field 2), UINT64_MAX when unreadable. */
+static uint64_t read_rss(void)
+{
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return UINT64_MAX;
+	char buf[128];
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return UINT64_MAX;
+	buf[n] = 0;
+	const char *c = buf;
+	while (*c >= '0' && *c <= '9')
+		c++;
+	if (*c != ' ' || c[1] < '0' || c[1] > '9')
+		return UINT64_MAX;
+	uint64_t pages = 0;
+	for (c++; *c >= '0' && *c <= '9'; c++)
+		pages = pages * 10 + (uint64_t)(*c - '0');
+	return pages * page_size;
+}
+
+/* The tick of the counts s.  Registry lock held. */
+static void tick_emit(const struct sums *s)
+{
+	int saved = errno;
+	int64_t live = (int64_t)(s->alloc_usable - s->freed_bytes);
+	raise_peak(live);
+	uint64_t v[MT_SAMPLER_TOTALS] = {
+		(uint64_t)live, s->alloc_bytes, s->allocs, s->frees, s->alloc_usable, read_rss(),
+		(uint64_t)__atomic_load_n(&g_peak, __ATOMIC_RELAXED), (uint64_t)getpid(),
+		__atomic_load_n(&g_peak_time, __ATOMIC_RELAXED),
+		(uint64_t)threads_max * PUBLISH_BATCH, tick_no, tick_period(), tagged_rate(),
+	};
+	tick_no++;
+	mt_sampler_report_tick(v);
+	errno = saved;
+}
+
+/* Registry lock held. */
+static void tick_locked(void)
+{
+	struct sums s;
+	sum_locked(&s);
+	tick_emit(&s);
+}
+
+static int final_report;
+
+static __attribute__((noreturn)) void *ticker_main(void *arg)
+{
+	(void)arg;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
+	prctl(PR_SET_NAME, "mt-tick", 0, 0, 0);
+	uint64_t next = mono_ns();
+	for (;;) {
+		uint64_t now = mono_ns(), period = tick_period();
+		next += period;
+		if (next < now)	/* fell behind (a stopped process): no burst */
+			next = now + period;
+		struct timespec at = { (time_t)(next / 1000000000u), (long)(next % 1000000000u) };
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR)
+			;
+		reg_lock();
+		int over = __atomic_load_n(&final_report, __ATOMIC_ACQUIRE) != 0;
+		if (!over && !tick_hold)
+			tick_locked();
+		reg_unlock();
+		while (over) {	/* the image's report is made: nothing more */
+			struct timespec hour = { 3600, 0 };
+			nanosleep(&hour, NULL);
+		}
+	}
+}
+
+/* Start the ticker (with every signal blocked from its first instruction).
+ * What pthread_create allocates for it (its TLS) is the ticker's, not the
+ * program's: the calling thread goes uncounted meanwhile, as in init. */
+static void ticker_start(void)
+{
+	if (!tick_thread_on)
+		return;
+	int saved = errno;
+	struct block *me = self, *me_glibc = self_glibc;
+	self = self_glibc = NULL;
+	in_init = 1;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_attr_t a;
+	pthread_t t;
+	int rc = pthread_attr_init(&a);
+	if (!rc) {
+		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+		/* Small, unless the program's static TLS (carved from every
+		 * thread's stack) needs more: then the default size. */
+		pthread_attr_setstacksize(&a, 256 * 1024);
+		rc = pthread_create(&t, &a, ticker_main, NULL);
+		if (rc == EINVAL) {
+			pthread_attr_destroy(&a);
+			pthread_attr_init(&a);
+			pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+			rc = pthread_create(&t, &a, ticker_main, NULL);
+		}
+		pthread_attr_destroy(&a);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	in_init = 0;
+	self = me;
+	self_glibc = me_glibc;
+	if (rc) {
+		static const char msg[] = "libmt-sampler: cannot start the timeline's thread: "
+					  "ticks only at start and end\n";
+		if (write(2, msg, sizeof(msg) - 1) < 0) {
+		}
+	}
+	errno = saved;
+}
+
+/* Process totals, after the process's final tick, and each live thread's
+ * own, in thread_scope (the threads an exit or exec ends without their own
  * report).  Called with the registry lock held; releases it. */
 static void report_process_locked(uint64_t thread_scope)
 {
+	struct sums s;
+	sum_locked(&s);
+	tick_emit(&s);	/* the same counts: the last tick is the totals' */
 	uint64_t v[MT_SAMPLER_TOTALS] = { SCOPE_PROCESS };
 	v[12] = tagged_rate();
-	int64_t unpublished = 0;
-	v[1] = retired.alloc_bytes;
-	v[2] = retired.allocs;
-	v[3] = retired.frees;
-	v[4] = retired.freed_bytes;
-	v[8] = retired.alloc_usable;
-	v[10] = rd(&retired.alloc_marks);
-	v[11] = rd(&retired.free_marks) + __atomic_load_n(&blockless_free_marks, __ATOMIC_RELAXED);
-	for (struct block *b = registry; b; b = b->next) {
-		v[1] += blk_alloc_bytes(b);
-		v[2] += rd(&b->allocs);
-		v[3] += rd(&b->frees);
-		v[4] += rd(&b->freed_bytes);
-		v[8] += rd(&b->alloc_usable);
-		v[10] += rd(&b->alloc_marks);
-		v[11] += rd(&b->free_marks);
-		unpublished += blk_live(b) - rds(&b->published);
+	v[1] = s.alloc_bytes;
+	v[2] = s.allocs;
+	v[3] = s.frees;
+	v[4] = s.freed_bytes;
+	v[8] = s.alloc_usable;
+	v[10] = s.alloc_marks;
+	v[11] = s.free_marks;
+	for (struct block *b = registry; b; b = b->next)
 		report_thread(b, thread_scope);
-	}
-	int64_t now = __atomic_load_n(&g_live, __ATOMIC_RELAXED) + unpublished;
+	int64_t now = __atomic_load_n(&g_live, __ATOMIC_RELAXED) + s.unpublished;
 	int64_t peak = __atomic_load_n(&g_peak, __ATOMIC_RELAXED);
 	v[5] = (uint64_t)(now > peak ? now : peak);
 	v[6] = (uint64_t)threads_max * PUBLISH_BATCH;
@@ -609,6 +816,8 @@ static void report_process_locked(uint64_t thread_scope)
 static void report_process(uint64_t thread_scope)
 {
 	reg_lock();
+	if (thread_scope == SCOPE_EXEC)
+		tick_hold = 1;	/* until the exec fails (exec_failed) */
 	report_process_locked(thread_scope);
 }
 
@@ -648,8 +857,8 @@ static void on_thread_exit(void *arg)
 /* The end of the process image: exit() (the destructor) or _exit().  One
  * report only, by the first caller (two would add every thread's totals
  * twice); the others wait up to a second for it to be done, so that their
- * exit_group does not cut it short.  (0 none, 1 reporting, 2 done.) */
-static int final_report;
+ * exit_group does not cut it short.  (final_report: 0 none, 1 reporting,
+ * 2 done.) */
 
 static int final_report_take(void)
 {
@@ -772,8 +981,15 @@ static void after_fork_child(void)
 		registry = me;
 		threads_alive = threads_max = 1;
 	}
+	/* A new image: its timeline starts again, with its own ticker (the
+	 * parent's is not copied; glibc has reset its locks by now). */
+	g_peak_time = 0;
+	tick_no = 0;
+	tick_hold = 0;
+	tick_locked();
 	mt_sampler_table_unlock();
 	reg_unlock();
+	ticker_start();
 }
 
 /* ---- the counting and sampling paths ------------------------------------ */
@@ -846,7 +1062,7 @@ static __attribute__((noinline)) void sample_alloc(struct block *b, const void *
 	uint64_t points = draw_points(b);
 	if (mt_sampler_table_insert(p, size, points) < 0)
 		__atomic_add_fetch(&untracked, 1, __ATOMIC_RELAXED);
-	mt_sampler_mark_alloc(size, p, points, gapgen.rate, (uint64_t)fn);
+	mt_sampler_mark_alloc(size, p, points, gapgen.rate, (uint64_t)fn, rd(&b->allocs));
 	/* Counted after the call: a report racing with it can only be behind. */
 	mt_sampler_add(&b->alloc_marks, 1);
 	b->busy = 0;
@@ -868,6 +1084,13 @@ static inline void count_release(struct block *b, uint64_t u)
 	mt_sampler_add(&b->freed_bytes, u);
 	if (UNLIKELY(mt_sampler_add_gt(&b->headroom, u, PUBLISH_BATCH)))
 		live_slow(b);
+}
+
+/* seq of mt:free: the freeing thread's allocation count (0 without a
+ * block).  A free right after its own allocation has the alloc's seq. */
+static inline uint64_t free_seq(const struct block *b)
+{
+	return b ? rd(&b->allocs) : 0;
 }
 
 /* Counts a free marker call after it is made (see sample_alloc); b NULL:
@@ -963,7 +1186,8 @@ static __attribute__((noinline)) void *alloc_sampled(struct block *b, int fn, si
 	char *q = base + off;
 	((uint64_t *)q)[-1] = (uint64_t)n << 4 | TAG;
 	((uint64_t *)q)[-2] = points << 8 | (uint64_t)__builtin_ctzll(off);
-	mt_sampler_mark_alloc(n, q, points, gapgen.rate, (uint64_t)fn);
+	/* seq: the thread's allocations with this one (counted below). */
+	mt_sampler_mark_alloc(n, q, points, gapgen.rate, (uint64_t)fn, rd(&b->allocs) + 1);
 	mt_sampler_add(&b->alloc_marks, 1);
 	b->busy = 0;
 	count_block(b, base);
@@ -987,7 +1211,7 @@ static void release_tagged(struct block *b, void *q, int fn)
 	tag_read(q, &t);
 	if (b)
 		count_release(b, block_size(t.base));
-	mt_sampler_mark_free(q, t.size, t.points, gapgen.rate, (uint64_t)fn);
+	mt_sampler_mark_free(q, t.size, t.points, gapgen.rate, (uint64_t)fn, free_seq(b));
 	count_free_mark(b);
 	real.free(t.base);
 }
@@ -996,7 +1220,7 @@ static __attribute__((noinline)) void sample_free(struct block *b, const void *p
 {
 	struct mt_sampler_entry e;
 	if (mt_sampler_table_remove(p, &e)) {
-		mt_sampler_mark_free(p, e.size, e.points, gapgen.rate, (uint64_t)fn);
+		mt_sampler_mark_free(p, e.size, e.points, gapgen.rate, (uint64_t)fn, free_seq(b));
 		count_free_mark(b);
 	}
 }
@@ -1133,7 +1357,7 @@ static inline __attribute__((always_inline)) void *realloc_table(struct block *b
 	if (b)
 		count_release(b, u_old);
 	if (sampled) {
-		mt_sampler_mark_free(old, e.size, e.points, gapgen.rate, (uint64_t)fn);
+		mt_sampler_mark_free(old, e.size, e.points, gapgen.rate, (uint64_t)fn, free_seq(b));
 		count_free_mark(b);
 	}
 	if (p && b)
@@ -1307,39 +1531,52 @@ static void before_exec(void)
 		b->busy = 0;
 }
 
+/* The exec failed: the image goes on, and so do its ticks. */
+static int exec_failed(int rc)
+{
+	if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2 && getpid() == my_pid) {
+		int saved = errno;
+		reg_lock();
+		tick_hold = 0;
+		reg_unlock();
+		errno = saved;
+	}
+	return rc;
+}
+
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	before_exec();
 	EXEC_ENV(envp, env);
-	return real.execve(path, argv, env);
+	return exec_failed(real.execve(path, argv, env));
 }
 
 EXPORT int execv(const char *path, char *const argv[])
 {
 	before_exec();
 	EXEC_ENV(environ, env);
-	return real.execve(path, argv, env);
+	return exec_failed(real.execve(path, argv, env));
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	before_exec();
 	EXEC_ENV(envp, env);
-	return real.execvpe(file, argv, env);
+	return exec_failed(real.execvpe(file, argv, env));
 }
 
 EXPORT int execvp(const char *file, char *const argv[])
 {
 	before_exec();
 	EXEC_ENV(environ, env);
-	return real.execvpe(file, argv, env);
+	return exec_failed(real.execvpe(file, argv, env));
 }
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	before_exec();
 	EXEC_ENV(envp, env);
-	return real.fexecve(fd, argv, env);
+	return exec_failed(real.fexecve(fd, argv, env));
 }
 
 /* execl*: gather the variadic arguments into an argv on the stack. */

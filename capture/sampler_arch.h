@@ -9,10 +9,11 @@
 /* Markers: do nothing; mt-capture uprobes them.  Arguments: see
  * docs/formats/capture-events.md. */
 void mt_sampler_mark_alloc(uint64_t size, const void *ptr, uint64_t points, uint64_t rate,
-			   uint64_t fn);
+			   uint64_t fn, uint64_t seq);
 void mt_sampler_mark_free(const void *ptr, uint64_t size, uint64_t points, uint64_t rate,
-			  uint64_t fn);
+			  uint64_t fn, uint64_t seq);
 void mt_sampler_mark_totals(void);
+void mt_sampler_mark_tick(void);
 
 /* Calls mt_sampler_mark_totals with v[0..12] in DI SI DX CX R8 R9 AX R10 R11
  * R12 R13 R14 R15. */
@@ -22,6 +23,8 @@ void mt_sampler_mark_totals(void);
  * ("mt"), so that a consumer tells it from a sampler that set no R15. */
 #define MT_SAMPLER_RATE_TAG (0x6d74ULL << 48)
 void mt_sampler_report_totals(const uint64_t v[MT_SAMPLER_TOTALS]);
+/* Calls mt_sampler_mark_tick with v[0..12] in the same registers. */
+void mt_sampler_report_tick(const uint64_t v[MT_SAMPLER_TOTALS]);
 
 /* *p += v as one instruction: a signal handler that allocates in between
  * cannot lose an update; other threads read it with relaxed loads. */

@@ -232,8 +232,8 @@ static void copy_streaming(unsigned char *to, const unsigned char *from, size_t 
 }
 
 /* A full ring: wait for mt-capture to make room, as long as it reads.
- * Totals always wait (they come once per thread and process, and nothing
- * else carries them); samples unless the capture asked to drop them
+ * Totals and ticks always wait (totals come once per thread and process,
+ * ticks once per period, and nothing else carries them); samples unless the capture asked to drop them
  * (--no-wait), and not in a signal handler that interrupted this thread's
  * own write (the reader waits for that record: nobody would make room).
  * A second in which mt-capture read nothing means it is gone (killed, or
@@ -278,7 +278,8 @@ void mt_sampler_ring_emit(uint64_t kind, const uint64_t *regs)
 	emitting = 1;
 	struct mt_sample_ring_record *rec =
 		mt_sample_ring_reserve(&ring, len, (uint32_t)kind, (uint32_t)ring_pid, tid(), &pos);
-	if (!rec && !outer && (kind == MT_SAMPLE_RING_TOTALS || samples_wait))
+	if (!rec && !outer &&
+	    (kind == MT_SAMPLE_RING_TOTALS || kind == MT_SAMPLE_RING_TICK || samples_wait))
 		rec = wait_for_room(len, (uint32_t)kind, &pos);
 	if (!rec) {
 		mt_sample_ring_lose(&ring, (uint32_t)kind);

@@ -20,7 +20,7 @@ void mt_sampler_ring_init(pid_t pid);
 void mt_sampler_ring_after_fork(pid_t pid);
 
 /* Called by a marker with the registers as at its entry (perf's x86_64
- * numbering; kind: MT_SAMPLE_RING_ALLOC, _FREE or _TOTALS). */
+ * numbering; kind: MT_SAMPLE_RING_ALLOC, _FREE, _TOTALS or _TICK). */
 void mt_sampler_ring_emit(uint64_t kind, const uint64_t *regs);
 
 #endif

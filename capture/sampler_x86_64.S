@@ -1,5 +1,5 @@
-/* x86_64 part of the sampler: the marker functions, and the call that passes
- * the exit totals in thirteen registers.  mt-capture either uprobes the markers
+/* x86_64 part of the sampler: the marker functions, and the calls that pass
+ * the exit totals and the timeline's ticks in thirteen registers.  mt-capture either uprobes the markers
  * or gives the sampler a sample ring (sample_ring.h), to which the markers
  * then hand their registers themselves.
  *
@@ -76,20 +76,23 @@
 	.size \name, . - \name
 	.endm
 
-	/* kinds: MT_SAMPLE_RING_ALLOC, _FREE, _TOTALS (sample_ring.h) */
+	/* kinds: MT_SAMPLE_RING_ALLOC, _FREE, _TOTALS, _TICK (sample_ring.h) */
 	MARKER mt_sampler_mark_alloc 1
 	MARKER mt_sampler_mark_free 2
 	MARKER mt_sampler_mark_totals 3
+	MARKER mt_sampler_mark_tick 4
 
-/* void mt_sampler_report_totals(const uint64_t v[13])
- * Calls mt_sampler_mark_totals with v[0..12] in DI SI DX CX R8 R9 AX R10 R11
- * R12 R13 R14 R15 (four pushes of callee-saved registers and 8 bytes more
- * keep the call aligned). */
-	.globl mt_sampler_report_totals
-	.hidden mt_sampler_report_totals
-	.type mt_sampler_report_totals, @function
+/* void mt_sampler_report_totals(const uint64_t v[13]) and
+ * mt_sampler_report_tick (same v): call mt_sampler_mark_totals (or _tick)
+ * with v[0..12] in DI SI DX CX R8 R9 AX R10 R11 R12 R13 R14 R15 (four
+ * pushes of callee-saved registers and 8 bytes more keep the call
+ * aligned). */
+	.macro REPORT name marker
+	.globl \name
+	.hidden \name
+	.type \name, @function
 	.p2align 4
-mt_sampler_report_totals:
+\name:
 	.cfi_startproc
 	push %r12
 	.cfi_adjust_cfa_offset 8
@@ -118,7 +121,7 @@ mt_sampler_report_totals:
 	mov 16(%rdi), %rdx
 	mov 8(%rdi), %rsi
 	mov 0(%rdi), %rdi
-	call mt_sampler_mark_totals
+	call \marker
 	add $8, %rsp
 	.cfi_adjust_cfa_offset -8
 	pop %r15
@@ -135,6 +138,11 @@ mt_sampler_report_totals:
 	.cfi_restore %r12
 	ret
 	.cfi_endproc
-	.size mt_sampler_report_totals, . - mt_sampler_report_totals
+	.size \name, . - \name
+
+	.endm
+
+	REPORT mt_sampler_report_totals mt_sampler_mark_totals
+	REPORT mt_sampler_report_tick mt_sampler_mark_tick
 
 	.section .note.GNU-stack, "", @progbits

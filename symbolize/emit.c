@@ -4,7 +4,7 @@
 #include <string.h>
 
 static const char *const kind_names[MT_UNWIND_K_COUNT] = {
-	"alloc", "free", "totals", "sample", "lost",
+	"alloc", "free", "totals", "sample", "lost", "tick",
 };
 
 void mt_unwind_emit_init(struct mt_unwind_emit *e, int fd, int threaded,

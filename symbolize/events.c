@@ -17,6 +17,7 @@ enum role {
 	ROLE_MT_ALLOC,
 	ROLE_MT_FREE,
 	ROLE_MT_TOTALS,
+	ROLE_MT_TICK,
 	ROLE_TRACE_ENTRY,	/* probe_LIB:FN */
 	ROLE_TRACE_RETURN,	/* probe_LIB:FN__return */
 };
@@ -158,6 +159,8 @@ static struct evinfo *evinfo_of(struct mt_unwind_events *s, const struct mt_perf
 		ei->role = ROLE_MT_FREE;
 	else if (strcmp(name, "mt:totals") == 0)
 		ei->role = ROLE_MT_TOTALS;
+	else if (strcmp(name, "mt:tick") == 0)
+		ei->role = ROLE_MT_TICK;
 	else if (strncmp(name, "probe_", 6) == 0 && strchr(name, ':')) {
 		const char *fn = strchr(name, ':') + 1;
 		size_t len = strlen(fn);
@@ -200,6 +203,8 @@ static uint64_t preg(const struct mt_perf_sample *smp, int idx)
 #define R_R8 MT_UNWIND_PREG_R8
 #define R_R9 MT_UNWIND_PREG_R9
 #define R_R10 MT_UNWIND_PREG_R10
+#define R_R11 MT_UNWIND_PREG_R11
+#define R_R12 MT_UNWIND_PREG_R12
 #define R_R13 MT_UNWIND_PREG_R13
 #define R_R14 MT_UNWIND_PREG_R14
 #define R_R15 MT_UNWIND_PREG_R15
@@ -707,6 +712,46 @@ static void mt_totals(struct mt_unwind_events *s, const struct mt_perf_sample *s
 	}
 }
 
+/* " seq=N" when the sample has R9 (mt:alloc and mt:free of a sampler with
+ * seq; an older one's mask lacks it). */
+static void put_seq(struct mt_unwind_out *out, const struct mt_perf_sample *smp)
+{
+	if (smp->regs_abi && (smp->regs_mask >> MT_UNWIND_PREG_R9 & 1))
+		mt_unwind_emit_kv(out, "seq", preg(smp, R_R9), 0);
+}
+
+/* A tick of the process timeline (capture-events.md, mt:tick): a line of
+ * the process, PID/PID (R10, the pid the sampler saw, as totals). */
+static void mt_tick(struct mt_unwind_events *s, const struct mt_perf_sample *smp)
+{
+	uint32_t who = (uint32_t)preg(smp, R_R10);
+	uint32_t pid = who ? who : smp->pid;
+	if (filtered(s, pid, pid))
+		return;
+	image_has_sampler(s, pid);
+	struct mt_unwind_out *out = s->out;
+	mt_unwind_emit_head(s->emit, out, MT_UNWIND_K_TICK, pid, pid, smp->time);
+	uint64_t live = preg(smp, R_DI);
+	mt_unwind_out_str(out, "live=");
+	if ((int64_t)live < 0) {
+		mt_unwind_out_char(out, '-');
+		live = -live;
+	}
+	mt_unwind_out_u64(out, live);
+	mt_unwind_emit_kv(out, "alloc_bytes", preg(smp, R_SI), 0);
+	mt_unwind_emit_kv(out, "alloc_block_bytes", preg(smp, R_R8), 0);
+	mt_unwind_emit_kv(out, "allocs", preg(smp, R_DX), 0);
+	mt_unwind_emit_kv(out, "frees", preg(smp, R_CX), 0);
+	uint64_t rss = preg(smp, R_R9);
+	if (rss != UINT64_MAX)
+		mt_unwind_emit_kv(out, "rss", rss, 0);
+	mt_unwind_emit_kv(out, "peak", preg(smp, R_AX), 0);
+	mt_unwind_emit_kv(out, "peak_time", preg(smp, R_R11), 0);
+	mt_unwind_emit_kv(out, "peak_error", preg(smp, R_R12), 0);
+	mt_unwind_emit_kv(out, "period", preg(smp, R_R14), 0);
+	mt_unwind_emit_nostack(s->emit, out);
+}
+
 void mt_unwind_events_undecodable(struct mt_unwind_events *s)
 {
 	s->st.undecodable++;
@@ -735,6 +780,7 @@ void mt_unwind_events_sample(struct mt_unwind_events *s, const struct mt_perf_sa
 		}
 		mt_unwind_emit_kv(s->out, "points", preg(smp, R_DX), 0);
 		mt_unwind_emit_kv(s->out, "rate", preg(smp, R_CX), 0);
+		put_seq(s->out, smp);
 		s->stack(s->stack_ctx, s->out, smp, 1);
 		break;
 	case ROLE_MT_FREE:
@@ -746,10 +792,14 @@ void mt_unwind_events_sample(struct mt_unwind_events *s, const struct mt_perf_sa
 		mt_unwind_out_str(s->out, "ptr=0x");
 		mt_unwind_out_x64(s->out, preg(smp, R_DI));
 		mt_unwind_emit_kv(s->out, "rate", preg(smp, R_CX), 0);
+		put_seq(s->out, smp);
 		mt_unwind_emit_nostack(s->emit, s->out);
 		break;
 	case ROLE_MT_TOTALS:
 		mt_totals(s, smp);
+		break;
+	case ROLE_MT_TICK:
+		mt_tick(s, smp);
 		break;
 	case ROLE_TRACE_ENTRY:
 		trace_entry(s, smp, ei);
@@ -833,6 +883,7 @@ int mt_unwind_events_wants_stack(struct mt_unwind_events *s, const struct mt_per
 	switch (ei->role) {
 	case ROLE_MT_FREE:
 	case ROLE_MT_TOTALS:
+	case ROLE_MT_TICK:
 	case ROLE_TRACE_RETURN:
 		return 0;
 	default:

@@ -48,11 +48,12 @@ void mt_unwind_summary_print(const struct mt_unwind_summary *r, double secs)
 	if (r->quiet)
 		return;
 	mt_info("%" PRIu64 " events (alloc %" PRIu64 ", free %" PRIu64
-		", totals %" PRIu64 ", sample %" PRIu64 ", lost %" PRIu64 ") from %" PRIu64
-		" records in %.3f s: %.0f events/s", e->events, e->by_kind[MT_UNWIND_K_ALLOC],
-		e->by_kind[MT_UNWIND_K_FREE], e->by_kind[MT_UNWIND_K_TOTALS],
-		e->by_kind[MT_UNWIND_K_SAMPLE],
-		e->by_kind[MT_UNWIND_K_LOST], rp->records, secs, secs > 0 ? e->events / secs : 0.0);
+		", totals %" PRIu64 ", sample %" PRIu64 ", lost %" PRIu64 ", tick %" PRIu64
+		") from %" PRIu64 " records in %.3f s: %.0f events/s", e->events,
+		e->by_kind[MT_UNWIND_K_ALLOC], e->by_kind[MT_UNWIND_K_FREE],
+		e->by_kind[MT_UNWIND_K_TOTALS], e->by_kind[MT_UNWIND_K_SAMPLE],
+		e->by_kind[MT_UNWIND_K_LOST], e->by_kind[MT_UNWIND_K_TICK], rp->records, secs,
+		secs > 0 ? e->events / secs : 0.0);
 	mt_info("%" PRIu64 " frames (%" PRIu64 " inline); steps: %" PRIu64
 		" CFI, %" PRIu64 " frame pointer, %" PRIu64 " CFI rows not compiled",
 		e->counts.frames, e->counts.inl, rp->walk.steps_cfi, rp->walk.steps_fp,

@@ -66,3 +66,19 @@ Test(capture_opts, stack_size_given_wins)
 	cr_expect_eq(parse(&o, (const char *[]){ "--mode", "trace", "--stack-size", "100", "--",
 					"true", NULL }), -1);
 }
+
+/* --no-timeline: sample mode with a command, through the ring or not. */
+Test(capture_opts, no_timeline_is_for_a_sampled_command)
+{
+	struct mt_capture_opts o;
+	cr_assert_eq(parse(&o, (const char *[]){ "--no-timeline", "--", "true", NULL }), 0);
+	cr_expect_eq(o.no_timeline, 1);
+	cr_assert_eq(parse(&o, (const char *[]){ "--no-timeline", "--no-ring", "--", "true", NULL }),
+		     0);
+	cr_expect_eq(o.no_timeline, 1);
+	cr_assert_eq(parse(&o, (const char *[]){ "--", "true", NULL }), 0);
+	cr_expect_eq(o.no_timeline, 0);
+	cr_expect_eq(parse(&o, (const char *[]){ "--no-timeline", "-p", "1", NULL }), -1);
+	cr_expect_eq(parse(&o, (const char *[]){ "--mode", "trace", "--no-timeline", "--", "true",
+						 NULL }), -1);
+}

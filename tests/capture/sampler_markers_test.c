@@ -28,8 +28,9 @@ Test(sampler_markers, start_with_an_emulated_push_rbp)
 {
 	static const char *const markers[] = {
 		"mt_sampler_mark_alloc", "mt_sampler_mark_free", "mt_sampler_mark_totals",
+		"mt_sampler_mark_tick",
 	};
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]); i++) {
 		unsigned char b[4];
 		first_bytes(markers[i], b, sizeof(b));
 		/* push %rbp; pop %rbp; cmpl $0, mt_sampler_ring_on(%rip) */

@@ -16,7 +16,7 @@ check() {	# FILE STDERR EVENT-REGEX
 }
 
 "$CAP" --rate 65536 -o "$T/s.data" -- "$MT_FIXTURES/capture_alloc" 2 500 >/dev/null 2>"$T/s.err"
-check "$T/s.data" "$T/s.err" ' mt:(alloc|free|totals): '
+check "$T/s.data" "$T/s.err" ' mt:(alloc|free|totals|tick): '
 
 "$CAP" --mode trace --mmap-pages 2048 -o "$T/t.data" -- "$MT_FIXTURES/capture_alloc" 1 50 >/dev/null 2>"$T/t.err"
 check "$T/t.data" "$T/t.err" ' probe_libc:[a-z_]+: '

@@ -21,7 +21,8 @@
 static const int regs_used[] = {
 	MT_UNWIND_PREG_AX, MT_UNWIND_PREG_CX, MT_UNWIND_PREG_DX, MT_UNWIND_PREG_SI,
 	MT_UNWIND_PREG_DI, MT_UNWIND_PREG_SP, MT_UNWIND_PREG_R8, MT_UNWIND_PREG_R9,
-	MT_UNWIND_PREG_R10, MT_UNWIND_PREG_R13, MT_UNWIND_PREG_R14, MT_UNWIND_PREG_R15,
+	MT_UNWIND_PREG_R10, MT_UNWIND_PREG_R11, MT_UNWIND_PREG_R12, MT_UNWIND_PREG_R13,
+	MT_UNWIND_PREG_R14, MT_UNWIND_PREG_R15,
 };
 #define NREGS (sizeof(regs_used) / sizeof(regs_used[0]))
 
@@ -36,13 +37,16 @@ struct rig {
 	size_t nr_names;
 };
 
-static void rig_start(struct rig *r, const char *const *names, size_t n)
+/* Events named names, whose samples have the registers of regs_used but
+ * those in drop (a mask of perf indices). */
+static void rig_start_without(struct rig *r, const char *const *names, size_t n, uint64_t drop)
 {
 	memset(r, 0, sizeof(*r));
 	r->names = names;
 	r->nr_names = n;
 	for (size_t i = 0; i < NREGS; i++)
 		r->mask |= 1ULL << regs_used[i];
+	r->mask &= ~drop;
 	r->in_fd = memfd_create("events-in", 0);
 	r->out_fd = memfd_create("events-out", 0);
 	cr_assert(r->in_fd >= 0 && r->out_fd >= 0);
@@ -56,6 +60,11 @@ static void rig_start(struct rig *r, const char *const *names, size_t n)
 		cr_assert_eq(mt_perf_writer_attr(r->w, &a, &id, 1), 0);
 		cr_assert_eq(mt_perf_writer_event_name(r->w, id, names[i]), 0);
 	}
+}
+
+static void rig_start(struct rig *r, const char *const *names, size_t n)
+{
+	rig_start_without(r, names, n, 0);
 }
 
 /* A sample of event ev (an index into names) by pid/tid at time t. */
@@ -223,8 +232,8 @@ Test(events, a_calloc_whose_size_overflows_and_fails_is_no_allocation)
 	free(out);
 }
 
-static const char *const sample_names[] = { "mt:alloc", "mt:free", "mt:totals" };
-enum { ALLOC, FREE_MARK, TOTALS };
+static const char *const sample_names[] = { "mt:alloc", "mt:free", "mt:totals", "mt:tick" };
+enum { ALLOC, FREE_MARK, TOTALS, TICK };
 
 /* A totals report: scope 1 thread, 2 process, 3 thread at an exec. */
 static void totals(struct rig *r, uint32_t pid, uint32_t tid, uint64_t t, uint64_t scope,
@@ -275,9 +284,72 @@ Test(events, an_exec_ends_the_image_and_releases_its_held_totals)
 		"totals\t5/5\t100\tbefore\tscope=process alloc_bytes=64 allocs=1 frees=0"
 		" freed_bytes=0 peak_bytes=0 peak_error=0 alloc_marks=0 free_marks=0"
 		" rate=4096\t end=none\n"
-		"alloc\t5/5\t200\tafter\tsize=32 ptr=0x10 fn=malloc points=1 rate=4096"
+		"alloc\t5/5\t200\tafter\tsize=32 ptr=0x10 fn=malloc points=1 rate=4096 seq=0"
 		"\tmarker;main end=complete\n"
 		"lost\t5/5\t200\tafter\tcount=1 reason=no-totals\t end=none\n");
 	cr_assert_eq(st.silent_images, 1);
+	free(out);
+}
+
+/* mt:alloc and mt:free carry seq in R9: the alloc line and its free's
+ * say it; a capture whose masks lack R9 (an older mt-capture) says none. */
+Test(events, alloc_and_free_lines_carry_seq_when_the_capture_has_r9)
+{
+	for (int with = 1; with >= 0; with--) {
+		struct rig r;
+		rig_start_without(&r, sample_names, 4, with ? 0 : 1ULL << MT_UNWIND_PREG_R9);
+		rig_sample(&r, ALLOC, 5, 6, 200,
+			   (struct reg[]){ { MT_UNWIND_PREG_DI, 32 }, { MT_UNWIND_PREG_SI, 0x10 },
+					   { MT_UNWIND_PREG_DX, 1 }, { MT_UNWIND_PREG_CX, 4096 },
+					   { MT_UNWIND_PREG_R9, 17 } }, 5);
+		rig_sample(&r, FREE_MARK, 5, 6, 210,
+			   (struct reg[]){ { MT_UNWIND_PREG_DI, 0x10 }, { MT_UNWIND_PREG_SI, 32 },
+					   { MT_UNWIND_PREG_CX, 4096 }, { MT_UNWIND_PREG_R9, 17 } }, 4);
+		struct mt_unwind_events_stats st;
+		char *out = rig_run(&r, &st);
+		cr_assert_str_eq(out, with ?
+			"alloc\t5/6\t200\t?\tsize=32 ptr=0x10 fn=malloc points=1 rate=4096 seq=17"
+			"\tmarker;main end=complete\n"
+			"free\t5/6\t210\t?\tptr=0x10 rate=4096 seq=17\t end=none\n"
+			"lost\t5/5\t210\t?\tcount=1 reason=no-totals\t end=none\n" :
+			"alloc\t5/6\t200\t?\tsize=32 ptr=0x10 fn=malloc points=1 rate=4096"
+			"\tmarker;main end=complete\n"
+			"free\t5/6\t210\t?\tptr=0x10 rate=4096\t end=none\n"
+			"lost\t5/5\t210\t?\tcount=1 reason=no-totals\t end=none\n");
+		free(out);
+	}
+}
+
+/* mt:tick: a line of the process (PID/PID from R10, whatever thread sent
+ * it), its comm, live signed (two's complement in DI), rss left out when
+ * the sampler could not read it (UINT64_MAX). */
+Test(events, a_tick_is_a_process_line_with_signed_live_and_optional_rss)
+{
+	struct rig r;
+	rig_start(&r, sample_names, 4);
+	rig_comm(&r, 5, "prog", 1, 10);
+	struct reg tick[] = {
+		{ MT_UNWIND_PREG_DI, (uint64_t)-4096 }, { MT_UNWIND_PREG_SI, 1000 },
+		{ MT_UNWIND_PREG_DX, 3 }, { MT_UNWIND_PREG_CX, 2 }, { MT_UNWIND_PREG_R8, 1100 },
+		{ MT_UNWIND_PREG_R9, 65536 }, { MT_UNWIND_PREG_AX, 800 },
+		{ MT_UNWIND_PREG_R10, 5 }, { MT_UNWIND_PREG_R11, 150 },
+		{ MT_UNWIND_PREG_R12, 262144 }, { MT_UNWIND_PREG_R13, 1 },
+		{ MT_UNWIND_PREG_R14, 10000000 }, { MT_UNWIND_PREG_R15, 0x6d74ULL << 48 | 4096 },
+	};
+	rig_sample(&r, TICK, 5, 9, 200, tick, 13);	/* sent by the ticker, tid 9 */
+	tick[0].v = 100;
+	tick[5].v = UINT64_MAX;
+	rig_sample(&r, TICK, 5, 9, 300, tick, 13);
+	struct mt_unwind_events_stats st;
+	char *out = rig_run(&r, &st);
+	cr_assert_str_eq(out,
+		"tick\t5/5\t200\tprog\tlive=-4096 alloc_bytes=1000 alloc_block_bytes=1100 allocs=3"
+		" frees=2 rss=65536 peak=800 peak_time=150 peak_error=262144 period=10000000"
+		"\t end=none\n"
+		"tick\t5/5\t300\tprog\tlive=100 alloc_bytes=1000 alloc_block_bytes=1100 allocs=3"
+		" frees=2 peak=800 peak_time=150 peak_error=262144 period=10000000\t end=none\n"
+		/* a tick is a marker call: its image ran the sampler, and sent
+		 * no totals */
+		"lost\t5/5\t300\tprog\tcount=1 reason=no-totals\t end=none\n");
 	free(out);
 }
