@@ -1204,14 +1204,19 @@ static inline __attribute__((always_inline)) void *keep_frame(void *p)
 
 /* Release the tagged block q (not from the boot arena): counts, marker
  * (before the real free: the address cannot be handed out and sampled
- * again meanwhile), then the real free.  b NULL: not counted. */
-static void release_tagged(struct block *b, void *q, int fn)
+ * again meanwhile), then the real free.  b NULL: not counted.  replaced:
+ * q is a realloc's old block and its new one is already counted; the free
+ * takes the seq from before it, as the realloc's release of q comes first
+ * in the program's view (and in heaptrack's). */
+static void release_tagged(struct block *b, void *q, int fn, int replaced)
 {
 	struct tag t;
 	tag_read(q, &t);
 	if (b)
 		count_release(b, block_size(t.base));
-	mt_sampler_mark_free(q, t.size, t.points, gapgen.rate, (uint64_t)fn, free_seq(b));
+	uint64_t seq = free_seq(b);
+	mt_sampler_mark_free(q, t.size, t.points, gapgen.rate, (uint64_t)fn,
+			     seq && replaced ? seq - 1 : seq);
 	count_free_mark(b);
 	real.free(t.base);
 }
@@ -1281,7 +1286,7 @@ static __attribute__((noinline)) void free_slow(void *p)
 	if (UNLIKELY(!ready()) || boot_owns(p))
 		return;	/* !ready cannot happen: p came from somewhere */
 	if (glibc_chunks && is_tagged(p)) {
-		release_tagged(block_self(), p, FN_FREE);
+		release_tagged(block_self(), p, FN_FREE, 0);
 		return;
 	}
 	count_free(p, FN_FREE);
@@ -1300,7 +1305,7 @@ static __attribute__((noinline)) void free_tagged(struct block *b, void *p)
 {
 	if (boot_owns(p))
 		return;
-	release_tagged(b, p, FN_FREE);
+	release_tagged(b, p, FN_FREE, 0);
 }
 
 EXPORT void free(void *p)
@@ -1438,7 +1443,7 @@ static inline __attribute__((always_inline)) void *do_realloc(void *old, size_t 
 	if (boot) {
 		/* the boot arena keeps its blocks */
 	} else if (is_tagged(old)) {
-		release_tagged(b, old, fn);
+		release_tagged(b, old, fn, p != NULL);
 	} else {
 		if (b)
 			count_release(b, block_size(old));
