@@ -159,7 +159,8 @@ done
 
 # ---- seq: with --rate 1 every allocation is a sample.  The churn's frees
 # come right after their allocations (same seq); of the 1,000 blocks held
-# together only the last is freed with no allocation after it.
+# together only the last is freed with no allocation after it; a block
+# reallocated at once is released by the realloc with its malloc's seq.
 # (--no-ring: 2,000 stack dumps at once, the kernel rings must hold them)
 capture temp --rate 1 --stack-size 2048 --mmap-pages 4096 -- "$FX" temp
 awk -F'\t' '
@@ -177,7 +178,7 @@ awk -F'\t' '
 		lastseq[$2] = s
 		if (kv($5, "size") == 100) {
 			seq[$2 kv($5, "ptr")] = s
-			site[$2 kv($5, "ptr")] = $6 ~ /;churn;/ ? "churn" : "held"
+			site[$2 kv($5, "ptr")] = $6 ~ /;churn;/ ? "churn" : $6 ~ /;grow[.;]/ ? "grow" : "held"
 		}
 	}
 	$1 == "free" && ($2 kv($5, "ptr")) in seq {
@@ -187,11 +188,12 @@ awk -F'\t' '
 	}
 	END {
 		if (bad) exit 1
-		printf "churn same %d later %d, held same %d later %d\n", n["churn same"],
-			n["churn later"], n["held same"], n["held later"]
+		printf "churn same %d later %d, held same %d later %d, grow same %d later %d\n",
+			n["churn same"], n["churn later"], n["held same"], n["held later"],
+			n["grow same"], n["grow later"]
 	}' "$T/temp.txt" >"$T/seq" || fail "seq: $(cat "$T/seq")"
-[ "$(cat "$T/seq")" = "churn same 1000 later 0, held same 1 later 999" ] ||
-	fail "seq: $(cat "$T/seq"), expected churn same 1000 later 0, held same 1 later 999"
+want="churn same 1000 later 0, held same 1 later 999, grow same 1000 later 0"
+[ "$(cat "$T/seq")" = "$want" ] || fail "seq: $(cat "$T/seq"), expected $want"
 
 # ---- signals sent to the process while the main thread blocks them stay
 # pending for it (the ticker blocks them all) and its handlers run there.
