@@ -78,6 +78,7 @@ E2E_TESTS += \
 	tests/e2e/fold-timeline.sh
 
 FIXTURE_NAMES += fold_sites fold_leak fold_sites_cxx fold_inline fold_diff
+E2E_TESTS += tests/e2e/fold-views.sh tests/e2e/fold-views-heaptrack.sh
 FIXTURE_NAMES += fold_phases
 BENCHES += bench/fold.sh
 MANPAGES += docs/man/mt-fold.1
