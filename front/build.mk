@@ -19,6 +19,7 @@ BINS += $(B)/bin/mt
 
 E2E_TESTS += tests/e2e/front-record-report.sh
 E2E_TESTS += tests/e2e/front-real.sh
+E2E_TESTS += tests/e2e/front-html.sh
 BENCHES += bench/front.sh
 MANPAGES += docs/man/mt.1
 
