@@ -21,6 +21,7 @@ E2E_TESTS += tests/e2e/front-record-report.sh
 E2E_TESTS += tests/e2e/front-real.sh
 E2E_TESTS += tests/e2e/front-html.sh
 BENCHES += bench/front.sh
+BENCHES += bench/html.sh
 MANPAGES += docs/man/mt.1
 
 # mt-html: the HTML report's writer (python3, standard library), with its
