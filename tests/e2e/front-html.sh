@@ -66,6 +66,13 @@ lv = d["live"]
 assert lv["buckets"] == 300 and lv["entries"], lv.keys()
 assert lv["allocations"] == first["input"]["alloc"], (lv["allocations"], first["input"]["alloc"])
 assert all(0 <= e[1] < 300 and e[1] <= e[2] <= 300 for e in lv["entries"])
+# its frames are named as mt-fold names them: mt report's text carries
+# --pprof-info suffixes (" {FILE:START}", " @N+0xADDR"), taken off like mt-fold does
+names = d["names"]
+live_names = {names[i] for st in lv["stacks"] for i in st}
+fold_names = {names[i] for st in d["metrics"][0]["stacks"] for i in st[0]}
+assert live_names <= fold_names, sorted(live_names - fold_names)[:5]
+assert any(" (fold_sites.c:" in n for n in live_names), sorted(live_names)[:5]
 print("metrics", ms, "live entries", len(lv["entries"]))
 PY
 
