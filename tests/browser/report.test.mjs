@@ -10,7 +10,8 @@
 // JSON (timeline, peak, temporary, sizes, lifetimes, reconciliation, peak_/temp_ metrics)
 // are written here by hand, following docs/formats/fold-json.md's contract, so the chart
 // and the metric switch are tested before that mt-fold exists.  A second page from the
-// plain documents checks that each missing view is left out with its one line.
+// plain documents checks that each missing view is left out with its one line; a
+// CPU page (report-cpu.unwound: 40 cpu-clock samples) its flame graph in ns.
 // Screenshots of each view go to build/browser-report/.
 //
 // Ends with "browser: N passed, N failed"; exit 0 only when nothing failed.
@@ -84,10 +85,15 @@ const fullFiles = fullDocs.map((d, i) => { const p = join(work, `full${i}.json`)
 
 const events = join(work, "events.json");
 execFileSync(html, ["--write-events", events, input], { stdio: ["ignore", "inherit", "inherit"] });
-const pages = { full: join(work, "full.html"), plain: join(work, "plain.html"), bare: join(work, "bare.html"), diff: join(work, "diff.html") };
+const pages = { cpu: join(work, "cpu.html"), full: join(work, "full.html"), plain: join(work, "plain.html"), bare: join(work, "bare.html"), diff: join(work, "diff.html") };
 execFileSync(html, ["-o", pages.full, "--title", "mt report: phases", "--capture", "phases.mtz", "--events", events, ...fullFiles]);
 execFileSync(html, ["-o", pages.plain, "--title", "plain", "--events", events, ...plainFiles]);
 execFileSync(html, ["-o", pages.bare, "--title", "bare", plainFiles[0]]);
+// a CPU capture: 40 cpu-clock samples of 1 ms, hot 30 and warm 10
+const cpuIn = join(src, "tests/browser/report-cpu.unwound"), cpuEv = join(work, "cpu-events.json");
+const cpuFiles = ["period", "samples"].map((m, i) => { const p = join(work, `cpu${i}.json`); writeFileSync(p, JSON.stringify(foldJson(m, cpuIn))); return p; });
+execFileSync(html, ["--write-events", cpuEv, cpuIn]);
+execFileSync(html, ["-o", pages.cpu, "--title", "cpu", "--events", cpuEv, ...cpuFiles]);
 // the diff: mt-fold --diff, and each side's own document
 const diffJson = join(work, "diff.json"), baseJson = join(work, "base.json"), newJson = join(work, "new.json");
 writeFileSync(diffJson, execFileSync(fold, ["--json", "--diff", input, inputNew], { stdio: ["ignore", "pipe", "inherit"] }));
@@ -264,6 +270,19 @@ async function main() {
   await open(pages.bare);
   check("without events: the live view is left out with its line",
     /what was live at a moment: the page was written without/.test((await page.locator("#app .absent").allTextContents()).join("\n")));
+
+  // a CPU capture: its flame graph in ns, no allocation rows
+  await open(pages.cpu);
+  check("CPU page: the CPU flame graph, hot is main's widest child", (await page.locator("#flame h2").textContent()) === "CPU flame graph" &&
+    await widest(main, "main") === "hot");
+  const hot = await frame(main, "hot");
+  await page.mouse.move(hot.x + hot.w / 2, hot.y + hot.h / 2);
+  check("CPU hover: 30 ms of cpu-clock, 30 samples", /^hot\n30 ms, 75\.0% of all\n30 samples, /.test(await page.locator("#tip").textContent()),
+    JSON.stringify(await page.locator("#tip").textContent()));
+  const cpuSum = await page.locator("#summary table").textContent();
+  check("CPU summary: period and samples only", /period40 ms/.test(cpuSum) && !/alloc_bytes/.test(cpuSum), cpuSum);
+  check("CPU page: no live view, one line why", /the capture has no sampled allocations/.test((await page.locator("#app .absent").allTextContents()).join(" ")));
+  await page.screenshot({ path: join(shots, "cpu.png"), fullPage: true });
 
   // the diff page
   await open(pages.diff);
