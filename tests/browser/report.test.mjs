@@ -89,11 +89,12 @@ const pages = { cpu: join(work, "cpu.html"), full: join(work, "full.html"), plai
 execFileSync(html, ["-o", pages.full, "--title", "mt report: phases", "--capture", "phases.mtz", "--events", events, ...fullFiles]);
 execFileSync(html, ["-o", pages.plain, "--title", "plain", "--events", events, ...plainFiles]);
 execFileSync(html, ["-o", pages.bare, "--title", "bare", plainFiles[0]]);
-// a CPU capture: 40 cpu-clock samples of 1 ms, hot 30 and warm 10
+// a CPU capture: 40 cpu-clock samples of 1 ms, hot 30, warm 5, and 5 in a frame named
+// "x</script><!--y"; the title "cpu <b>@DATA@</b>" is text, not markup or data
 const cpuIn = join(src, "tests/browser/report-cpu.unwound"), cpuEv = join(work, "cpu-events.json");
 const cpuFiles = ["period", "samples"].map((m, i) => { const p = join(work, `cpu${i}.json`); writeFileSync(p, JSON.stringify(foldJson(m, cpuIn))); return p; });
 execFileSync(html, ["--write-events", cpuEv, cpuIn]);
-execFileSync(html, ["-o", pages.cpu, "--title", "cpu", "--events", cpuEv, ...cpuFiles]);
+execFileSync(html, ["-o", pages.cpu, "--title", "cpu <b>@DATA@</b>", "--events", cpuEv, ...cpuFiles]);
 // the diff: mt-fold --diff, and each side's own document
 const diffJson = join(work, "diff.json"), baseJson = join(work, "base.json"), newJson = join(work, "new.json");
 writeFileSync(diffJson, execFileSync(fold, ["--json", "--diff", input, inputNew], { stdio: ["ignore", "pipe", "inherit"] }));
@@ -281,6 +282,9 @@ async function main() {
     JSON.stringify(await page.locator("#tip").textContent()));
   const cpuSum = await page.locator("#summary table").textContent();
   check("CPU summary: period and samples only", /period40 ms/.test(cpuSum) && !/alloc_bytes/.test(cpuSum), cpuSum);
+  check("CPU page: a frame named x</script><!--y is drawn as named", (await frame(main, "x</script><!--y"))?.v === 5e6);
+  check("CPU page: the title is text", (await page.locator("#title").textContent()) === "cpu <b>@DATA@</b>" &&
+    (await page.title()) === "cpu <b>@DATA@</b>");
   check("CPU page: no live view, one line why", /the capture has no sampled allocations/.test((await page.locator("#app .absent").allTextContents()).join(" ")));
   await page.screenshot({ path: join(shots, "cpu.png"), fullPage: true });
 
