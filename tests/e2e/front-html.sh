@@ -112,6 +112,17 @@ set +e
 set -e
 [ $rc -eq 1 ] || fail "a diff document taken as a report: exit $rc"
 grep -qx "mt-html: 'bad.json' is not mt-fold --json output (format 'mt-fold-diff')" err.txt || fail "bad input: $(cat err.txt)"
+printf '{"format": "mt-fold-report", "stacks": {"a": 1}}' >bad2.json
+set +e
+"$B/mt-html" bad2.json >/dev/null 2>err.txt; rc=$?
+set -e
+[ $rc -eq 1 ] || fail "stacks not a list: exit $rc"
+grep -qx "mt-html: 'bad2.json': \"stacks\" is not a list of objects" err.txt || fail "stacks not a list: $(cat err.txt)"
+set +e
+"$B/mt-html" -o "$T/no/such/dir/p.html" m.json 2>err.txt; rc=$?
+set -e
+[ $rc -eq 3 ] || fail "unwritable page: exit $rc"
+grep -qx "mt-html: cannot write '$T/no/such/dir/p.html': No such file or directory" err.txt || fail "unwritable: $(cat err.txt)"
 
 # mt diff --html
 "$M" diff --html a.mtz b.mtz 2>err.txt || fail "mt diff --html: $(cat err.txt)"
