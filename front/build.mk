@@ -23,6 +23,7 @@ E2E_TESTS += tests/e2e/front-html.sh
 BENCHES += bench/front.sh
 BENCHES += bench/html.sh
 MANPAGES += docs/man/mt.1
+MANPAGES += docs/man/mt-html.1
 
 # mt-html: the HTML report's writer (python3, standard library), with its
 # page template (scripts/mt-html.html) embedded at build time.

@@ -14,7 +14,7 @@ for f in bin/mt bin/mt-capture bin/mt-encode bin/mt-decode bin/mt-unwind bin/mt-
 	[ -x "$p/$f" ] || fail "$f is not installed"
 done
 [ -f "$p/lib/mt/libmt-sampler.so" ] || fail "lib/mt/libmt-sampler.so is not installed"
-for t in mt mt-capture mt-encode mt-decode mt-unwind mt-fold mt-flamegraph; do
+for t in mt mt-capture mt-encode mt-decode mt-unwind mt-fold mt-flamegraph mt-html; do
 	[ -f "$p/share/man/man1/$t.1" ] || fail "man page $t.1 is not installed"
 done
 "$p/bin/mt-fold" --help >"$tmp/help" && grep -q '^usage: mt-fold' "$tmp/help" || fail "installed mt-fold --help"
