@@ -61,7 +61,7 @@ void mt_help_flame(FILE *f)
 }
 
 /* OUT by default: FILE without .mtz/.perf/.data, then suffix (.svg). */
-static char *default_out(const char *file, const char *suffix)
+char *mt_front_default_out(const char *file, const char *suffix)
 {
 	static const char *const ext[] = { ".mtz", ".perf", ".data" };
 	size_t n = strlen(file);
@@ -297,7 +297,8 @@ static int fold_side(struct side *s, const char *dir, const char *tag, const cha
 		fargs[0] = jargs[3] = "--metric";
 		fargs[1] = jargs[4] = (char *)metric;
 	}
-	struct mt_fold_run runs[3] = { { fargs, fds[0] }, { sargs, fds[1] }, { jargs, fds[2] } };
+	struct mt_fold_run runs[3] = { { fargs, fds[0], NULL }, { sargs, fds[1], NULL },
+				       { jargs, fds[2], NULL } };
 	rc = mt_front_fold(s->file, NULL, runs, 3, no_cache, verbose, metric, save_comm, s->comm);
 	if (rc)
 		goto out;
@@ -482,7 +483,7 @@ int mt_cmd_flame(int argc, char **argv)
 	}
 	const char *file = argv[optind + diff];
 	char *def = NULL;
-	if (!out && !(out = def = default_out(file, diff ? ".diff.svg" : ".svg")))
+	if (!out && !(out = def = mt_front_default_out(file, diff ? ".diff.svg" : ".svg")))
 		return mt_error("out of memory"), MT_EXIT_ENV;
 	if (!strcmp(out, "-") && isatty(STDOUT_FILENO)) {
 		free(def);
@@ -530,7 +531,7 @@ int mt_cmd_flame(int argc, char **argv)
 		fargs[nf++] = jargs[nj++] = "--at";
 		fargs[nf++] = jargs[nj++] = (char *)at;
 	}
-	struct mt_fold_run runs[2] = { { fargs, ffd }, { jargs, jfd } };
+	struct mt_fold_run runs[2] = { { fargs, ffd, NULL }, { jargs, jfd, NULL } };
 	char comm[256] = "";
 	rc = mt_front_fold(file, NULL, runs, 2, no_cache, verbose, metric, save_comm, comm);
 	mt_front_close(&ffd);

@@ -95,7 +95,7 @@ static int attempt(const char *fold, const char *path, const char *base,
 	for (int i = 0; !rc && i < nruns; i++) {
 		char *argv[32];
 		int a = 0;
-		argv[a++] = (char *)fold;
+		argv[a++] = (char *)(runs[i].prog ? runs[i].prog : fold);
 		for (char **p = runs[i].args; *p && a < 28; p++)
 			argv[a++] = *p;
 		if (b) {

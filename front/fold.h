@@ -8,10 +8,12 @@
 #define MT_FRONT_FOLD_REPORT "--sites"
 
 /* An mt-fold run: argv (NULL-terminated, without the program and inputs),
- * its stdout (-1: mt's). */
+ * its stdout (-1: mt's), and the program to run in mt-fold's place (NULL:
+ * mt-fold; another reader of the text, given the same arguments and "-"). */
 struct mt_fold_run {
 	char **args;
 	int out;
+	const char *prog;
 };
 
 /* Runs mt-fold on the unwound text of capture path: runs[0..nruns) each read

@@ -42,6 +42,11 @@ void mt_help_report(FILE *f)
 	      "                  only the events of that process, thread or command\n"
 	      "  --wide          do not shorten names to the terminal's width\n"
 	      "  --json          the same as JSON (docs/formats/fold-json.md)\n"
+	      "  --html          one HTML page instead, self-contained: summary, memory\n"
+	      "                  over time, flame graphs of every metric, the tables\n"
+	      "                  (docs/front.md); to -o OUT (default: FILE with .html\n"
+	      "                  in place of .mtz, .perf or .data; - for stdout)\n"
+	      "  -o, --output OUT  with --html: where the page goes\n"
 	      "  --pprof OUT     a gzipped pprof profile instead, for go tool pprof,\n"
 	      "                  Pyroscope, Parca (docs/pprof.md)\n"
 	      "  --label K=V     with --pprof: a label on every sample (host, service...)\n"
@@ -64,6 +69,10 @@ void mt_help_diff(FILE *f)
 	      "  --metric M      as mt report (default: mt-fold's for NEW)\n"
 	      "  --top N         rows (default 20, 0 = all)\n"
 	      "  --json          the same as JSON\n"
+	      "  --html          one HTML page instead: the differential flame graph and\n"
+	      "                  the diff table (docs/front.md), to -o OUT (default:\n"
+	      "                  NEW's name with .diff.html)\n"
+	      "  -o, --output OUT  with --html: where the page goes\n"
 	      "  --no-cache      unwind again, keep nothing\n"
 	      "  -v, --verbose   say where the unwound texts come from\n"
 	      "  -h, --help      this text\n"
@@ -74,6 +83,7 @@ void mt_help_diff(FILE *f)
 enum {
 	O_TREE = 256, O_CALLERS, O_METRIC, O_ALLOC_FN, O_TOP, O_PATHS, O_PID, O_TID,
 	O_COMM, O_WIDE, O_JSON, O_NO_CACHE, O_PPROF, O_LABEL, O_AT, O_SIZES, O_LIFETIMES,
+	O_HTML,
 };
 
 /* What each option becomes for mt-fold (NULL: mt's own). */
@@ -101,8 +111,8 @@ static const char *fold_name(int opt)
 
 struct parsed {
 	char *fold[40];
-	int nfold, json, no_cache, verbose, pprof;
-	const char *metric;
+	int nfold, json, no_cache, verbose, pprof, html, shape;
+	const char *metric, *out;
 	char **files;
 	int nfiles;
 };
@@ -114,7 +124,7 @@ static int parse(int argc, char **argv, const struct option *longs, const char *
 	int c;
 	argv[0] = "mt";
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "vh", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:vh", longs, NULL)) != -1) {
 		const char *name = fold_name(c);
 		if (name) {
 			if (p->nfold + 2 >= (int)(sizeof(p->fold) / sizeof(p->fold[0])) - 4) {
@@ -126,12 +136,17 @@ static int parse(int argc, char **argv, const struct option *longs, const char *
 				p->metric = optarg;
 			if (c == O_PPROF)
 				p->pprof = 1;
+			if (c == O_TREE || c == O_CALLERS || c == O_WIDE || c == O_PPROF ||
+			    c == O_LABEL)
+				p->shape = c;
 			if (optarg)
 				p->fold[p->nfold++] = optarg;
 			continue;
 		}
 		switch (c) {
 		case O_JSON: p->json = 1; break;
+		case O_HTML: p->html = 1; break;
+		case 'o': p->out = optarg; break;
 		case O_NO_CACHE: p->no_cache = 1; break;
 		case 'v': p->verbose = 1; break;
 		case 'h': help(stdout); return 1;
@@ -140,7 +155,28 @@ static int parse(int argc, char **argv, const struct option *longs, const char *
 	}
 	p->files = argv + optind;
 	p->nfiles = argc - optind;
+	if (p->out && !p->html) {
+		mt_error("-o goes with --html (the table goes to stdout)");
+		return mt_usage_hint(synopsis);
+	}
+	if (p->html && (p->json || p->shape)) {
+		mt_error("--html is a page of its own: not with --%s",
+			 p->json ? "json" : fold_name(p->shape) + 2);
+		return mt_usage_hint(synopsis);
+	}
 	return 0;
+}
+
+/* The page's name: -o, else FILE's with suffix.  NULL: out of memory (said). */
+static const char *page_out(const struct parsed *p, const char *file, const char *suffix,
+			    char **def)
+{
+	*def = NULL;
+	if (p->out)
+		return p->out;
+	if (!(*def = mt_front_default_out(file, suffix)))
+		mt_error("out of memory");
+	return *def;
 }
 
 static void print_header(void *file, const struct mt_unwound_first *f)
@@ -168,6 +204,8 @@ int mt_cmd_report(int argc, char **argv)
 		{ "at", required_argument, NULL, O_AT },
 		{ "sizes", no_argument, NULL, O_SIZES },
 		{ "lifetimes", no_argument, NULL, O_LIFETIMES },
+		{ "html", no_argument, NULL, O_HTML },
+		{ "output", required_argument, NULL, 'o' },
 		{ "no-cache", no_argument, NULL, O_NO_CACHE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -181,6 +219,27 @@ int mt_cmd_report(int argc, char **argv)
 		mt_error(p.nfiles ? "give one capture (mt diff compares two)" : "no capture given");
 		return mt_usage_hint(REPORT_SYNOPSIS);
 	}
+	if (p.html) {
+		/* the filters apply to every fold of the page; the page picks
+		 * its own metrics and --top.  Every option left is NAME VALUE:
+		 * parse() refused those without a value. */
+		char *filters[40];
+		int nf = 0;
+		for (int i = 0; i + 1 < p.nfold; i += 2) {
+			if (!strcmp(p.fold[i], "--metric") || !strcmp(p.fold[i], "--top"))
+				continue;
+			filters[nf++] = p.fold[i];
+			filters[nf++] = p.fold[i + 1];
+		}
+		filters[nf] = NULL;
+		char *def;
+		const char *out = page_out(&p, p.files[0], ".html", &def);
+		if (!out)
+			return MT_EXIT_ENV;
+		rc = mt_html_report(p.files[0], out, p.metric, filters, p.no_cache, p.verbose);
+		free(def);
+		return rc;
+	}
 	/* the mode first: mt-fold --sites, --json and --pprof exclude each other */
 	if (!p.pprof || p.json) {
 		memmove(p.fold + 1, p.fold, (size_t)p.nfold * sizeof(p.fold[0]));
@@ -188,7 +247,7 @@ int mt_cmd_report(int argc, char **argv)
 		p.nfold++;
 	}
 	p.fold[p.nfold] = NULL;
-	struct mt_fold_run run = { p.fold, -1 };
+	struct mt_fold_run run = { p.fold, -1, NULL };
 	/* a header names the program; JSON stays one document */
 	return mt_front_fold(p.files[0], NULL, &run, 1, p.no_cache, p.verbose, p.metric,
 			     p.json || p.pprof ? NULL : print_header, p.files[0]);
@@ -200,6 +259,8 @@ int mt_cmd_diff(int argc, char **argv)
 		{ "metric", required_argument, NULL, O_METRIC },
 		{ "top", required_argument, NULL, O_TOP },
 		{ "json", no_argument, NULL, O_JSON },
+		{ "html", no_argument, NULL, O_HTML },
+		{ "output", required_argument, NULL, 'o' },
 		{ "no-cache", no_argument, NULL, O_NO_CACHE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -213,10 +274,19 @@ int mt_cmd_diff(int argc, char **argv)
 		mt_error("give two captures, BASE and NEW");
 		return mt_usage_hint(DIFF_SYNOPSIS);
 	}
+	if (p.html) {
+		char *def;
+		const char *out = page_out(&p, p.files[1], ".diff.html", &def);
+		if (!out)
+			return MT_EXIT_ENV;
+		rc = mt_html_diff(p.files[0], p.files[1], out, p.metric, p.no_cache, p.verbose);
+		free(def);
+		return rc;
+	}
 	if (p.json)
 		p.fold[p.nfold++] = FOLD_JSON;
 	p.fold[p.nfold] = NULL;
-	struct mt_fold_run run = { p.fold, -1 };
+	struct mt_fold_run run = { p.fold, -1, NULL };
 	return mt_front_fold(p.files[1], p.files[0], &run, 1, p.no_cache, p.verbose, p.metric,
 			     NULL, NULL);
 }

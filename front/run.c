@@ -32,7 +32,7 @@ char *mt_front_stage(const char *name)
 	char path[PATH_MAX + 64];
 	for (int pass = 0; pass < 2; pass++) {
 		const char *const *fmt = pass ? scripts : near;
-		if (pass && strcmp(name, "mt-flamegraph") != 0)
+		if (pass && strcmp(name, "mt-flamegraph") != 0 && strcmp(name, "mt-html") != 0)
 			break;
 		for (int i = 0; i < 2; i++) {
 			snprintf(path, sizeof(path), fmt[i], dir, name);

@@ -22,7 +22,7 @@
 
 #include <sys/types.h>
 
-#define MT_UNWOUND_MAX_READERS 4
+#define MT_UNWOUND_MAX_READERS 8
 
 /* mt_unwound_finish: a cached entry turned out damaged; the readers were
  * killed before they saw the end, the entry is removed: run again. */

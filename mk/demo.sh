@@ -1,6 +1,6 @@
 #!/bin/sh
 # `make demo`: profile examples/wordfreq.c through the whole pipeline and
-# leave build/demo/{demo.mtz,demo.unwound,demo.folded,demo.svg,report.txt,report.json}.
+# leave build/demo/{demo.mtz,demo.unwound,demo.folded,demo.svg,demo.html,report.txt,report.json}.
 set -eu
 
 bin=build/bin
@@ -23,7 +23,7 @@ fi
 umask 077
 mkdir -p "$out"
 rm -f "$out/demo.mtz" "$out/demo.unwound" "$out/demo.folded" "$out/report.txt" \
-	"$out/report.json" "$out/demo.svg"
+	"$out/report.json" "$out/demo.svg" "$out/demo.html"
 echo "mt demo: capturing $prog at one sample per $rate bytes" >&2
 "$bin/mt-capture" --rate "$rate" -o "$out/demo.perf" -- "$prog" 200000 3
 "$bin/mt-encode" -o "$out/demo.mtz" "$out/demo.perf"
@@ -35,6 +35,8 @@ rm -f "$out/demo.perf"
 "$bin/mt-fold" --json "$out/demo.unwound" >"$out/report.json"
 scripts/mt-flamegraph --title "wordfreq: allocated bytes" --countname bytes --colors mem \
 	--stats "$out/report.json" "$out/demo.folded" >"$out/demo.svg"
+# the HTML report beside it: every metric, memory over time, the tables
+"$bin/mt" report --html --no-cache -o "$out/demo.html" "$out/demo.mtz"
 
 cat "$out/report.txt"
 cat <<EOF
@@ -45,8 +47,10 @@ mt demo: done.
   $out/demo.folded   collapsed stacks (mt-fold)
   $out/report.txt    the report above (mt-fold --sites); $out/report.json the figures as JSON
   $out/demo.svg      the flame graph: open it in a browser
+  $out/demo.html     the HTML report (mt report --html): open it in a browser
 
 Your own program, in two commands (build/bin/mt):
   mt record -- ./prog args      # writes mt.prog.PID.mtz
   mt report mt.prog.PID.mtz     # then: mt flame mt.prog.PID.mtz
+                                # or:   mt report --html mt.prog.PID.mtz
 EOF

@@ -16,6 +16,9 @@ E2E_TESTS += tests/e2e/flamegraph-diff.sh
 # installed by `sh mk/deps.sh browser` (playwright-core into build/browser).
 BROWSER_DIR := build/browser
 
-check-browser:
+# report.test.mjs folds its input with the built mt-fold and writes the pages
+# with the built mt-html; screenshots of each view land in build/browser-report/.
+check-browser: $(B)/bin/mt-fold $(B)/bin/mt-html
 	@sh mk/deps.sh browser
 	@$(TEST_ENV) MT_BROWSER_DIR=$(abspath $(BROWSER_DIR)) node tests/browser/flamegraph.test.mjs
+	@$(TEST_ENV) MT_BROWSER_DIR=$(abspath $(BROWSER_DIR)) node tests/browser/report.test.mjs

@@ -10,11 +10,11 @@ p=$tmp/prefix
 
 make -s -C "$MT_SRC" install PREFIX="$p" SANITIZE="${MT_SANITIZE:-}" >"$tmp/make.out" 2>&1 ||
 	fail "make install: $(cat "$tmp/make.out")"
-for f in bin/mt bin/mt-capture bin/mt-encode bin/mt-decode bin/mt-unwind bin/mt-fold bin/mt-flamegraph; do
+for f in bin/mt bin/mt-capture bin/mt-encode bin/mt-decode bin/mt-unwind bin/mt-fold bin/mt-flamegraph bin/mt-html; do
 	[ -x "$p/$f" ] || fail "$f is not installed"
 done
 [ -f "$p/lib/mt/libmt-sampler.so" ] || fail "lib/mt/libmt-sampler.so is not installed"
-for t in mt mt-capture mt-encode mt-decode mt-unwind mt-fold mt-flamegraph; do
+for t in mt mt-capture mt-encode mt-decode mt-unwind mt-fold mt-flamegraph mt-html; do
 	[ -f "$p/share/man/man1/$t.1" ] || fail "man page $t.1 is not installed"
 done
 "$p/bin/mt-fold" --help >"$tmp/help" && grep -q '^usage: mt-fold' "$tmp/help" || fail "installed mt-fold --help"
@@ -41,6 +41,9 @@ XDG_CACHE_HOME=$tmp/cache "$p/bin/mt" report s.perf >rep.txt 2>rep.err || fail "
 head -n 1 rep.txt | grep -qx "mt report: fold_sites, 's.perf'" || fail "installed mt report: $(head -n 1 rep.txt)"
 XDG_CACHE_HOME=$tmp/cache "$p/bin/mt" flame s.perf 2>fl.err || fail "installed mt flame: $(cat fl.err)"
 grep -q 'id="title"[^>]*>fold_sites: alloc_bytes (bytes)<' s.svg || fail "installed mt flame drew no s.svg"
+# the installed mt-html carries its page template (embedded at build time)
+XDG_CACHE_HOME=$tmp/cache "$p/bin/mt" report --html s.perf 2>ht.err || fail "installed mt report --html: $(cat ht.err)"
+grep -q '<title>mt report: fold_sites, .s.perf.</title>' s.html || fail "installed mt report --html wrote no s.html"
 rm "$p/lib/mt/libmt-sampler.so"
 rc=0
 "$p/bin/mt-capture" -o s2.perf -- true 2>cap2.err || rc=$?

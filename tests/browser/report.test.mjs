@@ -1,0 +1,310 @@
+// Real-browser test of the HTML report (mt-html, as `mt report --html` and
+// `mt diff --html` write it): Debian's chromium, headless, driven by playwright-core
+// (installed into build/browser by `sh mk/deps.sh browser`).
+//
+// Input: report-phases.unwound, hand-written mt-unwind text of three phases (rate 100,
+// every allocation 100 bytes, one sample point each): temp_site allocates 30 blocks and
+// frees each at once (t 0..0.29 s from the first event), peak_site 20 blocks live together
+// from 1.0..1.19 s to 2.0 s, leak_site 10 blocks and rare_site 3 live to the end (3.0 s).
+// The real mt-fold folds it (--json, four metrics); the keys issue 27 adds to mt-fold's
+// JSON (timeline, peak, temporary, sizes, lifetimes, reconciliation, peak_/temp_ metrics)
+// are written here by hand, following docs/formats/fold-json.md's contract, so the chart
+// and the metric switch are tested before that mt-fold exists.  A second page from the
+// plain documents checks that each missing view is left out with its one line; a
+// CPU page (report-cpu.unwound: 40 cpu-clock samples) its flame graph in ns.
+// Screenshots of each view go to build/browser-report/.
+//
+// Ends with "browser: N passed, N failed"; exit 0 only when nothing failed.
+// Env: MT_SRC, MT_BUILD (default $MT_SRC/build), MT_BROWSER_DIR, MT_CHROMIUM.
+import { createRequire } from "node:module";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync, readFileSync, rmSync, existsSync, mkdirSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const src = resolve(process.env.MT_SRC || ".");
+const build = resolve(process.env.MT_BUILD || join(src, "build"));
+const browserDir = resolve(process.env.MT_BROWSER_DIR || join(src, "build/browser"));
+const chromiumPath = process.env.MT_CHROMIUM || "/usr/bin/chromium";
+const shots = join(src, "build/browser-report");
+const fold = join(build, "bin/mt-fold"), html = join(build, "bin/mt-html");
+
+let passed = 0, failed = 0;
+function check(name, ok, detail) {
+  if (ok) { passed++; console.log("PASS " + name); }
+  else { failed++; console.log("FAIL " + name + (detail !== undefined ? ": " + detail : "")); }
+}
+function finish(code) {
+  console.log(`browser: ${passed} passed, ${failed} failed`);
+  process.exit(code !== undefined ? code : (failed ? 1 : 0));
+}
+setTimeout(() => { check("finished within 180 s", false); finish(1); }, 180000).unref();
+
+const work = mkdtempSync(join(tmpdir(), "mt-browser-report-"));
+const input = join(src, "tests/browser/report-phases.unwound");
+const inputNew = join(src, "tests/browser/report-phases-new.unwound");
+const S = 1e9;
+
+function foldJson(metric, file, extra) {
+  return JSON.parse(execFileSync(fold, ["--json", "--top", "200", "--metric", metric, ...(extra || []), file],
+    { encoding: "utf-8", stdio: ["ignore", "pipe", "inherit"] }));
+}
+const V = (value, n, lo, hi) => ({ value, n, exact: false, rse: 1 / Math.sqrt(n), lo, hi });
+
+// The documents: real mt-fold output, then the contract's keys on the first.
+const metrics = ["alloc_bytes", "alloc_objects", "inuse_bytes", "inuse_objects"];
+const docs = metrics.map((m) => foldJson(m, input));
+const plainFiles = docs.map((d, i) => { const p = join(work, `plain${i}.json`); writeFileSync(p, JSON.stringify(d)); return p; });
+const t = [0, 0.1 * S, 1.2 * S, 1.9 * S, 2.0 * S, 2.6 * S, 3.0 * S];
+const series = { t, live: [0, 100, 2000, 2000, 0, 1300, 1300], alloc_bytes: [0, 1000, 5000, 5000, 5000, 6300, 6300],
+  rss: [2400, 2500, 4100, 4100, 4000, 4000, 4000], peak: { bytes: 2000, error: 0, time: 1.2 * S } };
+const contract = {
+  timeline: { time_unit: "ns", start: 1 * S, processes: [{ pid: 700, comm: "phases", points_read: 7,
+    ...series, alloc_block_bytes: series.alloc_bytes }], total: series },
+  peak: { at: null, bytes: V(2000, 20, 1222, 3089), objects: V(31.6, 20, 19.3, 48.8) },
+  temporary: { bytes: V(3000, 30, 2024, 4283), objects: V(47.5, 30, 32, 67.8), share: 3000 / 6300 },
+  sizes: [{ lo: 64, hi: 128, objects: V(99.6, 63, 76.5, 127), bytes: V(6300, 63, 4841, 8060) }],
+  lifetimes: { ns: [{ lo: 512, hi: 1024, objects: V(47.5, 30, 32, 67.8), bytes: V(3000, 30, 2024, 4283) },
+    { lo: 536870912, hi: 1073741824, objects: V(31.6, 20, 19.3, 48.8), bytes: V(2000, 20, 1222, 3089) }],
+  allocations_between: [{ lo: 0, hi: 1, objects: V(47.5, 30, 32, 67.8), bytes: V(3000, 30, 2024, 4283) }],
+  freed: V(79.1, 50, 58.7, 104), not_freed: V(20.6, 13, 11, 35.2) },
+  reconciliation: { peak: { time: 1.2 * S, requested: V(2000, 20, 1222, 3089), block: 2160, rss: 4100 },
+    end: { requested: V(1300, 13, 692, 2223), block: 1404, rss: 4000 } },
+};
+const fullDocs = docs.map((d, i) => i ? d : { ...d, ...contract });
+// peak_bytes and temp_bytes: the alloc_bytes document with the stacks the estimators give
+const pick = (d, metric, keep, total) => ({ ...d, metric, total,
+  stacks: [{ stack: keep[0], value: keep[1], n: keep[2], exact: false }],
+  allocation_sites: d.allocation_sites.filter((s) => keep[0].includes(s.site)) });
+fullDocs.push(pick(docs[0], "peak_bytes", ["_start;main;phase2;peak_site;malloc", 2000, 20], contract.peak.bytes));
+fullDocs.push(pick(docs[0], "temp_bytes", ["_start;main;phase1;temp_site;malloc", 3000, 30], contract.temporary.bytes));
+fullDocs.push(pick(docs[1], "peak_objects", ["_start;main;phase2;peak_site;malloc", 31.6, 20], contract.peak.objects));
+fullDocs.push(pick(docs[1], "temp_objects", ["_start;main;phase1;temp_site;malloc", 47.5, 30], contract.temporary.objects));
+const fullFiles = fullDocs.map((d, i) => { const p = join(work, `full${i}.json`); writeFileSync(p, JSON.stringify(d)); return p; });
+
+const events = join(work, "events.json");
+execFileSync(html, ["--write-events", events, input], { stdio: ["ignore", "inherit", "inherit"] });
+const pages = { cpu: join(work, "cpu.html"), full: join(work, "full.html"), plain: join(work, "plain.html"), bare: join(work, "bare.html"), diff: join(work, "diff.html") };
+execFileSync(html, ["-o", pages.full, "--title", "mt report: phases", "--capture", "phases.mtz", "--events", events, ...fullFiles]);
+execFileSync(html, ["-o", pages.plain, "--title", "plain", "--events", events, ...plainFiles]);
+execFileSync(html, ["-o", pages.bare, "--title", "bare", plainFiles[0]]);
+// a CPU capture: 40 cpu-clock samples of 1 ms, hot 30, warm 5, and 5 in a frame named
+// "x</script><!--y"; the title "cpu <b>@DATA@</b>" is text, not markup or data
+const cpuIn = join(src, "tests/browser/report-cpu.unwound"), cpuEv = join(work, "cpu-events.json");
+const cpuFiles = ["period", "samples"].map((m, i) => { const p = join(work, `cpu${i}.json`); writeFileSync(p, JSON.stringify(foldJson(m, cpuIn))); return p; });
+execFileSync(html, ["--write-events", cpuEv, cpuIn]);
+execFileSync(html, ["-o", pages.cpu, "--title", "cpu <b>@DATA@</b>", "--events", cpuEv, ...cpuFiles]);
+// the diff: mt-fold --diff, and each side's own document
+const diffJson = join(work, "diff.json"), baseJson = join(work, "base.json"), newJson = join(work, "new.json");
+writeFileSync(diffJson, execFileSync(fold, ["--json", "--diff", input, inputNew], { stdio: ["ignore", "pipe", "inherit"] }));
+writeFileSync(baseJson, JSON.stringify(docs[0]));
+writeFileSync(newJson, JSON.stringify(foldJson("alloc_bytes", inputNew)));
+execFileSync(html, ["-o", pages.diff, "--title", "mt diff", "--diff", diffJson, "--base", baseJson, "--new", newJson]);
+check("the page has no URL to fetch (no http:, https:, //host)",
+  !/(src|href)\s*=\s*["']?(https?:|\/\/)/i.test(readFileSync(pages.full, "utf-8")));
+console.log(`page sizes: full ${statSync(pages.full).size} B, diff ${statSync(pages.diff).size} B`);
+
+let browser = null;
+async function main() {
+  let chromium;
+  try {
+    const require = createRequire(join(browserDir, "package.json"));
+    ({ chromium } = require("playwright-core"));
+  } catch (e) {
+    console.log(`cannot load playwright-core from ${browserDir}: ${e.message}`);
+    console.log("run: sh mk/deps.sh browser");
+    finish(3);
+  }
+  if (!existsSync(chromiumPath)) { console.log(`no chromium at ${chromiumPath}; run: sh mk/deps.sh browser`); finish(3); }
+  mkdirSync(shots, { recursive: true });
+  browser = await chromium.launchPersistentContext(join(work, "profile"), {
+    executablePath: chromiumPath, headless: true, viewport: { width: 1100, height: 900 },
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  const page = browser.pages()[0] || await browser.newPage();
+  const errors = [], remote = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  page.on("request", (r) => { if (!r.url().startsWith("file:")) remote.push(r.url()); });
+  const open = async (p) => { await page.goto(pathToFileURL(p).href); await page.waitForSelector("body[data-ready='1']", { timeout: 10000 }); };
+
+  await open(pages.full);
+  check("the page loads with no console error", errors.length === 0, errors.join("; "));
+  // frames: found by the name the page keeps on each box (el.mtNode)
+  const frame = (sel, name) => page.evaluate(([s, n]) => {
+    const f = [...document.querySelectorAll(s + " .fr")].find((e) => e.mtNode.name === n);
+    if (!f) return null;
+    const r = f.getBoundingClientRect();
+    return { x: r.x, y: r.y, w: r.width, h: r.height, cls: f.className, v: f.mtNode.v };
+  }, [sel, name]);
+  const widest = (sel, parent) => page.evaluate(([s, p]) => {
+    const f = [...document.querySelectorAll(s + " .fr")].find((e) => e.mtNode.name === p);
+    const kids = [...f.mtNode.kids.values()].sort((a, b) => b.v - a.v);
+    return kids.length ? kids[0].name : null;
+  }, [sel, parent]);
+  const main = "#flame .flame", live = "#timeline .flame";
+
+  // summary: exact totals beside the estimates, nothing lost, the contract's figures
+  const summary = await page.locator("#summary").textContent();
+  check("summary names the program and the run", /program phases, capture phases\.mtz, run 3 s/.test(summary), summary.slice(0, 200));
+  check("summary puts the exact total beside the estimate (6,300 exact, in interval)",
+    /alloc_bytes5\.86 KiB.*6\.15 KiByes/.test(summary.replace(/\s+/g, "")) || /6\.15 KiB/.test(summary), summary.slice(0, 600));
+  check("summary says nothing was lost", /nothing lost/.test(summary));
+  check("summary gives the exact peak with its time", /exact peak of live bytes: 1\.95 KiB ± 0 B at 1\.2 s/.test(summary));
+  check("summary gives the temporaries and their share", /temporary allocations .*2\.93 KiB, 47\.6% of allocated bytes/.test(summary));
+  check("summary has the reconciliation (block 2.11 KiB, RSS 4 KiB at the peak)", /at peak \(1\.2 s\)1\.95 KiB \[1\.19 KiB \.\. 3\.02 KiB\]2\.11 KiB4 KiB/.test(summary), summary);
+  check("summary: peak_bytes with its interval, once", (summary.match(/peak_bytes/g) || []).length === 1 && /peak_bytes1\.95 KiB1\.19 KiB \.\. 3\.02 KiB20/.test(summary));
+  check("no view of the full page is left out", await page.locator("#app .absent").count() === 0,
+    await page.locator("#app .absent").allTextContents());
+  await page.locator("#summary").screenshot({ path: join(shots, "summary.png") });
+
+  // chart: three exact series and the estimate, the peak marked
+  const paths = await page.locator("#chart path").evaluateAll((ps) => ps.map((p) => p.getAttribute("data-series")));
+  check("chart draws live, RSS, allocated and the sampled estimate", paths.join(",") ===
+    "live (exact),RSS,allocated (cumulative),live (estimate from samples)", paths.join(","));
+  check("chart marks the peak", /peak 1\.95 KiB ± 0 B at 1\.2 s/.test(await page.locator("#chart").textContent()));
+  // the live graph starts at the peak: peak_site's 20 blocks, 2000 bytes
+  let lt = await page.locator("#live-title").textContent();
+  check("live graph starts at the peak moment with peak_site's 2,000 bytes", /live at 1\.21 s: 1\.95 KiB/.test(lt) &&
+    (await frame(live, "peak_site"))?.v === 2000, lt);
+  await page.locator("#timeline").screenshot({ path: join(shots, "timeline-peak.png") });
+  // click at 2.8 s of 3 s: 60 + 780 * 2.8 / 3 = 788 px into the 900-px chart (bucket 279
+  // or 280 of 300 by the pixel's rounding: the moment shown is 2.8 or 2.81 s)
+  const cb = await page.locator("#chart").boundingBox();
+  await page.mouse.click(cb.x + 788, cb.y + 100);
+  lt = await page.locator("#live-title").textContent();
+  const leak = await frame(live, "leak_site");
+  check("clicking the chart shows what was live then (leak_site 1000, rare_site 300, no peak_site)",
+    /live at 2\.81? s: 1\.27 KiB/.test(lt) && leak && leak.v === 1000 && (await frame(live, "rare_site"))?.v === 300 &&
+    !(await frame(live, "peak_site")), lt);
+  // a drag over 0..0.3 s: the temporaries, live at some moment in it
+  await page.mouse.move(cb.x + 61, cb.y + 100); await page.mouse.down();
+  await page.mouse.move(cb.x + 130, cb.y + 100); await page.mouse.up();
+  lt = await page.locator("#live-title").textContent();
+  check("a drag shows what was live at some moment of the span", /^live at some moment from/.test(lt) &&
+    (await frame(live, "temp_site"))?.v > 0, lt);
+  // keyboard on the chart: → moves the moment one bucket on
+  await page.locator("#chart").focus(); await page.keyboard.press("ArrowRight");
+  check("→ on the chart moves the moment", /^live at 0\.0\d s|^live at [\d.]+ (s|ms)/.test(await page.locator("#live-title").textContent()));
+  await page.locator("#timeline").screenshot({ path: join(shots, "timeline-click.png") });
+
+  // flame graph: metric switch
+  check("alloc_bytes: phase1 (temp_site) is main's widest child", await widest(main, "main") === "phase1");
+  const before = await page.locator(main).getAttribute("data-frames");
+  await page.locator("#metric button[data-v='inuse_bytes']").click();
+  check("switching to inuse_bytes: phase3 (leak_site) widest", await widest(main, "main") === "phase3");
+  await page.locator("#metric button[data-v='peak_bytes']").click();
+  check("switching to peak_bytes: only phase2 (peak_site) drawn", await widest(main, "main") === "phase2" &&
+    !(await frame(main, "phase1")), await page.locator(main).getAttribute("data-frames") + " vs " + before);
+  await page.locator("#metric button[data-v='temp_bytes']").click();
+  check("switching to temp_bytes: phase1 (temp_site)", await widest(main, "main") === "phase1" && !(await frame(main, "phase3")));
+  await page.locator("#metric button[data-v='alloc_bytes']").click();
+  await page.locator("#flame").screenshot({ path: join(shots, "flame.png") });
+
+  // hover: the estimate, its samples and interval (Garwood for 10 points, 100 bytes
+  // each: 479.5 .. 1839 bytes, what mt-fold --sites prints as [480 B, 1.80 KiB])
+  const lk = await frame(main, "leak_site");
+  await page.mouse.move(lk.x + lk.w / 2, lk.y + lk.h / 2);
+  await page.waitForSelector("#tip:not(.hide)", { timeout: 3000 });
+  const tipText = await page.locator("#tip").textContent();
+  check("hover text gives estimate, samples and 95% interval",
+    /^leak_site\n1000 B, 15\.9% of all\n10 samples, ± 316 B \(±31\.6%, 1σ\), 95%: 480 B \.\. 1\.8 KiB$/.test(tipText), JSON.stringify(tipText));
+  check("few-sample frames set apart: rare_site (3) hatched, leak_site (10) not",
+    / few/.test((await frame(main, "rare_site")).cls) && !/ few/.test(lk.cls));
+  // search
+  await page.locator("#flame input.search").fill("site");
+  const matches = await page.locator(main + " .fr.match").count();
+  const st = await page.locator("#flame .note").first().textContent();
+  check("search highlights the 4 sites and says their share (100%)", matches === 4 && /search 'site': 6\.15 KiB, 100\.0% of all/.test(st), matches + " " + st);
+  await page.locator("#flame").screenshot({ path: join(shots, "flame-search.png") });
+  await page.locator("#flame input.search").fill("");
+  // zoom by keyboard: Enter on a focused frame, Escape back
+  await page.evaluate(() => [...document.querySelectorAll("#flame .fr")].find((e) => e.mtNode.name === "phase2").focus());
+  await page.keyboard.press("Enter");
+  const z = await frame(main, "peak_site");
+  check("Enter zooms: peak_site spans the graph", z && Math.abs(z.w - (await page.locator(main).boundingBox()).width) < 4, z && z.w);
+  await page.keyboard.press("Escape");
+  check("Escape resets the zoom", !(await page.locator("#flame .note").first().textContent()).startsWith("zoomed"));
+  // bottom-up: malloc on top
+  await page.locator("#direction button[data-v='bottom-up']").click();
+  check("bottom-up: the root's only child is malloc", await widest(main, "all") === "malloc");
+  await page.locator("#direction button[data-v='top-down']").click();
+
+  // tables: sortable, with intervals
+  const firstSite = () => page.locator("table.sites tbody tr:first-child td:first-child").textContent();
+  check("site table: temp_site first by estimate", await firstSite() === "temp_site");
+  await page.locator("table.sites th button", { hasText: "site" }).first().click();
+  check("sorting by site name: leak_site first", await firstSite() === "leak_site");
+  check("site table shows intervals", /1000 B480 B \.\. 1\.8 KiB/.test((await page.locator("table.sites").textContent()).replace(/\s+/g, "")) ||
+    /480 B \.\. 1\.8 KiB/.test(await page.locator("table.sites").textContent()));
+  await page.locator("#sites").screenshot({ path: join(shots, "sites.png") });
+  check("process and thread tables", await page.locator("table.procs tbody tr").count() === 1 &&
+    await page.locator("table.threads tbody tr").count() === 1);
+  await page.locator("#procs").screenshot({ path: join(shots, "procs.png") });
+  check("size and lifetime histograms", await page.locator("table.hist").count() === 3);
+  await page.locator("#hist").screenshot({ path: join(shots, "hist.png") });
+  // text is selectable; print hides the controls
+  const sel = await page.evaluate(() => { const r = document.createRange(); r.selectNodeContents(document.querySelector("#flame .fr"));
+    getSelection().removeAllRanges(); getSelection().addRange(r); return getSelection().toString(); });
+  check("frame text is selectable", sel === "all", sel);
+  await page.emulateMedia({ media: "print" });
+  check("print: controls hidden, graphs kept", await page.locator("#flame .controls").isHidden() && await page.locator(main).isVisible());
+  await page.screenshot({ path: join(shots, "print.png"), fullPage: true });
+  await page.emulateMedia({ media: "screen" });
+
+  // today's mt-fold: the views it cannot have are left out, one line each
+  await open(pages.plain);
+  const absent = (await page.locator("#app .absent").allTextContents()).join("\n");
+  console.log("plain page leaves out:\n" + absent);
+  check("without the contract's keys: one line each for the timeline, peak/temp metrics, reconciliation, sizes, lifetimes",
+    /exact live bytes, allocated bytes and RSS over time: not in this input/.test(absent) &&
+    /metrics peak_bytes, peak_objects, temp_bytes, temp_objects: not in this input/.test(absent) &&
+    /reconciliation/.test(absent) && /size histogram/.test(absent) && /lifetime histogram/.test(absent), absent);
+  const p2 = await page.locator("#chart path").evaluateAll((ps) => ps.map((p) => p.getAttribute("data-series")));
+  check("without a timeline the chart is the sampled estimate, and clicks still work", p2.join(",") === "live (estimate from samples)");
+  const cb2 = await page.locator("#chart").boundingBox();
+  await page.mouse.click(cb2.x + 450, cb2.y + 100);
+  check("… live at 1.51 s: peak_site", (await frame(live, "peak_site"))?.v === 2000, await page.locator("#live-title").textContent());
+  await page.screenshot({ path: join(shots, "plain.png"), fullPage: true });
+  await open(pages.bare);
+  check("without events: the live view is left out with its line",
+    /what was live at a moment: the page was written without/.test((await page.locator("#app .absent").allTextContents()).join("\n")));
+
+  // a CPU capture: its flame graph in ns, no allocation rows
+  await open(pages.cpu);
+  check("CPU page: the CPU flame graph, hot is main's widest child", (await page.locator("#flame h2").textContent()) === "CPU flame graph" &&
+    await widest(main, "main") === "hot");
+  const hot = await frame(main, "hot");
+  await page.mouse.move(hot.x + hot.w / 2, hot.y + hot.h / 2);
+  check("CPU hover: 30 ms of cpu-clock, 30 samples", /^hot\n30 ms, 75\.0% of all\n30 samples, /.test(await page.locator("#tip").textContent()),
+    JSON.stringify(await page.locator("#tip").textContent()));
+  const cpuSum = await page.locator("#summary table").textContent();
+  check("CPU summary: period and samples only", /period40 ms/.test(cpuSum) && !/alloc_bytes/.test(cpuSum), cpuSum);
+  check("CPU page: a frame named x</script><!--y is drawn as named", (await frame(main, "x</script><!--y"))?.v === 5e6);
+  check("CPU page: the title is text", (await page.locator("#title").textContent()) === "cpu <b>@DATA@</b>" &&
+    (await page.title()) === "cpu <b>@DATA@</b>");
+  check("CPU page: no live view, one line why", /the capture has no sampled allocations/.test((await page.locator("#app .absent").allTextContents()).join(" ")));
+  await page.screenshot({ path: join(shots, "cpu.png"), fullPage: true });
+
+  // the diff page
+  await open(pages.diff);
+  const dl = await frame("#flame .flame", "leak_site");
+  check("diff: leak_site grew significantly (red)", dl && /rgb\(2\d\d, \d+, \d+\)/.test(await page.evaluate(() =>
+    getComputedStyle([...document.querySelectorAll("#flame .fr")].find((e) => e.mtNode.name === "leak_site")).backgroundColor)));
+  check("diff: peak_site unchanged (grey)", await page.evaluate(() =>
+    getComputedStyle([...document.querySelectorAll("#flame .fr")].find((e) => e.mtNode.name === "peak_site")).backgroundColor) === "rgb(217, 217, 217)");
+  await page.mouse.move(dl.x + dl.w / 2, dl.y + dl.h / 2);
+  check("diff hover: base, new and change with its interval",
+    /new 3\.91 KiB \(40 samples\), base 1000 B \(10 samples\)\nchange 2\.93 KiB ± /.test(await page.locator("#tip").textContent()));
+  const drows = await page.locator("table.diff tbody tr").allTextContents();
+  check("diff table: (all) and 4 sites, leak_site significant", drows.length === 5 && drows.some((r) => /^leak_site.*yes$/.test(r)), drows.join(" / "));
+  await page.screenshot({ path: join(shots, "diff.png"), fullPage: true });
+
+  check("no request outside the file", remote.length === 0, remote.join(" "));
+  check("no console error on any page", errors.length === 0, errors.join("; "));
+}
+
+main().catch((e) => { check("test ran", false, e.stack || String(e)); })
+  .finally(async () => { if (browser) await browser.close(); rmSync(work, { recursive: true, force: true }); finish(); });
