@@ -42,6 +42,82 @@ static char *iv(char *buf, size_t n, const struct mt_fold_value *v, int bytes)
 	return buf;
 }
 
+/* A small table: columns as wide as their widest cell, two spaces apart,
+ * 'l' left- or 'r' right-aligned, one space before an 'L' column (an
+ * interval, beside its estimate).  When a row would be wider than width
+ * (0: no limit), the 'L' columns go to a line of their own under the
+ * others, indented past the first column. */
+#define TABLE_COLS 5
+
+struct table {
+	char (*cell)[TABLE_COLS][96];
+	size_t rows, cap;
+	int cols;
+	const char *align;
+};
+
+/* A new row of empty cells, or NULL when out of memory (the row is left out). */
+static char (*table_row(struct table *t))[96]
+{
+	if (t->rows == t->cap) {
+		size_t ncap = t->cap ? 2 * t->cap : 16;
+		void *n = realloc(t->cell, ncap * sizeof(*t->cell));
+		if (!n)
+			return NULL;
+		t->cell = n;
+		t->cap = ncap;
+	}
+	memset(t->cell[t->rows], 0, sizeof(*t->cell));
+	return t->cell[t->rows++];
+}
+
+/* Row r's columns that are intervals (wrapped 1), the others (0), or all (-1). */
+static void table_line(FILE *f, const struct table *t, size_t r, const size_t *w, int wrapped)
+{
+	int cols[TABLE_COLS], n = 0;
+	for (int c = 0; c < t->cols; c++)
+		if (wrapped < 0 || (t->align[c] == 'L') == wrapped)
+			cols[n++] = c;
+	for (int i = 0; i < n; i++) {
+		const char *x = t->cell[r][cols[i]];
+		if (i)
+			fputs(t->align[cols[i]] == 'L' && wrapped < 0 ? " " : "  ", f);
+		if (t->align[cols[i]] == 'r')
+			fprintf(f, "%*s", (int)w[cols[i]], x);
+		else if (i == n - 1)
+			fputs(x, f);
+		else
+			fprintf(f, "%-*s", (int)w[cols[i]], x);
+	}
+	fputc('\n', f);
+}
+
+/* Print the table and empty it. */
+static void table_print(FILE *f, struct table *t, size_t width)
+{
+	size_t w[TABLE_COLS] = { 0 }, all = 0;
+	for (size_t r = 0; r < t->rows; r++)
+		for (int c = 0; c < t->cols; c++) {
+			size_t n = strlen(t->cell[r][c]);
+			if (n > w[c])
+				w[c] = n;
+		}
+	for (int c = 0; c < t->cols; c++)
+		all += (t->align[c] == 'L' ? 1 : 2) + w[c];
+	int split = width && all > width;
+	for (size_t r = 0; r < t->rows; r++) {
+		fputs("  ", f);
+		table_line(f, t, r, w, split ? 0 : -1);
+		if (split) {
+			fprintf(f, "  %*s", (int)w[0] + 2, "");
+			table_line(f, t, r, w, 1);
+		}
+	}
+	free(t->cell);
+	t->cell = NULL;
+	t->rows = t->cap = 0;
+}
+
 void mt_fold_render_chart(FILE *f, const struct mt_fold_tick *pts, size_t n, uint64_t start,
 			  uint64_t peak_time, size_t width)
 {
@@ -142,19 +218,20 @@ out:
 	free(row);
 }
 
-static void recon_row(FILE *f, const char *label, const struct mt_fold_mem_recon *r)
+static void recon_row(struct table *t, const char *label, const struct mt_fold_mem_recon *r)
 {
-	char a[32], b[32], c[32], i[80];
-	snprintf(b, sizeof(b), "-");
-	snprintf(c, sizeof(c), "-");
+	char (*row)[96] = table_row(t);
+	if (!row)
+		return;
+	snprintf(row[0], sizeof(row[0]), "%s", label);
+	mt_fold_format_amount(row[1], r->requested.value, 1);
+	iv(row[2], sizeof(row[2]), &r->requested, 1);
+	snprintf(row[3], sizeof(row[3]), "-");
+	snprintf(row[4], sizeof(row[4]), "-");
 	if (r->has_block)
-		mt_fold_format_amount(b, (double)r->block, 1);
+		mt_fold_format_amount(row[3], (double)r->block, 1);
 	if (r->has_rss)
-		mt_fold_format_amount(c, (double)r->rss, 1);
-	char req[120];
-	snprintf(req, sizeof(req), "%s %s", mt_fold_format_amount(a, r->requested.value, 1),
-		 iv(i, sizeof(i), &r->requested, 1));
-	fprintf(f, "  %-20s %-30s %10s %10s\n", label, req, b, c);
+		mt_fold_format_amount(row[4], (double)r->rss, 1);
 }
 
 void mt_fold_render_memory(FILE *f, const struct mt_fold_snapshot *s, size_t width)
@@ -217,10 +294,18 @@ void mt_fold_render_memory(FILE *f, const struct mt_fold_snapshot *s, size_t wid
 			 mt_fold_format_time(c, since(m->peak_moment, m->start)));
 	else
 		snprintf(lab, sizeof(lab), "at peaks");
-	fprintf(f, "  %-20s %-30s %10s %10s\n", "reconciliation", "requested (estimate)", "block",
-		"RSS");
-	recon_row(f, lab, &m->at_peak);
-	recon_row(f, "at end", &m->at_end);
+	struct table t = { .cols = 5, .align = "lrLrr" };
+	char (*head)[96] = table_row(&t);
+	if (head) {
+		snprintf(head[0], sizeof(head[0]), "reconciliation");
+		snprintf(head[1], sizeof(head[1]), "requested");
+		snprintf(head[2], sizeof(head[2]), "(estimate)");
+		snprintf(head[3], sizeof(head[3]), "block");
+		snprintf(head[4], sizeof(head[4]), "RSS");
+	}
+	recon_row(&t, lab, &m->at_peak);
+	recon_row(&t, "at end", &m->at_end);
+	table_print(f, &t, width);
 	say(f, width, "requested: the bytes the program asked for, estimated from the sampled "
 	    "allocations live then; block: the allocator's blocks (size rounded up, with "
 	    "its header), exact from the sampler; RSS: resident pages of the process "
@@ -229,26 +314,42 @@ void mt_fold_render_memory(FILE *f, const struct mt_fold_snapshot *s, size_t wid
 	fputc('\n', f);
 }
 
-static void hist_rows(FILE *f, const struct mt_fold_mem_hist *h, int time, size_t width)
+/* The histogram's table: the first column named first (time: lifetimes in
+ * ns; allocs: counts; else sizes in bytes). */
+enum hist_unit { HIST_BYTES, HIST_TIME, HIST_COUNT };
+
+static void hist_table(FILE *f, const struct mt_fold_mem_hist *h, const char *first,
+		       enum hist_unit unit, size_t width)
 {
-	char lo[32], hi[32], a[32], b[32], i1[80], i2[80], r[80];
-	(void)width;
+	struct table t = { .cols = 5, .align = "lrLrL" };
+	char (*row)[96] = table_row(&t);
+	if (row) {
+		snprintf(row[0], sizeof(row[0]), "%s", first);
+		snprintf(row[1], sizeof(row[1]), "objects");
+		snprintf(row[2], sizeof(row[2]), "interval");
+		snprintf(row[3], sizeof(row[3]), "bytes");
+		snprintf(row[4], sizeof(row[4]), "interval");
+	}
 	for (unsigned k = 0; k < h->n; k++) {
 		const struct mt_fold_mem_bucket *x = &h->v[k];
 		double l = mt_fold_hist_lo(x->b), u = mt_fold_hist_hi(x->b);
-		if (time > 0) {
+		char lo[32], hi[32];
+		if (!(row = table_row(&t)))
+			break;
+		if (unit == HIST_TIME) {
 			mt_fold_format_time(lo, l);
 			mt_fold_format_time(hi, u);
 		} else {
-			mt_fold_format_amount(lo, l, time < 0 ? 0 : 1);
-			mt_fold_format_amount(hi, u, time < 0 ? 0 : 1);
+			mt_fold_format_amount(lo, l, unit == HIST_BYTES);
+			mt_fold_format_amount(hi, u, unit == HIST_BYTES);
 		}
-		snprintf(r, sizeof(r), "[%s, %s)", lo, hi);
-		fprintf(f, "%-20s %8s %-18s %9s %s\n", r,
-			mt_fold_format_amount(a, x->objects.value, 0),
-			iv(i1, sizeof(i1), &x->objects, 0),
-			mt_fold_format_amount(b, x->bytes.value, 1), iv(i2, sizeof(i2), &x->bytes, 1));
+		snprintf(row[0], sizeof(row[0]), "[%s, %s)", lo, hi);
+		mt_fold_format_amount(row[1], x->objects.value, 0);
+		iv(row[2], sizeof(row[2]), &x->objects, 0);
+		mt_fold_format_amount(row[3], x->bytes.value, 1);
+		iv(row[4], sizeof(row[4]), &x->bytes, 1);
 	}
+	table_print(f, &t, width);
 }
 
 void mt_fold_render_hists(FILE *f, const struct mt_fold_snapshot *s, size_t width)
@@ -260,9 +361,7 @@ void mt_fold_render_hists(FILE *f, const struct mt_fold_snapshot *s, size_t widt
 	if (s->opt.sizes) {
 		say(f, width, "sizes: sampled allocations by requested size, objects and "
 		    "requested bytes with %d%% intervals", conf);
-		fprintf(f, "%-20s %8s %-18s %9s %s\n", "size", "objects", "interval", "bytes",
-			"interval");
-		hist_rows(f, &m->sizes, 0, width);
+		hist_table(f, &m->sizes, "size", HIST_BYTES, width);
 		if (!m->sizes.n)
 			say(f, width, "  (no allocation)");
 		fputc('\n', f);
@@ -274,16 +373,12 @@ void mt_fold_render_hists(FILE *f, const struct mt_fold_snapshot *s, size_t widt
 		    mt_fold_format_amount(a, m->freed.value, 0), iv(i1, sizeof(i1), &m->freed, 0),
 		    mt_fold_format_amount(b, m->not_freed.value, 0),
 		    iv(i2, sizeof(i2), &m->not_freed, 0));
-		fprintf(f, "%-20s %8s %-18s %9s %s\n", "time", "objects", "interval", "bytes",
-			"interval");
-		hist_rows(f, &m->life_ns, 1, width);
+		hist_table(f, &m->life_ns, "time", HIST_TIME, width);
 		fputc('\n', f);
 		if (m->has_seq) {
 			say(f, width, "allocations by the same thread between allocation and free "
 			    "(0: a temporary)");
-			fprintf(f, "%-20s %8s %-18s %9s %s\n", "allocations", "objects",
-				"interval", "bytes", "interval");
-			hist_rows(f, &m->life_allocs, -1, width);
+			hist_table(f, &m->life_allocs, "allocations", HIST_COUNT, width);
 		} else {
 			say(f, width, "allocations in between: the input has no seq= weights");
 		}
@@ -311,7 +406,7 @@ void mt_fold_render_site_hists(FILE *f, const struct mt_fold_snapshot *s,
 				return;
 			say(f, width, "%s of %s%s%s%s:", k ? "lifetimes" : "sizes", site->name,
 			    *site->loc ? " (" : "", site->loc, *site->loc ? ")" : "");
-			hist_rows(f, &h, k, width);
+			hist_table(f, &h, k ? "time" : "size", k ? HIST_TIME : HIST_BYTES, width);
 			if (!h.n)
 				say(f, width, k ? "(none freed)" : "(none)");
 			mt_fold_memory_hist_free(&h);
