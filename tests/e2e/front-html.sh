@@ -38,7 +38,7 @@ PY
 "$M" report --html a.mtz >out.txt 2>err.txt || fail "mt report --html: $(cat err.txt)"
 [ -f a.html ] || fail "no a.html: $(ls)"
 [ ! -s out.txt ] || fail "mt report --html wrote to stdout"
-grep -qx "mt: report page: a.html (alloc_bytes of fold_sites; 4 metrics)" err.txt || fail "message: $(cat err.txt)"
+grep -qx "mt: report page: a.html (alloc_bytes of fold_sites; 8 metrics)" err.txt || fail "message: $(cat err.txt)"
 [ "$(stat -c %a a.html)" = 600 ] || fail "a.html has mode $(stat -c %a a.html)"
 grep -Eiq '(src|href)[[:space:]]*=[[:space:]]*["'"'"']?(https?:|//)' a.html && fail "a.html names a URL to fetch"
 grep -q "default-src 'none'" a.html || fail "a.html has no content security policy"
@@ -51,6 +51,7 @@ assert ms[:4] == ["alloc_bytes", "alloc_objects", "inuse_bytes", "inuse_objects"
 # the peak and temporary metrics exactly when mt-fold's JSON announces them
 first = d["metrics"][0]["doc"]
 want = 4 + 2 * isinstance(d.get("peak"), dict) + 2 * isinstance(d.get("temporary"), dict)
+assert want == 8, "a capture of today's mt-capture has ticks and seq="
 assert len(ms) == want, (ms, want)
 sites = [s["site"] for s in first["allocation_sites"]]
 assert "alloc_small" in sites and "alloc_big" in sites, sites
