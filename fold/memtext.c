@@ -13,17 +13,6 @@
 #define CHART_ROWS 8
 #define LABEL_W 10	/* "%9s " before the plot's '|' */
 
-static void say(FILE *f, size_t width, const char *fmtstr, ...)
-	__attribute__((format(printf, 3, 4)));
-static void say(FILE *f, size_t width, const char *fmtstr, ...)
-{
-	char buf[2048];
-	va_list ap;
-	va_start(ap, fmtstr);
-	vsnprintf(buf, sizeof(buf), fmtstr, ap);
-	va_end(ap);
-	mt_fold_wrap(f, buf, width, 2);
-}
 
 static double since(uint64_t t, uint64_t start)
 {
@@ -243,7 +232,7 @@ void mt_fold_render_memory(FILE *f, const struct mt_fold_snapshot *s, size_t wid
 	if (m->has_ticks) {
 		if (m->nprocs == 1) {
 			const struct mt_fold_mem_proc *p = &m->procs[0];
-			say(f, width, "peak: %s live block bytes (exact, +- %s) at %s, process %u%s%s",
+			mt_fold_say(f, width, "peak: %s live block bytes (exact, +- %s) at %s, process %u%s%s",
 			    mt_fold_format_amount(a, (double)p->peak, 1),
 			    mt_fold_format_amount(b, (double)p->peak_error, 1),
 			    mt_fold_format_time(c, since(p->peak_time, m->start)), p->pid,
@@ -254,25 +243,25 @@ void mt_fold_render_memory(FILE *f, const struct mt_fold_snapshot *s, size_t wid
 				sum += m->procs[i].peak;
 				err += m->procs[i].peak_error;
 			}
-			say(f, width, "peak: %zu processes, their peaks add up to %s live block "
+			mt_fold_say(f, width, "peak: %zu processes, their peaks add up to %s live block "
 			    "bytes (exact, +- %s); together at most %s at %s", m->nprocs,
 			    mt_fold_format_amount(a, (double)sum, 1),
 			    mt_fold_format_amount(b, (double)err, 1),
 			    mt_fold_format_amount(c, (double)m->total_peak, 1),
 			    mt_fold_format_time(d, since(m->total_peak_time, m->start)));
 		}
-		say(f, width, "live at the %s: %s requested bytes %s, %s objects %s (peak_bytes, "
+		mt_fold_say(f, width, "live at the %s: %s requested bytes %s, %s objects %s (peak_bytes, "
 		    "peak_objects)", m->at >= 0 ? "moment --at gives" : "peak",
 		    mt_fold_format_amount(a, m->peak_bytes.value, 1),
 		    iv(d, sizeof(d), &m->peak_bytes, 1),
 		    mt_fold_format_amount(b, m->peak_objects.value, 0),
 		    iv(e, sizeof(e), &m->peak_objects, 0));
 		if (m->peak_unticked && m->at < 0)
-			say(f, width, "warning: %llu sampled allocations of processes without "
+			mt_fold_say(f, width, "warning: %llu sampled allocations of processes without "
 			    "tick lines are in no peak figure", (unsigned long long)m->peak_unticked);
 	}
 	if (m->has_seq)
-		say(f, width, "temporary allocations (freed by their thread before its next "
+		mt_fold_say(f, width, "temporary allocations (freed by their thread before its next "
 		    "allocation): %s objects %s, %s requested bytes %s: %.1f%% of alloc_bytes",
 		    mt_fold_format_amount(a, m->temp_objects.value, 0),
 		    iv(d, sizeof(d), &m->temp_objects, 0),
@@ -284,7 +273,7 @@ void mt_fold_render_memory(FILE *f, const struct mt_fold_snapshot *s, size_t wid
 	uint64_t pt = m->nprocs == 1 ? m->procs[0].peak_time : m->total_peak_time;
 	char dur[32];
 	mt_fold_format_time(dur, m->ntotal ? since(m->total[m->ntotal - 1].time, m->start) : 0);
-	say(f, width, "memory over time%s: live block bytes (#) and RSS (:), %zu points "
+	mt_fold_say(f, width, "memory over time%s: live block bytes (#) and RSS (:), %zu points "
 	    "over %s", m->nprocs == 1 ? "" : " (all processes)", m->ntotal, dur);
 	mt_fold_render_chart(f, m->total, m->ntotal, m->start, pt, width ? width : 120);
 	fputc('\n', f);
@@ -306,7 +295,7 @@ void mt_fold_render_memory(FILE *f, const struct mt_fold_snapshot *s, size_t wid
 	recon_row(&t, lab, &m->at_peak);
 	recon_row(&t, "at end", &m->at_end);
 	table_print(f, &t, width);
-	say(f, width, "requested: the bytes the program asked for, estimated from the sampled "
+	mt_fold_say(f, width, "requested: the bytes the program asked for, estimated from the sampled "
 	    "allocations live then; block: the allocator's blocks (size rounded up, with "
 	    "its header), exact from the sampler; RSS: resident pages of the process "
 	    "(/proc statm at the tick), with code, stacks and the allocator's free memory%s",
@@ -359,16 +348,16 @@ void mt_fold_render_hists(FILE *f, const struct mt_fold_snapshot *s, size_t widt
 	if (!m)
 		return;
 	if (s->opt.sizes) {
-		say(f, width, "sizes: sampled allocations by requested size, objects and "
+		mt_fold_say(f, width, "sizes: sampled allocations by requested size, objects and "
 		    "requested bytes with %d%% intervals", conf);
 		hist_table(f, &m->sizes, "size", HIST_BYTES, width);
 		if (!m->sizes.n)
-			say(f, width, "  (no allocation)");
+			mt_fold_say(f, width, "  (no allocation)");
 		fputc('\n', f);
 	}
 	if (s->opt.lifetimes) {
 		char a[32], b[32], i1[80], i2[80];
-		say(f, width, "lifetimes: sampled allocations freed, from allocation to free; "
+		mt_fold_say(f, width, "lifetimes: sampled allocations freed, from allocation to free; "
 		    "%s freed %s, %s not freed %s (live at the end, or freed unseen)",
 		    mt_fold_format_amount(a, m->freed.value, 0), iv(i1, sizeof(i1), &m->freed, 0),
 		    mt_fold_format_amount(b, m->not_freed.value, 0),
@@ -376,11 +365,11 @@ void mt_fold_render_hists(FILE *f, const struct mt_fold_snapshot *s, size_t widt
 		hist_table(f, &m->life_ns, "time", HIST_TIME, width);
 		fputc('\n', f);
 		if (m->has_seq) {
-			say(f, width, "allocations by the same thread between allocation and free "
+			mt_fold_say(f, width, "allocations by the same thread between allocation and free "
 			    "(0: a temporary)");
 			hist_table(f, &m->life_allocs, "allocations", HIST_COUNT, width);
 		} else {
-			say(f, width, "allocations in between: the input has no seq= weights");
+			mt_fold_say(f, width, "allocations in between: the input has no seq= weights");
 		}
 		fputc('\n', f);
 	}
@@ -404,11 +393,11 @@ void mt_fold_render_site_hists(FILE *f, const struct mt_fold_snapshot *s,
 						 k ? MT_FOLD_CELL_LIFE_NS : MT_FOLD_CELL_SIZES,
 						 s->opt.conf, s->wfb))
 				return;
-			say(f, width, "%s of %s%s%s%s:", k ? "lifetimes" : "sizes", site->name,
+			mt_fold_say(f, width, "%s of %s%s%s%s:", k ? "lifetimes" : "sizes", site->name,
 			    *site->loc ? " (" : "", site->loc, *site->loc ? ")" : "");
 			hist_table(f, &h, k ? "time" : "size", k ? HIST_TIME : HIST_BYTES, width);
 			if (!h.n)
-				say(f, width, k ? "(none freed)" : "(none)");
+				mt_fold_say(f, width, k ? "(none freed)" : "(none)");
 			mt_fold_memory_hist_free(&h);
 		}
 	}

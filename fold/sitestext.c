@@ -108,18 +108,6 @@ static char *interval(char *buf, size_t n, const struct mt_fold_value *v, enum u
 	return buf;
 }
 
-/* A line of prose: wrapped to the width. */
-static void say(FILE *f, size_t width, const char *fmtstr, ...)
-	__attribute__((format(printf, 3, 4)));
-static void say(FILE *f, size_t width, const char *fmtstr, ...)
-{
-	char buf[2048];
-	va_list ap;
-	va_start(ap, fmtstr);
-	vsnprintf(buf, sizeof(buf), fmtstr, ap);
-	va_end(ap);
-	mt_fold_wrap(f, buf, width, 2);
-}
 
 /* ---- summary ------------------------------------------------------------ */
 
@@ -171,7 +159,7 @@ static void print_program(FILE *f, const struct mt_fold_snapshot *s, size_t widt
 			 mt_fold_event_label(c->event));
 	else
 		snprintf(mode, sizeof(mode), "%s mode", s->mode);
-	say(f, width, "program: %s (%u process%s, %u thread%s); duration %s; %s",
+	mt_fold_say(f, width, "program: %s (%u process%s, %u thread%s); duration %s; %s",
 	    ncomm ? names : "none", npid, npid == 1 ? "" : "es", s->nthreads,
 	    s->nthreads == 1 ? "" : "s", dur, mode);
 }
@@ -207,11 +195,11 @@ static void print_totals(FILE *f, const struct mt_fold_snapshot *s, size_t width
 	char x[64], n[40], m[40];
 	int conf = (int)lround(100 * s->opt.conf);
 	if (!s->has_totals) {
-		say(f, width, "exact totals: none in the input (only sample-mode captures carry "
+		mt_fold_say(f, width, "exact totals: none in the input (only sample-mode captures carry "
 		    "the sampler's totals)");
 		return;
 	}
-	say(f, width, "exact totals from the sampler beside the estimates (%d%% interval from "
+	mt_fold_say(f, width, "exact totals from the sampler beside the estimates (%d%% interval from "
 	    "the samples alone; "
 	    "in: the exact figure lies in it; live: still allocated at exit)%s", conf,
 	    g->partial ? "; part: the exact figures leave out images that sent none" : "");
@@ -240,7 +228,7 @@ static void print_totals(FILE *f, const struct mt_fold_snapshot *s, size_t width
 		out += g->check[i].has_exact && !p && !g->check[i].in_interval &&
 		       !g->check[i].forked;
 	if (out)
-		say(f, width, "OUT: the exact figure lies outside the interval: by chance "
+		mt_fold_say(f, width, "OUT: the exact figure lies outside the interval: by chance "
 		    "about 1 in %.0f, else lost events or a fault", 1 / (1 - s->opt.conf));
 }
 
@@ -249,36 +237,36 @@ static void print_input(FILE *f, const struct mt_fold_snapshot *s, size_t width)
 	const struct mt_fold_counts *c = &s->counts;
 	char n[40];
 	if (c->lost_events || c->lost_records)
-		say(f, width, "lost events: %s (%llu lost records): the figures may be low, "
+		mt_fold_say(f, width, "lost events: %s (%llu lost records): the figures may be low, "
 		    "and live ones off either way", mt_fold_u128_str(n, c->lost_events),
 		    (unsigned long long)c->lost_records);
 	else
-		say(f, width, "lost events: none");
+		mt_fold_say(f, width, "lost events: none");
 	double pct = c->stacks ? 100.0 * (double)c->truncated / (double)c->stacks : 0;
-	say(f, width, "truncated stacks: %llu of %llu (%.1f%%)%s", (unsigned long long)c->truncated,
+	mt_fold_say(f, width, "truncated stacks: %llu of %llu (%.1f%%)%s", (unsigned long long)c->truncated,
 	    (unsigned long long)c->stacks, pct,
 	    c->truncated && s->total.exact ? "; no site figure is exact" : "");
 	if (c->truncated * 100 > c->stacks)
-		say(f, width, "warning: %.1f%% of the stacks were cut short (end= other than "
+		mt_fold_say(f, width, "warning: %.1f%% of the stacks were cut short (end= other than "
 		    "complete; %llu at the end of their dump): their outer callers are missing, "
 		    "and a stack cut inside the allocator has an allocator frame for its site; "
 		    "capture with a larger --stack-size (mt-capture --stack-size 65528)", pct,
 		    (unsigned long long)c->end_of_dump);
 	if (c->filtered_out)
-		say(f, width, "left out by --only-pid, --only-tid, --only-comm: %llu events",
+		mt_fold_say(f, width, "left out by --only-pid, --only-tid, --only-comm: %llu events",
 		    (unsigned long long)c->filtered_out);
 	if (c->silent_images)
-		say(f, width, "warning: %s process images sent no exact totals (killed, or "
+		mt_fold_say(f, width, "warning: %s process images sent no exact totals (killed, or "
 		    "still running): the exact totals leave them out", mt_fold_u128_str(n, c->silent_images));
 	if (c->unsampled_images)
-		say(f, width, "warning: %s process images never ran the sampler (static "
+		mt_fold_say(f, width, "warning: %s process images never ran the sampler (static "
 		    "programs, or LD_PRELOAD cleared): their allocations are in no figure",
 		    mt_fold_u128_str(n, c->unsampled_images));
 	if (c->other_event_samples)
-		say(f, width, "left out: %llu samples of other events",
+		mt_fold_say(f, width, "left out: %llu samples of other events",
 		    (unsigned long long)c->other_event_samples);
 	if (c->bad_lines)
-		say(f, width, "bad lines skipped: %llu", (unsigned long long)c->bad_lines);
+		mt_fold_say(f, width, "bad lines skipped: %llu", (unsigned long long)c->bad_lines);
 }
 
 /* ---- threads and processes ---------------------------------------------- */
@@ -490,7 +478,7 @@ static void print_sites(FILE *f, const struct mt_fold_snapshot *s, const struct 
 	int tops = 0;
 	for (uint32_t i = 0; i < shown; i++)
 		tops |= t->sites[i].value.cut_top | (allocs_iv && t->sites[i].allocs.cut_top);
-	say(f, w, "%s by %s (%s): %s%u of %u; a site is the first frame, from the leaf, "
+	mt_fold_say(f, w, "%s by %s (%s): %s%u of %u; a site is the first frame, from the leaf, "
 	    "outside the allocator%s", allocs ? "allocation sites" : "sites",
 	    mt_fold_metric_name(s->opt.metric), metric_says(s), shown < t->nsites ? "top " : "",
 	    shown, t->nsites, tops ? "; ^: top cut at the sampler's exact total, never below the estimate" : "");
@@ -522,7 +510,7 @@ static void print_sites(FILE *f, const struct mt_fold_snapshot *s, const struct 
 		print_paths(f, site, w, o->paths);
 	}
 	if (t->allocator_only)
-		say(f, w, "%llu stacks are the allocator's alone: their site is their outermost "
+		mt_fold_say(f, w, "%llu stacks are the allocator's alone: their site is their outermost "
 		    "frame", (unsigned long long)t->allocator_only);
 }
 
@@ -581,7 +569,7 @@ static void print_tree(FILE *f, const struct mt_fold_snapshot *s, const struct m
 	struct tree_ctx c = { .f = f, .s = s, .t = t, .width = o->width,
 			      .min_share = o->min_share, .total = s->total.value,
 			      .u = metric_unit(s) };
-	say(f, o->width, "%s by %s (%s); nodes below %.1f%% of the total left out",
+	mt_fold_say(f, o->width, "%s by %s (%s); nodes below %.1f%% of the total left out",
 	    o->tree == MT_FOLD_TREE_DOWN ? "call tree, top-down from the roots to the allocation "
 					  "sites" : "callers of the allocation sites, bottom-up",
 	    mt_fold_metric_name(s->opt.metric), metric_says(s), o->min_share);
@@ -596,10 +584,10 @@ static void print_tree(FILE *f, const struct mt_fold_snapshot *s, const struct m
 	}
 	free(c.buf);
 	if (c.pruned)
-		say(f, o->width, "%llu nodes below %.1f%% left out (--min-share 0 shows them)",
+		mt_fold_say(f, o->width, "%llu nodes below %.1f%% left out (--min-share 0 shows them)",
 		    (unsigned long long)c.pruned, o->min_share);
 	if (c.cut_deep)
-		say(f, o->width, "... : deeper frames cut to fit the width (--wide shows them)");
+		mt_fold_say(f, o->width, "... : deeper frames cut to fit the width (--wide shows them)");
 }
 
 int mt_fold_render_sites(FILE *f, const struct mt_fold_snapshot *s,
@@ -607,19 +595,19 @@ int mt_fold_render_sites(FILE *f, const struct mt_fold_snapshot *s,
 {
 	enum unit u = metric_unit(s);
 	char a[32], iv[80];
-	say(f, o->width, "mt-fold sites: %s (%s), %d%% intervals", mt_fold_metric_name(s->opt.metric),
+	mt_fold_say(f, o->width, "mt-fold sites: %s (%s), %d%% intervals", mt_fold_metric_name(s->opt.metric),
 	    metric_says(s), (int)lround(100 * s->opt.conf));
 	print_program(f, s, o->width);
 	const char *misses = mt_fold_exact_misses(&s->counts, 0);
 	if (s->total.exact)
-		say(f, o->width, "total %s: %s (%s%s)", mt_fold_metric_name(s->opt.metric),
+		mt_fold_say(f, o->width, "total %s: %s (%s%s)", mt_fold_metric_name(s->opt.metric),
 		    fmt(a, s->total.value, u), misses ? "not exact: " : "exact",
 		    misses ? misses : "");
 	else {
 		char hs[32] = "";
 		if (s->total.cut_top)
 			fmt(hs, s->total.hi_samples, u);
-		say(f, o->width, "total %s: %s %s, n %llu%s%s%s", mt_fold_metric_name(s->opt.metric),
+		mt_fold_say(f, o->width, "total %s: %s %s, n %llu%s%s%s", mt_fold_metric_name(s->opt.metric),
 		    fmt(a, s->total.value, u), interval(iv, sizeof(iv), &s->total, u, NULL),
 		    (unsigned long long)s->total.n,
 		    *hs ? " (^: top cut at the sampler's exact total; the samples alone reach " : "",

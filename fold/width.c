@@ -1,6 +1,8 @@
 /* Fitting text to a width: see width.h. */
 #include "fold/width.h"
 
+#include <stdarg.h>
+
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -262,4 +264,14 @@ size_t mt_fold_resolve_width(long opt, int wide, const char *columns, int fd)
 			w = ws.ws_col;
 	}
 	return w < MT_FOLD_MIN_WIDTH ? MT_FOLD_MIN_WIDTH : w;
+}
+
+void mt_fold_say(FILE *f, size_t width, const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	mt_fold_wrap(f, buf, width, 2);
 }

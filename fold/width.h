@@ -52,6 +52,11 @@ size_t mt_fold_fit_frame(char *out, size_t cap, const char *name, size_t nlen,
  * a newline.  A word longer than a line is written whole. */
 void mt_fold_wrap(FILE *f, const char *text, size_t width, size_t indent);
 
+/* A line of prose, printf-formatted (at most 2 KiB), wrapped as
+ * mt_fold_wrap does with an indent of 2. */
+void mt_fold_say(FILE *f, size_t width, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* The width to fit: opt when > 0 (--width), 0 (no limit) when wide, else
  * $COLUMNS when it is a positive decimal, else the terminal's width when fd
  * is a terminal, else 80; at least MT_FOLD_MIN_WIDTH. */
