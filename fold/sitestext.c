@@ -2,7 +2,6 @@
 #include "fold/sitestext.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
