@@ -6,7 +6,8 @@
 // every allocation 100 bytes, one sample point each): temp_site allocates 30 blocks and
 // frees each at once (t 0..0.29 s from the first event), peak_site 20 blocks live together
 // from 1.0..1.19 s to 2.0 s, leak_site 10 blocks and rare_site 3 live to the end (3.0 s).
-// The real mt-fold folds it (--json, four metrics); the keys issue 27 adds to mt-fold's
+// The real mt-fold folds it (--json, four metrics; the first with --live-buckets 300, whose
+// "live_over_time" gives "what was live then", as mt report --html asks); the keys issue 27 adds to mt-fold's
 // JSON (timeline, peak, temporary, sizes, lifetimes, reconciliation, peak_/temp_ metrics)
 // are written here by hand, following docs/formats/fold-json.md's contract, so the chart
 // and the metric switch are tested before that mt-fold exists.  A second page from the
@@ -54,7 +55,8 @@ const V = (value, n, lo, hi) => ({ value, n, exact: false, rse: 1 / Math.sqrt(n)
 
 // The documents: real mt-fold output, then the contract's keys on the first.
 const metrics = ["alloc_bytes", "alloc_objects", "inuse_bytes", "inuse_objects"];
-const docs = metrics.map((m) => foldJson(m, input));
+// the first with "live_over_time" (--live-buckets 300, as mt report --html folds it)
+const docs = metrics.map((m, i) => foldJson(m, input, i ? [] : ["--live-buckets", "300"]));
 const plainFiles = docs.map((d, i) => { const p = join(work, `plain${i}.json`); writeFileSync(p, JSON.stringify(d)); return p; });
 const t = [0, 0.1 * S, 1.2 * S, 1.9 * S, 2.0 * S, 2.6 * S, 3.0 * S];
 const series = { t, live: [0, 100, 2000, 2000, 0, 1300, 1300], alloc_bytes: [0, 1000, 5000, 5000, 5000, 6300, 6300],
@@ -83,18 +85,19 @@ fullDocs.push(pick(docs[1], "peak_objects", ["_start;main;phase2;peak_site;mallo
 fullDocs.push(pick(docs[1], "temp_objects", ["_start;main;phase1;temp_site;malloc", 47.5, 30], contract.temporary.objects));
 const fullFiles = fullDocs.map((d, i) => { const p = join(work, `full${i}.json`); writeFileSync(p, JSON.stringify(d)); return p; });
 
-const events = join(work, "events.json");
-execFileSync(html, ["--write-events", events, input], { stdio: ["ignore", "inherit", "inherit"] });
 const pages = { cpu: join(work, "cpu.html"), full: join(work, "full.html"), plain: join(work, "plain.html"), bare: join(work, "bare.html"), diff: join(work, "diff.html") };
-execFileSync(html, ["-o", pages.full, "--title", "mt report: phases", "--capture", "phases.mtz", "--events", events, ...fullFiles]);
-execFileSync(html, ["-o", pages.plain, "--title", "plain", "--events", events, ...plainFiles]);
-execFileSync(html, ["-o", pages.bare, "--title", "bare", plainFiles[0]]);
+execFileSync(html, ["-o", pages.full, "--title", "mt report: phases", "--capture", "phases.mtz", ...fullFiles]);
+execFileSync(html, ["-o", pages.plain, "--title", "plain", ...plainFiles]);
+// bare: the first document without its "live_over_time"
+const bareFile = join(work, "bare.json");
+writeFileSync(bareFile, JSON.stringify({ ...docs[0], live_over_time: undefined }));
+execFileSync(html, ["-o", pages.bare, "--title", "bare", bareFile]);
 // a CPU capture: 40 cpu-clock samples of 1 ms, hot 30, warm 5, and 5 in a frame named
 // "x</script><!--y"; the title "cpu <b>@DATA@</b>" is text, not markup or data
-const cpuIn = join(src, "tests/browser/report-cpu.unwound"), cpuEv = join(work, "cpu-events.json");
-const cpuFiles = ["period", "samples"].map((m, i) => { const p = join(work, `cpu${i}.json`); writeFileSync(p, JSON.stringify(foldJson(m, cpuIn))); return p; });
-execFileSync(html, ["--write-events", cpuEv, cpuIn]);
-execFileSync(html, ["-o", pages.cpu, "--title", "cpu <b>@DATA@</b>", "--events", cpuEv, ...cpuFiles]);
+const cpuIn = join(src, "tests/browser/report-cpu.unwound");
+const cpuFiles = ["period", "samples"].map((m, i) => { const p = join(work, `cpu${i}.json`);
+  writeFileSync(p, JSON.stringify(foldJson(m, cpuIn, i ? [] : ["--live-buckets", "300"]))); return p; });
+execFileSync(html, ["-o", pages.cpu, "--title", "cpu <b>@DATA@</b>", ...cpuFiles]);
 // the diff: mt-fold --diff, and each side's own document
 const diffJson = join(work, "diff.json"), baseJson = join(work, "base.json"), newJson = join(work, "new.json");
 writeFileSync(diffJson, execFileSync(fold, ["--json", "--diff", input, inputNew], { stdio: ["ignore", "pipe", "inherit"] }));
