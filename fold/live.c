@@ -218,8 +218,10 @@ int mt_fold_live_copy(struct mt_fold_live *dst, const struct mt_fold_live *src)
 		d->alloc = malloc(((size_t)s->nalloc + 1) * sizeof(*d->alloc));
 		if (!d->live || !d->alloc)
 			goto oom;
-		memcpy(d->live, s->live, s->nlive * sizeof(*d->live));
-		memcpy(d->alloc, s->alloc, s->nalloc * sizeof(*d->alloc));
+		if (s->nlive)
+			memcpy(d->live, s->live, s->nlive * sizeof(*d->live));
+		if (s->nalloc)
+			memcpy(d->alloc, s->alloc, s->nalloc * sizeof(*d->alloc));
 		d->nlive = s->nlive;
 		d->nalloc = s->nalloc;
 	}
