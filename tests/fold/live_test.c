@@ -262,3 +262,27 @@ Test(live, exact_moments_and_json)
 	mt_fold_snapshot_free(s);
 	mt_fold_profile_free(p);
 }
+
+/* A stack live at no moment (freed within its bucket): no live points, its
+ * allocation in "allocated"; the snapshot's copy keeps both. */
+Test(live, stack_live_at_no_moment)
+{
+	static const char text[] =
+		"# mt-unwind 1\n"
+		"alloc\t7/7\t10\tp\tsize=64 ptr=0x10 points=64 rate=1\tmain;keep;malloc end=complete\n"
+		"alloc\t7/7\t12\tp\tsize=32 ptr=0x20 points=32 rate=1\tmain;tmp;malloc end=complete\n"
+		"free\t7/7\t13\tp\tptr=0x20 rate=1\t end=none\n"
+		"alloc\t7/7\t100\tp\tsize=16 ptr=0x30 points=16 rate=1\tmain;keep;malloc end=complete\n";
+	struct mt_fold_profile *p = fold_text(text, 2, -1);
+	struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_ALLOC_BYTES, 0);
+	cr_assert_eq(s->live.nrows, 2);
+	char *json = render(mt_fold_render_json, s);
+	cr_assert(strstr(json, "{\"stack\": \"main;tmp;malloc\", \"live\": [],\n"
+			       "    \"allocated\": [[0, 32, 1, 0]]}"), "%s", json);
+	cr_assert(strstr(json, "{\"stack\": \"main;keep;malloc\", \"live\": [[0, 64, 1, 0], "
+			       "[1, 80, 2, 0]],\n    \"allocated\": [[0, 64, 1, 0], [1, 16, 1, 0]]}"),
+		  "%s", json);
+	free(json);
+	mt_fold_snapshot_free(s);
+	mt_fold_profile_free(p);
+}
