@@ -5,6 +5,7 @@ FOLD_OBJS := \
 	$(B)/obj/fold/gamma.o \
 	$(B)/obj/fold/hist.o \
 	$(B)/obj/fold/line.o \
+	$(B)/obj/fold/live.o \
 	$(B)/obj/fold/locs.o \
 	$(B)/obj/fold/memjson.o \
 	$(B)/obj/fold/memory.o \
@@ -56,7 +57,8 @@ FOLD_TEST_SRCS := \
 	tests/fold/sim.c \
 	tests/fold/json_min.c \
 	tests/fold/pprof_test.c \
-	tests/fold/memory_test.c
+	tests/fold/memory_test.c \
+	tests/fold/live_test.c
 
 $(B)/tests/fold-tests: $(patsubst %.c,$(B)/obj/%.o,$(FOLD_TEST_SRCS)) $(B)/libmtfold.a $(B)/libmtcommon.a
 	@mkdir -p $(@D)

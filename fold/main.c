@@ -37,6 +37,8 @@ static const char usage[] =
 	"                    by their thread before its next allocation)\n"
 	"  --at TIME         peak_* at TIME after the first event for every process\n"
 	"                    (1.5 = 1.5s, 1500ms, 200us, 10ns)\n"
+	"  --live-buckets N  with --json: \"live_over_time\", what was live at the end\n"
+	"                    of each of N equal time buckets of the run, by stack\n"
 	"  --sizes, --lifetimes\n"
 	"                    with --report or --sites: log2 histograms of requested\n"
 	"                    sizes, of lifetimes (ns, and allocations in between)\n"
@@ -314,7 +316,7 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 	enum { O_METRIC = 256, O_COMM, O_PID, O_TID, O_REPORT, O_JSON, O_TOP, O_MIN,
 	       O_FEW, O_CONF, O_DIFF, O_EVENT, O_SITES, O_TREE, O_CALLERS, O_PATHS,
 	       O_MINSHARE, O_ALLOCFN, O_WIDTH, O_WIDE, O_ONLYPID, O_ONLYTID, O_ONLYCOMM,
-	       O_PPROF, O_LABEL, O_AT, O_SIZES, O_LIFETIMES };
+	       O_PPROF, O_LABEL, O_AT, O_SIZES, O_LIFETIMES, O_LIVEBUCKETS };
 	static const struct option longopts[] = {
 		{ "metric", required_argument, NULL, O_METRIC },
 		{ "comm", no_argument, NULL, O_COMM },
@@ -344,6 +346,7 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 		{ "at", required_argument, NULL, O_AT },
 		{ "sizes", no_argument, NULL, O_SIZES },
 		{ "lifetimes", no_argument, NULL, O_LIFETIMES },
+		{ "live-buckets", required_argument, NULL, O_LIVEBUCKETS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -361,6 +364,7 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 	struct mt_fold_locs *locs = NULL;
 	uint64_t u, at_ns = 0;
 	int have_at = 0;
+	unsigned live_buckets = 0;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -467,6 +471,15 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 			break;
 		case O_SIZES: opt.sizes = 1; break;
 		case O_LIFETIMES: opt.lifetimes = 1; break;
+		case O_LIVEBUCKETS:
+			if (parse_uint("--live-buckets", optarg, MT_FOLD_LIVE_MAX_BUCKETS, &u))
+				return mt_usage_hint(SYNOPSIS);
+			if (!u) {
+				mt_error("--live-buckets wants at least 1 bucket, not '%s'", optarg);
+				return mt_usage_hint(SYNOPSIS);
+			}
+			live_buckets = (unsigned)u;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return MT_EXIT_OK;
@@ -482,6 +495,10 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 	if (sites && (report || json || diff_base)) {
 		mt_error("--sites, --tree and --callers are exclusive with --report, "
 			"--json and --diff (--json carries the sites)");
+		return MT_EXIT_USAGE;
+	}
+	if (live_buckets && (!json || diff_base)) {
+		mt_error("--live-buckets adds a section to --json: give --json, without --diff");
 		return MT_EXIT_USAGE;
 	}
 	if (sites && !have_top)
@@ -532,6 +549,7 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 	mt_fold_profile_filter(p, &filter);
 	if (have_at)
 		mt_fold_profile_at(p, at_ns);
+	mt_fold_profile_live_buckets(p, live_buckets);
 	/* the histograms are for the JSON and --sizes/--lifetimes: kept
 	 * otherwise they cost a fifth of the fold's time */
 	mt_fold_profile_histograms(p, json || opt.sizes || opt.lifetimes);

@@ -3,6 +3,9 @@
 
 #include "fold/render.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 int mt_fold_json_has_memory(const struct mt_fold_snapshot *s)
 {
 	const struct mt_fold_memory *m = s->mem;
@@ -166,5 +169,64 @@ int mt_fold_json_site_hists(FILE *f, const struct mt_fold_snapshot *s,
 	fputs(", \"lifetimes\": ", f);
 	hist(f, &h);
 	mt_fold_memory_hist_free(&h);
+	return 0;
+}
+
+static const struct mt_fold_snapshot *live_sort_s;
+
+static int live_key_cmp(const void *a, const void *b)
+{
+	return strcmp(live_sort_s->live_keys[*(const uint32_t *)a],
+		      live_sort_s->live_keys[*(const uint32_t *)b]);
+}
+
+static void live_points(FILE *f, const struct mt_fold_live_pt *v, uint32_t n)
+{
+	fputc('[', f);
+	for (uint32_t i = 0; i < n; i++) {
+		fprintf(f, "%s[%u, ", i ? ", " : "", v[i].bucket);
+		mt_fold_json_num(f, v[i].bytes);
+		fputs(", ", f);
+		mt_fold_json_num(f, v[i].objects);
+		fprintf(f, ", %llu]", (unsigned long long)v[i].n);
+	}
+	fputc(']', f);
+}
+
+int mt_fold_json_live(FILE *f, const struct mt_fold_snapshot *s)
+{
+	const struct mt_fold_live *l = &s->live;
+	if (!l->buckets)
+		return 0;
+	uint32_t *order = malloc(((size_t)l->nrows + 1) * sizeof(*order));
+	if (!order)
+		return MT_FOLD_ENOMEM;
+	for (uint32_t i = 0; i < l->nrows; i++)
+		order[i] = i;
+	live_sort_s = s;
+	if (l->nrows)
+		qsort(order, l->nrows, sizeof(*order), live_key_cmp);
+	fprintf(f, ",\n \"live_over_time\": {\"time_unit\": \"ns\", \"start\": %llu, "
+		"\"end\": %llu, \"buckets\": %u,\n  \"allocations\": %llu, \"no_ptr_allocations\": "
+		"%llu,\n  \"moments\": [", (unsigned long long)l->start,
+		(unsigned long long)l->end, l->buckets, (unsigned long long)l->allocations,
+		(unsigned long long)s->counts.no_ptr_allocs);
+	for (unsigned b = 0; b < l->buckets; b++) {
+		fputs(b ? "," : "", f);
+		since(f, l->moments[b], l->start);
+	}
+	fputs("],\n  \"stacks\": [", f);
+	for (uint32_t k = 0; k < l->nrows; k++) {
+		const struct mt_fold_live_row *r = &l->rows[order[k]];
+		fputs(k ? ",\n   {\"stack\": " : "\n   {\"stack\": ", f);
+		mt_fold_json_string(f, s->live_keys[order[k]]);
+		fputs(", \"live\": ", f);
+		live_points(f, r->live, r->nlive);
+		fputs(",\n    \"allocated\": ", f);
+		live_points(f, r->alloc, r->nalloc);
+		fputc('}', f);
+	}
+	fputs("]}", f);
+	free(order);
 	return 0;
 }

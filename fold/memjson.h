@@ -17,6 +17,10 @@ int mt_fold_json_has_memory(const struct mt_fold_snapshot *s);
 /* ",\n \"timeline\": ..." etc., each key after a comma. */
 void mt_fold_json_memory(FILE *f, const struct mt_fold_snapshot *s);
 
+/* ",\n \"live_over_time\": {...}" when s has it (--live-buckets).
+ * @return : 0 or MT_FOLD_ENOMEM. */
+int mt_fold_json_live(FILE *f, const struct mt_fold_snapshot *s);
+
 /* ", \"sizes\": [...], \"lifetimes\": [...]" of one allocation site.
  * @return : 0 or MT_FOLD_ENOMEM. */
 int mt_fold_json_site_hists(FILE *f, const struct mt_fold_snapshot *s,

@@ -86,6 +86,8 @@ struct mt_fold_profile {
 	struct mt_fold_cells *cells;	/* per stack */
 	uint32_t cells_cap;
 	int no_hists;			/* mt_fold_profile_histograms(p, 0) */
+	unsigned live_buckets;		/* mt_fold_profile_live_buckets */
+	struct mt_fold_live live;
 };
 
 struct mt_fold_profile *mt_fold_profile_new(unsigned prefix)
@@ -218,6 +220,7 @@ void mt_fold_profile_free(struct mt_fold_profile *p)
 	free(p->recs);
 	free(p->key);
 	mt_fold_timeline_release(&p->tl);
+	mt_fold_live_release(&p->live);
 	for (uint32_t i = 0; p->cells && i < p->cells_cap; i++)
 		mt_fold_cells_release(&p->cells[i]);
 	free(p->cells);
@@ -679,6 +682,12 @@ static int end_alloc_w(struct mt_fold_profile *p, const struct rec *a, const str
 	} else {
 		p->counts.peak_unticked++;
 	}
+	if (p->live.buckets) {
+		double lb = w.kind == 2 ? (double)w.size : w.kind == 1 ? w.wb : w.wb * (double)w.kb;
+		if (mt_fold_live_add(&p->live, a->stack, a->time, end, lb,
+				     w.kind == 2 ? 1.0 : w.wo, w.kind == 2 ? 0 : w.kind == 1 ? 1 : w.kb))
+			return MT_FOLD_ENOMEM;
+	}
 	int same_thread = f && f->tid == a->tid && f->has_tseq && a->has_tseq;
 	if (same_thread && f->tseq == a->tseq) {
 		/* freed by its thread with no allocation of its in between */
@@ -725,7 +734,8 @@ int mt_fold_profile_finish(struct mt_fold_profile *p)
 	if (p->nrecs)
 		qsort(p->recs, p->nrecs, sizeof(*p->recs), rec_cmp);
 	size_t i = 0;
-	int ret = 0;
+	int ret = mt_fold_live_init(&p->live, p->live_buckets, p->counts.time_first,
+				    p->counts.time_last);
 	while (i < p->nrecs) {
 		size_t j = i;
 		const struct rec *live = NULL;
@@ -761,6 +771,7 @@ int mt_fold_profile_finish(struct mt_fold_profile *p)
 	free(p->recs);
 	p->recs = NULL;
 	p->nrecs = p->rec_cap = 0;
+	ret |= mt_fold_live_finish(&p->live);
 	/* the overall sizes and lifetimes: the stacks' cells summed */
 	for (uint32_t sid = 0; sid < p->cells_cap; sid++) {
 		const struct mt_fold_cells *c = &p->cells[sid];
@@ -779,6 +790,16 @@ int mt_fold_profile_finish(struct mt_fold_profile *p)
 void mt_fold_profile_histograms(struct mt_fold_profile *p, int on)
 {
 	p->no_hists = !on;
+}
+
+void mt_fold_profile_live_buckets(struct mt_fold_profile *p, unsigned n)
+{
+	p->live_buckets = n > MT_FOLD_LIVE_MAX_BUCKETS ? MT_FOLD_LIVE_MAX_BUCKETS : n;
+}
+
+const struct mt_fold_live *mt_fold_profile_live(const struct mt_fold_profile *p)
+{
+	return p->live.buckets ? &p->live : NULL;
 }
 
 void mt_fold_profile_at(struct mt_fold_profile *p, uint64_t ns_from_start)

@@ -25,6 +25,7 @@
 #include "fold/est.h"
 #include "fold/hist.h"
 #include "fold/line.h"
+#include "fold/live.h"
 #include "fold/timeline.h"
 
 enum mt_fold_metric {
@@ -251,6 +252,13 @@ const struct mt_fold_counts *mt_fold_profile_counts(const struct mt_fold_profile
  * time_first) for every process, instead of each process's peak moment
  * (--at).  Before finish. */
 void mt_fold_profile_at(struct mt_fold_profile *p, uint64_t ns_from_start);
+
+/* Keep what was live at the end of each of n equal time buckets of the run,
+ * by stack (fold/live.h; 0, the default: not kept).  Before finish. */
+void mt_fold_profile_live_buckets(struct mt_fold_profile *p, unsigned n);
+
+/* After finish: those figures, or NULL when not asked for. */
+const struct mt_fold_live *mt_fold_profile_live(const struct mt_fold_profile *p);
 
 /* -1: no --at (per process peak moments); else the moment in perf time. */
 int64_t mt_fold_profile_at_time(const struct mt_fold_profile *p);

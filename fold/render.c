@@ -746,6 +746,8 @@ static int json_report(FILE *f, const struct mt_fold_snapshot *s, const struct m
 	if (t)
 		json_sites(f, s, t, top, paths);
 	mt_fold_json_memory(f, s);
+	if (mt_fold_json_live(f, s))
+		return MT_FOLD_ENOMEM;
 	fputs("\n}\n", f);
 	return finish_io(f);
 }

@@ -52,6 +52,27 @@ static int build_stacks(struct mt_fold_snapshot *s, const struct mt_fold_profile
 	return 0;
 }
 
+/* What was live over time (asked for): copied, with the stacks' keys. */
+static int build_live(struct mt_fold_snapshot *s, const struct mt_fold_profile *p)
+{
+	const struct mt_fold_live *l = mt_fold_profile_live(p);
+	if (!l)
+		return 0;
+	if (mt_fold_live_copy(&s->live, l))
+		return MT_FOLD_ENOMEM;
+	if (!(s->live_keys = calloc((size_t)l->nrows + 1, sizeof(*s->live_keys))))
+		return MT_FOLD_ENOMEM;
+	for (uint32_t i = 0; i < l->nrows; i++) {
+		size_t len;
+		uint32_t kid;
+		const char *key = mt_fold_profile_stack(p, l->rows[i].stack, &len, NULL);
+		if (mt_fold_strtab_intern(s->names, key, len, &kid) < 0)
+			return MT_FOLD_ENOMEM;
+		s->live_keys[i] = mt_fold_strtab_get(s->names, kid, NULL);
+	}
+	return 0;
+}
+
 static int group_cmp(const void *a, const void *b)
 {
 	const struct mt_fold_group *x = a, *y = b;
@@ -402,7 +423,7 @@ int mt_fold_snapshot_new(struct mt_fold_snapshot **out, const struct mt_fold_pro
 	double bound = s->bound[opt->metric];
 	mt_fold_snapshot_clip(&s->total, bound);
 	if (build_sites(s, p, wfb, bound) || build_stacks(s, p) ||
-	    mt_fold_memory_new(&s->mem, p, opt->conf, wfb))
+	    mt_fold_memory_new(&s->mem, p, opt->conf, wfb) || build_live(s, p))
 		goto out;
 	/* Thread comm strings point into the profile: copy them. */
 	for (uint32_t i = 0; i < nt; i++) {
@@ -433,6 +454,8 @@ void mt_fold_snapshot_free(struct mt_fold_snapshot *s)
 	free(s->procs);
 	free(s->stacks);
 	mt_fold_memory_free(s->mem);
+	mt_fold_live_release(&s->live);
+	free(s->live_keys);
 	mt_fold_strtab_free(s->names);
 	free(s->event);
 	free(s);

@@ -93,6 +93,8 @@ struct mt_fold_snapshot {
 	double wfb[MT_FOLD_NMETRICS];
 	double bound[MT_FOLD_NMETRICS];
 	struct mt_fold_memory *mem;	/* timeline, peak, temporaries, histograms */
+	struct mt_fold_live live;	/* live over time (buckets 0: not asked) */
+	const char **live_keys;		/* live.rows' stack keys (in names) */
 	struct mt_fold_strtab *names;	/* private: owns the site names */
 	char *event;			/* private: owns counts.event */
 };

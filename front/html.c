@@ -1,8 +1,8 @@
 /* mt report --html, mt diff --html: one self-contained HTML page.
  *
- * The unwound text is read once by several readers at a time: mt-fold
- * --json with the capture's default metric and mt-html --write-events (the
- * sampled allocations' times, for "what was live at a moment").  mt-html
+ * The unwound text is folded once with the capture's default metric:
+ * mt-fold --json --live-buckets (its "live_over_time": what was live at
+ * each moment by stack, for "what was live at a moment").  mt-html
  * --list-metrics then names the other metrics the capture has (the peak and
  * temporary ones only when mt-fold's JSON carries "peak" and "temporary"),
  * folded in one more pass (the cached text), and mt-html assembles the
@@ -22,6 +22,8 @@
 
 /* Sites per metric on the page (the table): the page stays small. */
 #define HTML_TOP "200"
+/* Time resolution of "what was live at a moment": 1/300 of the run. */
+#define HTML_LIVE_BUCKETS "300"
 #define MAX_METRICS 8
 
 struct work {
@@ -139,10 +141,10 @@ int mt_html_report(const char *file, const char *out, const char *metric, char *
 	if (rc || (rc = work_open(&w)))
 		return rc;
 	char comm[256] = "";
-	/* pass 1: the default (or asked) metric and the allocations' times */
-	char *json0 = work_file(&w, "m0.json"), *events = work_file(&w, "events.json");
-	char *a0[40] = { "--json", "--top", HTML_TOP }, *ev[] = { "--write-events", events, NULL };
-	int a = 3;
+	/* pass 1: the default (or asked) metric and what was live over time */
+	char *json0 = work_file(&w, "m0.json");
+	char *a0[40] = { "--json", "--top", HTML_TOP, "--live-buckets", HTML_LIVE_BUCKETS };
+	int a = 5;
 	if (metric) {
 		a0[a++] = "--metric";
 		a0[a++] = (char *)metric;
@@ -155,8 +157,8 @@ int mt_html_report(const char *file, const char *out, const char *metric, char *
 		      MT_EXIT_ENV);
 		goto out;
 	}
-	struct mt_fold_run r1[2] = { { a0, fds[0], NULL }, { ev, -1, w.html } };
-	rc = mt_front_fold(file, NULL, r1, 2, no_cache, verbose, metric, save_comm, comm);
+	struct mt_fold_run r1 = { a0, fds[0], NULL };
+	rc = mt_front_fold(file, NULL, &r1, 1, no_cache, verbose, metric, save_comm, comm);
 	mt_front_close(&fds[0]);
 	if (rc > 1 || (rc && empty(json0)))
 		goto out;
@@ -204,9 +206,8 @@ int mt_html_report(const char *file, const char *out, const char *metric, char *
 	/* the page */
 	char title[512];
 	snprintf(title, sizeof(title), "mt report: %s, '%s'", *comm ? comm : "?", file);
-	char *hv[32] = { NULL, "-o", (char *)out, "--title", title, "--capture", (char *)file,
-			 "--events", events };
-	int h = 9;
+	char *hv[32] = { NULL, "-o", (char *)out, "--title", title, "--capture", (char *)file };
+	int h = 7;
 	for (int i = 0; i < nm; i++)
 		hv[h++] = files[i];
 	hv[h] = NULL;

@@ -17,8 +17,10 @@ E2E_TESTS += tests/e2e/flamegraph-diff.sh
 BROWSER_DIR := build/browser
 
 # report.test.mjs folds its input with the built mt-fold and writes the pages
-# with the built mt-html; screenshots of each view land in build/browser-report/.
-check-browser: $(B)/bin/mt-fold $(B)/bin/mt-html
+# with the built mt-html, and records build/fixtures/fold_phases with the
+# built mt (mt record, mt report --html: all the stages); screenshots of each
+# view land in build/browser-report/.
+check-browser: all build/fixtures/fold_phases
 	@sh mk/deps.sh browser
 	@$(TEST_ENV) MT_BROWSER_DIR=$(abspath $(BROWSER_DIR)) node tests/browser/flamegraph.test.mjs
 	@$(TEST_ENV) MT_BROWSER_DIR=$(abspath $(BROWSER_DIR)) node tests/browser/report.test.mjs

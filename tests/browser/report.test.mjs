@@ -6,7 +6,8 @@
 // every allocation 100 bytes, one sample point each): temp_site allocates 30 blocks and
 // frees each at once (t 0..0.29 s from the first event), peak_site 20 blocks live together
 // from 1.0..1.19 s to 2.0 s, leak_site 10 blocks and rare_site 3 live to the end (3.0 s).
-// The real mt-fold folds it (--json, four metrics); the keys issue 27 adds to mt-fold's
+// The real mt-fold folds it (--json, four metrics; the first with --live-buckets 300, whose
+// "live_over_time" gives "what was live then", as mt report --html asks); the keys issue 27 adds to mt-fold's
 // JSON (timeline, peak, temporary, sizes, lifetimes, reconciliation, peak_/temp_ metrics)
 // are written here by hand, following docs/formats/fold-json.md's contract, so the chart
 // and the metric switch are tested before that mt-fold exists.  A second page from the
@@ -54,7 +55,8 @@ const V = (value, n, lo, hi) => ({ value, n, exact: false, rse: 1 / Math.sqrt(n)
 
 // The documents: real mt-fold output, then the contract's keys on the first.
 const metrics = ["alloc_bytes", "alloc_objects", "inuse_bytes", "inuse_objects"];
-const docs = metrics.map((m) => foldJson(m, input));
+// the first with "live_over_time" (--live-buckets 300, as mt report --html folds it)
+const docs = metrics.map((m, i) => foldJson(m, input, i ? [] : ["--live-buckets", "300"]));
 const plainFiles = docs.map((d, i) => { const p = join(work, `plain${i}.json`); writeFileSync(p, JSON.stringify(d)); return p; });
 const t = [0, 0.1 * S, 1.2 * S, 1.9 * S, 2.0 * S, 2.6 * S, 3.0 * S];
 const series = { t, live: [0, 100, 2000, 2000, 0, 1300, 1300], alloc_bytes: [0, 1000, 5000, 5000, 5000, 6300, 6300],
@@ -83,24 +85,50 @@ fullDocs.push(pick(docs[1], "peak_objects", ["_start;main;phase2;peak_site;mallo
 fullDocs.push(pick(docs[1], "temp_objects", ["_start;main;phase1;temp_site;malloc", 47.5, 30], contract.temporary.objects));
 const fullFiles = fullDocs.map((d, i) => { const p = join(work, `full${i}.json`); writeFileSync(p, JSON.stringify(d)); return p; });
 
-const events = join(work, "events.json");
-execFileSync(html, ["--write-events", events, input], { stdio: ["ignore", "inherit", "inherit"] });
 const pages = { cpu: join(work, "cpu.html"), full: join(work, "full.html"), plain: join(work, "plain.html"), bare: join(work, "bare.html"), diff: join(work, "diff.html") };
-execFileSync(html, ["-o", pages.full, "--title", "mt report: phases", "--capture", "phases.mtz", "--events", events, ...fullFiles]);
-execFileSync(html, ["-o", pages.plain, "--title", "plain", "--events", events, ...plainFiles]);
-execFileSync(html, ["-o", pages.bare, "--title", "bare", plainFiles[0]]);
+execFileSync(html, ["-o", pages.full, "--title", "mt report: phases", "--capture", "phases.mtz", ...fullFiles]);
+execFileSync(html, ["-o", pages.plain, "--title", "plain", ...plainFiles]);
+// bare: the first document without its "live_over_time"
+const bareFile = join(work, "bare.json");
+writeFileSync(bareFile, JSON.stringify({ ...docs[0], live_over_time: undefined }));
+execFileSync(html, ["-o", pages.bare, "--title", "bare", bareFile]);
 // a CPU capture: 40 cpu-clock samples of 1 ms, hot 30, warm 5, and 5 in a frame named
 // "x</script><!--y"; the title "cpu <b>@DATA@</b>" is text, not markup or data
-const cpuIn = join(src, "tests/browser/report-cpu.unwound"), cpuEv = join(work, "cpu-events.json");
-const cpuFiles = ["period", "samples"].map((m, i) => { const p = join(work, `cpu${i}.json`); writeFileSync(p, JSON.stringify(foldJson(m, cpuIn))); return p; });
-execFileSync(html, ["--write-events", cpuEv, cpuIn]);
-execFileSync(html, ["-o", pages.cpu, "--title", "cpu <b>@DATA@</b>", "--events", cpuEv, ...cpuFiles]);
+const cpuIn = join(src, "tests/browser/report-cpu.unwound");
+const cpuFiles = ["period", "samples"].map((m, i) => { const p = join(work, `cpu${i}.json`);
+  writeFileSync(p, JSON.stringify(foldJson(m, cpuIn, i ? [] : ["--live-buckets", "300"]))); return p; });
+execFileSync(html, ["-o", pages.cpu, "--title", "cpu <b>@DATA@</b>", ...cpuFiles]);
 // the diff: mt-fold --diff, and each side's own document
 const diffJson = join(work, "diff.json"), baseJson = join(work, "base.json"), newJson = join(work, "new.json");
 writeFileSync(diffJson, execFileSync(fold, ["--json", "--diff", input, inputNew], { stdio: ["ignore", "pipe", "inherit"] }));
 writeFileSync(baseJson, JSON.stringify(docs[0]));
 writeFileSync(newJson, JSON.stringify(foldJson("alloc_bytes", inputNew)));
 execFileSync(html, ["-o", pages.diff, "--title", "mt diff", "--diff", diffJson, "--base", baseJson, "--new", newJson]);
+// A real capture: build/fixtures/fold_phases (churn freed at once, build_peak's 6,000 blocks
+// live together at the peak, keep_forever's 750 live at exit), recorded by mt record and
+// written by mt report --html; beside it mt-fold's own --json of the same unwound text.
+const fixtures = resolve(process.env.MT_FIXTURES || join(build, "fixtures"));
+const mt = join(build, "bin/mt"), phasesFx = join(fixtures, "fold_phases");
+const real = { page: join(work, "phases.html"), skip: null, fold: null };
+{
+  const env = { ...process.env, XDG_CACHE_HOME: join(work, "cache"), PATH: join(build, "bin") + ":" + process.env.PATH };
+  const mtz = join(work, "phases.mtz");
+  let rc = 0, err = "";
+  try {
+    execFileSync(mt, ["record", "-o", mtz, "--", phasesFx], { env, stdio: ["ignore", "ignore", "pipe"] });
+  } catch (e) { rc = e.status; err = String(e.stderr || e.message); }
+  if (rc === 125 || /perf_event_open|cannot open perf events/.test(err)) real.skip = "mt record cannot open perf events: " + err.trim().split("\n").pop();
+  else if (rc) { check("mt record of fold_phases", false, `exit ${rc}: ${err}`); }
+  else {
+    execFileSync(mt, ["report", "--html", "-o", real.page, mtz], { env, stdio: ["ignore", "ignore", "inherit"] });
+    const text = execFileSync(join(build, "bin/mt-unwind"), ["-q", mtz], { env, maxBuffer: 1 << 28, stdio: ["ignore", "pipe", "inherit"] });
+    writeFileSync(join(work, "phases.txt"), text);
+    real.fold = foldJson("peak_bytes", join(work, "phases.txt"), ["--live-buckets", "300"]);
+    const t = readFileSync(real.page, "utf-8"), tag = '<script type="application/json" id="data">';
+    const a = t.indexOf(tag) + tag.length;
+    real.data = JSON.parse(t.slice(a, t.indexOf("</script>", a)).replace(/<\\\//g, "</"));
+  }
+}
 check("the page has no URL to fetch (no http:, https:, //host)",
   !/(src|href)\s*=\s*["']?(https?:|\/\/)/i.test(readFileSync(pages.full, "utf-8")));
 console.log(`page sizes: full ${statSync(pages.full).size} B, diff ${statSync(pages.diff).size} B`);
@@ -301,6 +329,65 @@ async function main() {
   const drows = await page.locator("table.diff tbody tr").allTextContents();
   check("diff table: (all) and 4 sites, leak_site significant", drows.length === 5 && drows.some((r) => /^leak_site.*yes$/.test(r)), drows.join(" / "));
   await page.screenshot({ path: join(shots, "diff.png"), fullPage: true });
+
+  // the real capture's page
+  if (real.skip) console.log("SKIP real capture of fold_phases: " + real.skip);
+  else if (real.data) {
+    await open(real.page);
+    const D = real.data, tl = D.timeline;
+    check("real: the page's timeline is mt-fold's", tl && JSON.stringify(tl) === JSON.stringify(real.fold.timeline) && tl.total.t.length > 3,
+      tl ? tl.total.t.length : "no timeline");
+    const exact = await page.evaluate(() => {
+      const p = document.querySelector("#chart path[data-series='live (exact)']");
+      if (!p) return null;
+      const pts = p.getAttribute("d").split(/[ML]/).filter((s) => s.trim()).map((s) => s.split(",").map(Number));
+      const top = pts.reduce((m, q) => (q[1] < m[1] ? q : m), pts[0]);
+      const mark = document.querySelector("#peak-mark");
+      return { n: pts.length, topX: top[0], markX: mark ? Number(mark.getAttribute("x1")) : null };
+    });
+    check("real: the memory chart draws the exact live curve, one point per timeline point, its top at the peak mark",
+      exact && exact.n === tl.total.t.length && exact.markX != null && Math.abs(exact.topX - exact.markX) < 1, JSON.stringify(exact));
+    // the live sites at a click: the flame graph's frames named after the fixture's functions
+    const liveSites = () => page.evaluate(() => {
+      const out = {};
+      for (const e of document.querySelectorAll("#timeline .flame .fr")) {
+        const m = /^(churn|build_peak|keep_forever) /.exec(e.mtNode.name);
+        if (m) out[m[1]] = (out[m[1]] || 0) + e.mtNode.v;
+      }
+      return out;
+    });
+    const widestOf = (o) => Object.keys(o).sort((a, b) => o[b] - o[a])[0] || null;
+    // the chart's box where it is now (a screenshot scrolls)
+    const clickAt = async (x) => { const box = await page.locator("#chart").boundingBox();
+      await page.mouse.click(box.x + x * box.width / 900, box.y + box.height / 2); };
+    await clickAt(exact.markX);
+    const atPeak = await liveSites(), peakTitle = await page.locator("#live-title").textContent();
+    check("real: clicking the chart at the peak shows build_peak as the widest live site",
+      widestOf(atPeak) === "build_peak" && !atPeak.churn, JSON.stringify(atPeak) + " " + peakTitle);
+    // the page's figure there is mt-fold's: its live_over_time summed at that bucket
+    const lot = real.fold.live_over_time, b = Math.min(lot.buckets - 1, Math.floor((exact.markX - 60) / 780 * lot.buckets));
+    const at = (pts) => { let v = 0; for (const x of pts) { if (x[0] > b) break; v = x[1]; } return v; };
+    const want = lot.stacks.filter((s) => s.stack.split(";").some((f) => /^build_peak\b/.test(f)))
+      .reduce((s, r) => s + at(r.live), 0);
+    check("real: … build_peak's live bytes there are mt-fold's live_over_time at that bucket", want > 0 && Math.abs(atPeak.build_peak - want) <= 1, `${atPeak.build_peak} vs ${want} (bucket ${b})`);
+    await page.locator("#timeline").screenshot({ path: join(shots, "real-phases-peak.png") });
+    await clickAt(60 + 780 * 0.995);
+    const atEnd = await liveSites();
+    check("real: near the end keep_forever is the widest live site", widestOf(atEnd) === "keep_forever" && !atEnd.build_peak,
+      JSON.stringify(atEnd) + " " + await page.locator("#live-title").textContent());
+    check("real: the metric switch has peak_bytes", await page.locator("#metric button[data-v='peak_bytes']").count() === 1);
+    await page.locator("#metric button[data-v='peak_bytes']").click();
+    const peakMain = await page.evaluate(() => {
+      const out = {};
+      for (const e of document.querySelectorAll("#flame .flame .fr")) {
+        const m = /^(churn|build_peak|keep_forever) /.exec(e.mtNode.name);
+        if (m) out[m[1]] = (out[m[1]] || 0) + e.mtNode.v;
+      }
+      return out;
+    });
+    check("real: peak_bytes draws build_peak widest", widestOf(peakMain) === "build_peak", JSON.stringify(peakMain));
+    await page.screenshot({ path: join(shots, "real-phases.png"), fullPage: true });
+  }
 
   check("no request outside the file", remote.length === 0, remote.join(" "));
   check("no console error on any page", errors.length === 0, errors.join("; "));

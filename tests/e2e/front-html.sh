@@ -3,7 +3,8 @@
 # (rate 4096, seeds 1 and 2): the page is one file with no URL to fetch, mode
 # 0600, named after the capture; it carries mt-fold's documents for the four
 # allocation metrics (the peak and temporary ones only when mt-fold's JSON has
-# "peak" and "temporary"), the sampled allocations' times, and the sites mt
+# "peak" and "temporary"), mt-fold's "live_over_time" (whose last moment
+# is the inuse_bytes document's total, stack by stack), and the sites mt
 # report names; stacks below the stated share are pruned and counted; -o -
 # writes to stdout; the diff page carries mt-fold --diff's rows; a missing
 # capture and an event capture's allocation metric are refused.
@@ -61,12 +62,30 @@ for m in d["metrics"]:
     assert abs(tot - m["prune"]["total"]) <= 1e-6 * max(1, tot), (m["metric"], tot, m["prune"])
     assert m["prune"]["share"] == 0.001
     assert abs(m["prune"]["total"] - m["doc"]["total"]["value"]) <= 1e-6 * max(1, tot), m["metric"]
-# the live view: one entry per (stack, bucket pair); its sampled allocations
-# are those of the capture (alloc lines)
+# the live view, from mt-fold's "live_over_time": per pruned stack the change
+# points of what was live and what each bucket allocated; its allocations
+# are the capture's (alloc lines with a pointer)
 lv = d["live"]
-assert lv["buckets"] == 300 and lv["entries"], lv.keys()
-assert lv["allocations"] == first["input"]["alloc"], (lv["allocations"], first["input"]["alloc"])
-assert all(0 <= e[1] < 300 and e[1] <= e[2] <= 300 for e in lv["entries"])
+assert lv["buckets"] == 300 and lv["rows"], lv.keys()
+inp = first["input"]
+assert lv["allocations"] == inp["alloc"] - inp["allocs_without_ptr"], (lv["allocations"], inp)
+for r in lv["rows"]:
+    for pts in (r[1], r[2]):
+        bs = [x[0] for x in pts]
+        assert bs == sorted(set(bs)) and all(0 <= b < 300 for b in bs), bs
+# at the last moment what is live is inuse: mt-fold's inuse_bytes, stack by stack
+def at(r, b):
+    v = 0
+    for x in r[1]:
+        if x[0] > b:
+            break
+        v = x[1]
+    return v
+inuse = [m for m in d["metrics"] if m["metric"] == "inuse_bytes"][0]
+end = sum(at(r, 299) for r in lv["rows"])
+want = inuse["doc"]["total"]["value"]
+assert abs(end - want) <= 0.001 * len(lv["rows"]) + 1e-9 * want, (end, want)
+assert want > 0, want
 # its frames are named as mt-fold names them: mt report's text carries
 # --pprof-info suffixes (" {FILE:START}", " @N+0xADDR"), taken off like mt-fold does
 names = d["names"]
@@ -74,7 +93,7 @@ live_names = {names[i] for st in lv["stacks"] for i in st}
 fold_names = {names[i] for st in d["metrics"][0]["stacks"] for i in st[0]}
 assert live_names <= fold_names, sorted(live_names - fold_names)[:5]
 assert any(" (fold_sites.c:" in n for n in live_names), sorted(live_names)[:5]
-print("metrics", ms, "live entries", len(lv["entries"]))
+print("metrics", ms, "live stacks", len(lv["rows"]), "live at the end", end, "inuse", want)
 PY
 
 # -o and -o -

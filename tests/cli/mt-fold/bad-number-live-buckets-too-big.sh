@@ -1,0 +1,2 @@
+# more buckets than the limit
+mt-fold --json --live-buckets 100001 -
