@@ -104,6 +104,33 @@ writeFileSync(diffJson, execFileSync(fold, ["--json", "--diff", input, inputNew]
 writeFileSync(baseJson, JSON.stringify(docs[0]));
 writeFileSync(newJson, JSON.stringify(foldJson("alloc_bytes", inputNew)));
 execFileSync(html, ["-o", pages.diff, "--title", "mt diff", "--diff", diffJson, "--base", baseJson, "--new", newJson]);
+// A null diff with many frames: 240 functions (12 callers of 20 leaves)
+// whose sample counts in both runs are Poisson draws of one mean (a seeded
+// generator): a per-frame 95% test would colour about 5% of them; the
+// per-frame exact tests under Holm's step-down colour none.
+pages.nullDiff = join(work, "null-many.diff.html");
+{
+  let seed = 12345;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296);
+  const poisson = (mean) => { let k = 0, p = Math.exp(-mean), c = p, u = rnd(); while (u > c) { k++; p *= mean / k; c += p; } return k; };
+  const side = (name) => {
+    const lines = ["# mt-unwind 1"];
+    let t = 1000;
+    for (let c = 0; c < 12; c++)
+      for (let l = 0; l < 20; l++)
+        for (let k = poisson(6 + (c * 20 + l) % 25); k > 0; k--)
+          lines.push(`alloc\t9/9\t${t++}\tnull\tsize=64 ptr=0x${(t * 64).toString(16)} fn=malloc points=1 rate=524288\t_start;main;caller${c};leaf${c}_${l};malloc end=complete`);
+    const f = join(work, name + ".unwound");
+    writeFileSync(f, lines.join("\n") + "\n");
+    return f;
+  };
+  const b = side("null-base"), n = side("null-new");
+  const dj = join(work, "null-diff.json"), bj = join(work, "null-base.json"), nj = join(work, "null-new.json");
+  writeFileSync(dj, execFileSync(fold, ["--json", "--diff", b, n], { stdio: ["ignore", "pipe", "inherit"] }));
+  writeFileSync(bj, JSON.stringify(foldJson("alloc_bytes", b)));
+  writeFileSync(nj, JSON.stringify(foldJson("alloc_bytes", n)));
+  execFileSync(html, ["-o", pages.nullDiff, "--prune", "0", "--title", "null diff", "--diff", dj, "--base", bj, "--new", nj]);
+}
 // A real capture: build/fixtures/fold_phases (churn freed at once, build_peak's 6,000 blocks
 // live together at the peak, keep_forever's 750 live at exit), recorded by mt record and
 // written by mt report --html; beside it mt-fold's own --json of the same unwound text.
@@ -127,6 +154,14 @@ const real = { page: join(work, "phases.html"), skip: null, fold: null };
     const t = readFileSync(real.page, "utf-8"), tag = '<script type="application/json" id="data">';
     const a = t.indexOf(tag) + tag.length;
     real.data = JSON.parse(t.slice(a, t.indexOf("</script>", a)).replace(/<\\\//g, "</"));
+    // two runs of the program that differ only in the sampler's seed: the
+    // differential graph must colour nothing (the per-frame tests of
+    // mt flame --diff: exact binomial, Holm at 5%)
+    const m1 = join(work, "null1.mtz"), m2 = join(work, "null2.mtz");
+    for (const [f, seed] of [[m1, "1"], [m2, "2"]])
+      execFileSync(mt, ["record", "--rate", "65536", "--seed", seed, "-o", f, "--", phasesFx], { env, stdio: ["ignore", "ignore", "pipe"] });
+    real.nullPage = join(work, "null.diff.html");
+    execFileSync(mt, ["diff", "--html", "-o", real.nullPage, m1, m2], { env, stdio: ["ignore", "ignore", "inherit"] });
   }
 }
 check("the page has no URL to fetch (no http:, https:, //host)",
@@ -329,14 +364,27 @@ async function main() {
   const drows = await page.locator("table.diff tbody tr").allTextContents();
   check("diff table: (all) and 4 sites, leak_site significant", drows.length === 5 && drows.some((r) => /^leak_site.*yes$/.test(r)), drows.join(" / "));
   await page.screenshot({ path: join(shots, "diff.png"), fullPage: true });
+  await open(pages.nullDiff);
+  const nm = await page.evaluate(() => {
+    const fr = [...document.querySelectorAll("#flame .fr")];
+    const grey = (e) => getComputedStyle(e).backgroundColor === "rgb(217, 217, 217)";
+    return { frames: fr.length, coloured: fr.filter((e) => !grey(e)).length,
+      naive: fr.filter((e) => { const n = e.mtNode; const sd = Math.sqrt((n.n ? n.v * n.v / n.n : 0) + (n.nb ? n.vb * n.vb / n.nb : 0));
+        return n.v !== n.vb && Math.abs(n.v - n.vb) > 1.96 * sd; }).length };
+  });
+  check("null diff of 240 functions: no frame coloured, where a per-frame 95% test marks some", nm.frames > 240 && nm.coloured === 0 && nm.naive > 0, JSON.stringify(nm));
+  console.log("null diff: " + JSON.stringify(nm));
 
   // the real capture's page
   if (real.skip) console.log("SKIP real capture of fold_phases: " + real.skip);
   else if (real.data) {
     await open(real.page);
     const D = real.data, tl = D.timeline;
-    check("real: the page's timeline is mt-fold's", tl && JSON.stringify(tl) === JSON.stringify(real.fold.timeline) && tl.total.t.length > 3,
-      tl ? tl.total.t.length : "no timeline");
+    // the total series as mt-fold wrote it; of each process its peak only
+    const ft = real.fold.timeline;
+    check("real: the page's timeline is mt-fold's", tl && JSON.stringify(tl.total) === JSON.stringify(ft.total) && tl.total.t.length > 3 &&
+      JSON.stringify(tl.processes.map((p) => p.peak)) === JSON.stringify(ft.processes.map((p) => p.peak)) &&
+      tl.processes.every((p) => !("t" in p)), tl ? tl.total.t.length : "no timeline");
     const exact = await page.evaluate(() => {
       const p = document.querySelector("#chart path[data-series='live (exact)']");
       if (!p) return null;
@@ -387,6 +435,13 @@ async function main() {
     });
     check("real: peak_bytes draws build_peak widest", widestOf(peakMain) === "build_peak", JSON.stringify(peakMain));
     await page.screenshot({ path: join(shots, "real-phases.png"), fullPage: true });
+    await open(real.nullPage);
+    const nul = await page.evaluate(() => {
+      const fr = [...document.querySelectorAll("#flame .fr")];
+      return { frames: fr.length, coloured: fr.filter((e) => getComputedStyle(e).backgroundColor !== "rgb(217, 217, 217)").map((e) => e.mtNode.name) };
+    });
+    check("real: two seeds of one program: the differential graph colours no frame", nul.frames > 5 && nul.coloured.length === 0, JSON.stringify(nul));
+    await page.screenshot({ path: join(shots, "real-null-diff.png"), fullPage: true });
   }
 
   check("no request outside the file", remote.length === 0, remote.join(" "));
