@@ -62,8 +62,15 @@ for m in d["metrics"]:
     print("  %-14s stacks %6d -> %5d drawn; the stacks cut hold %5.2f%% of the total" % (
         m["metric"], p["stacks_in"], p["stacks_out"], 100 * p["value_pruned"] / (p["total"] or 1)))
 lv = d.get("live") or {}
-print("  live view: %d sampled allocations in %d groups; %d frame names; data %d bytes of %d"
-      % (lv.get("allocations", 0), len(lv.get("entries", [])), len(d["names"]), t.index("</script>", a) - a, len(t)))
+size = lambda v: len(json.dumps(v, separators=(",", ":")))
+print("  live view: %d sampled allocations, %d stacks; %d frame names; data %d bytes of %d"
+      % (lv.get("allocations", 0), len(lv.get("stacks", [])), len(d["names"]), t.index("</script>", a) - a, len(t)))
+parts = sorted(((size(v), k) for k, v in d.items() if k != "metrics"), reverse=True)
+parts += [(size(m), "metric " + m["metric"]) for m in d["metrics"]]
+print("  data by part (bytes): " + ", ".join("%s %d" % (k, n) for n, k in sorted(parts, reverse=True)[:8]))
+doc = d["metrics"][0]["doc"]
+print("  first metric's document by key (bytes): " + ", ".join(
+    "%s %d" % (k, n) for n, k in sorted(((size(v), k) for k, v in doc.items()), reverse=True)[:6]))
 PY
 done
 echo "compile of $files files under mt record: ${rec_s}s wall"
