@@ -18,7 +18,7 @@ for how in ring no-ring ring-64k no-ring-64k; do
 	[ "$(capture_lost "$T/$how.err")" = 0 ] || fail "$how: samples lost: $(cat "$T/$how.err")"
 	mt-unwind -o "$T/$how.txt" "$T/$how.data" 2>"$T/$how.uw" || fail "mt-unwind: $(cat "$T/$how.uw")"
 	# kind, comm, fields without the pointer (ASLR), frames, end: per line, sorted
-	grep '^alloc' "$T/$how.txt" | cut -f1,4- | sed 's/ptr=0x[0-9a-f]* //' | sort >"$T/$how.cmp"
+	grep '^alloc' "$T/$how.txt" | cut -f1,4- | sed 's/ptr=0x[0-9a-f]* //; s/ seq=[0-9]*//' | sort >"$T/$how.cmp"
 done
 cmp -s "$T/ring.cmp" "$T/no-ring.cmp" ||
 	fail "ring and uprobe samples differ: $(diff "$T/ring.cmp" "$T/no-ring.cmp" | head -5)"
