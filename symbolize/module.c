@@ -32,6 +32,7 @@ struct mt_unwind_modules {
 	int prefetch, prefetch_dwarf;
 	char *debug_cache;			/* directory, or NULL: no cache */
 	struct mt_unwind_debug_cache_stats cache_stats;
+	struct mt_unwind_symtab_stats symtab_stats;	/* atomic */
 	int loaders;				/* started and not yet joined */
 	int running;				/* loader threads not yet done (atomic) */
 };
@@ -603,6 +604,34 @@ static void module_open_path(struct mt_unwind_modules *ms, struct mt_unwind_modu
 	m->opened = strdup(path);
 }
 
+/* m's sorted symbols from mod, through the debug cache when there is one
+ * and the file has a build-id. */
+static int symtab_load(struct mt_unwind_modules *ms, struct mt_unwind_module *m,
+		       Dwfl_Module *mod)
+{
+	return mt_unwind_symtab_load_cached(&m->symtab, mod, ms->debug_cache, m->file_id,
+					    m->file_id_len, &ms->symtab_stats);
+}
+
+int mt_unwind_module_load_symtab(struct mt_unwind_module *m)
+{
+	if (m->symtab_loaded)
+		return 0;
+	m->symtab_loaded = 1;
+	return symtab_load(m->owner, m, m->sym_mod);
+}
+
+struct mt_unwind_symtab_stats mt_unwind_modules_symtab_stats(struct mt_unwind_modules *ms)
+{
+	struct mt_unwind_symtab_stats st;
+	__atomic_load(&ms->symtab_stats.read, &st.read, __ATOMIC_RELAXED);
+	__atomic_load(&ms->symtab_stats.built, &st.built, __ATOMIC_RELAXED);
+	__atomic_load(&ms->symtab_stats.saved, &st.saved, __ATOMIC_RELAXED);
+	__atomic_load(&ms->symtab_stats.unsound, &st.unsound, __ATOMIC_RELAXED);
+	__atomic_load(&ms->symtab_stats.failed, &st.failed, __ATOMIC_RELAXED);
+	return st;
+}
+
 /* The loader thread: its own session on the file, so the unwinder's
  * session (CFI) is never touched from two threads. */
 static void *loader_main(void *arg)
@@ -646,7 +675,7 @@ static void *loader_main(void *arg)
 	m->sym_dwfl = d;
 	m->sym_mod = mod;
 	m->symtab_loaded = 1;
-	if (mt_unwind_symtab_load(&m->symtab, mod) != 0)
+	if (symtab_load(ms, m, mod) != 0)
 		m->symtab_loaded = 0;
 	if (ms->prefetch_dwarf) {
 		m->dwarf_loaded = 1;

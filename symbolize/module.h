@@ -169,6 +169,14 @@ void mt_unwind_modules_set_debug_cache(struct mt_unwind_modules *ms, const char 
  * where they have new ones.  @return : what the scope index cache did. */
 struct mt_unwind_scopes_stats mt_unwind_modules_save_scopes(struct mt_unwind_modules *ms);
 
+/* m's sorted symbol table (m->symtab), loaded on first call, through the
+ * debug cache's DIR/<build-id>.syms (symtab.h).  Call after
+ * mt_unwind_module_symbols_ready.  @return : 0, or MT_UNWIND_ENOMEM. */
+int mt_unwind_module_load_symtab(struct mt_unwind_module *m);
+
+/* What the symbol table cache did so far. */
+struct mt_unwind_symtab_stats mt_unwind_modules_symtab_stats(struct mt_unwind_modules *ms);
+
 /* What the debug cache did so far. */
 struct mt_unwind_debug_cache_stats
 mt_unwind_modules_debug_cache_stats(struct mt_unwind_modules *ms);
