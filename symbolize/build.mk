@@ -17,6 +17,7 @@ UNWIND_SRCS := \
 	symbolize/order.c \
 	symbolize/prefault.c \
 	symbolize/replay.c \
+	symbolize/rules_file.c \
 	symbolize/scopes.c \
 	symbolize/scopes_file.c \
 	symbolize/out.c \
