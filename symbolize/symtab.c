@@ -114,7 +114,16 @@ static uint64_t file_identity(uint64_t h, const char *path)
 	return mt_fnv_from(h, (const unsigned char *)w, 0, sizeof(w));
 }
 
-uint64_t mt_unwind_symtab_source(Dwfl_Module *mod)
+/* Is path in directory dir? */
+static int under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+uint64_t mt_unwind_symtab_source(Dwfl_Module *mod, const char *cache_dir)
 {
 	int n = dwfl_module_getsymtab(mod);	/* finds the debug file if needed */
 	const char *mainfile = NULL, *debugfile = NULL;
@@ -125,8 +134,15 @@ uint64_t mt_unwind_symtab_source(Dwfl_Module *mod)
 	uint64_t w = (uint64_t)(n < 0 ? 0 : n);
 	uint64_t h = mt_fnv_from(MT_FNV_BASIS, (const unsigned char *)&w, 0, sizeof(w));
 	h = file_identity(h, mainfile);
-	if (!has_symtab(mod))
-		h = file_identity(h, debugfile);
+	if (!has_symtab(mod)) {
+		/* An inflated copy in the cache carries the build-id (checked
+		 * when it is used) and may be made again by any run: its
+		 * identity would change, its symbols do not. */
+		uint64_t copy = debugfile && cache_dir && *cache_dir && under(debugfile, cache_dir);
+		h = mt_fnv_from(h, (const unsigned char *)&copy, 0, sizeof(copy));
+		if (!copy)
+			h = file_identity(h, debugfile);
+	}
 	return h ? h : 1;
 }
 
@@ -246,7 +262,7 @@ int mt_unwind_symtab_load_cached(struct mt_unwind_symtab *t, Dwfl_Module *mod, c
 				 const uint8_t *id, size_t id_len,
 				 struct mt_unwind_symtab_stats *st)
 {
-	uint64_t source = dir && *dir && id_len && id_len <= MAX_ID ? mt_unwind_symtab_source(mod) : 0;
+	uint64_t source = dir && *dir && id_len && id_len <= MAX_ID ? mt_unwind_symtab_source(mod, dir) : 0;
 	if (!source)
 		return mt_unwind_symtab_load(t, mod);
 	int rc = mt_unwind_symtab_file_read(dir, id, id_len, source, t);

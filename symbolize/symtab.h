@@ -62,10 +62,11 @@ int mt_unwind_symtab_load_cached(struct mt_unwind_symtab *t, Dwfl_Module *mod, c
 
 /* What the symbols of mod come from: the number of symbols libdwfl
  * reports, and the identity (device, inode, size, modification and change
- * times) of the file with the table, the main file and, when it has no
- * .symtab, the separate debug file libdwfl found, hashed.  0 when it
- * cannot be told (no file: the vdso): then nothing is cached. */
-uint64_t mt_unwind_symtab_source(Dwfl_Module *mod);
+ * times) of the main file and, when it has no .symtab, of the separate
+ * debug file libdwfl found (an inflated copy in cache_dir, which any run
+ * may make again, by its being one), hashed.  0 when it cannot be told
+ * (no file: the vdso): then nothing is cached. */
+uint64_t mt_unwind_symtab_source(Dwfl_Module *mod, const char *cache_dir);
 
 /* The cache file for build-id id in dir, checked whole (size, checksum,
  * build-id, source, order, names) and trusted (common/trust.h), mapped
