@@ -135,13 +135,20 @@ uint64_t mt_unwind_symtab_source(Dwfl_Module *mod, const char *cache_dir)
 	uint64_t h = mt_fnv_from(MT_FNV_BASIS, (const unsigned char *)&w, 0, sizeof(w));
 	h = file_identity(h, mainfile);
 	if (!has_symtab(mod)) {
-		/* An inflated copy in the cache carries the build-id (checked
-		 * when it is used) and may be made again by any run: its
-		 * identity would change, its symbols do not. */
+		/* An inflated copy in the cache may be made again by any run
+		 * (two sessions of one run may each make it): its own identity
+		 * would change, not the file it was made from, which its
+		 * trailer names. */
 		uint64_t copy = debugfile && cache_dir && *cache_dir && under(debugfile, cache_dir);
 		h = mt_fnv_from(h, (const unsigned char *)&copy, 0, sizeof(copy));
-		if (!copy)
+		if (!copy) {
 			h = file_identity(h, debugfile);
+		} else {
+			uint64_t from = mt_unwind_debug_cache_copy_source(debugfile);
+			if (!from)
+				return 0;
+			h = mt_fnv_from(h, (const unsigned char *)&from, 0, sizeof(from));
+		}
 	}
 	return h ? h : 1;
 }
