@@ -172,8 +172,14 @@ struct mt_unwind_rule *mt_unwind_rules_file_rule(const struct mt_unwind_rules_fi
 						 const struct mt_unwind_rules_row *row)
 {
 	const uint8_t *p = f->records + row->off;
-	size_t heap = record_check(p, row->size);	/* checked at read: the size */
-	struct mt_unwind_rule *rule = heap ? calloc(1, heap) : NULL;
+	/* The record was checked whole when the file was read: its size. */
+	size_t heap = (sizeof(struct mt_unwind_rule) + 7) & ~(size_t)7;
+	for (size_t at = REC_HEAD; at < row->size;) {
+		uint32_t nops = mt_ld32(p + at);
+		heap += (sizeof(struct mt_unwind_expr) + nops * sizeof(Dwarf_Op) + 7) & ~(size_t)7;
+		at += 8 + (size_t)OP * nops;
+	}
+	struct mt_unwind_rule *rule = calloc(1, heap);
 	if (!rule)
 		return NULL;
 	rule->signal = p[0];
