@@ -34,6 +34,8 @@
 # per-sample cost; much larger files no longer stay in the page cache of the
 # test machine, and then every row measures the disk.  MT_BENCH_JOBS_ONLY=1:
 # only the -j rows (python3 and the parallel build recorded, no perf script).
+# MT_BENCH_BASE=DIR: in the -j rows, DIR/bin/mt-unwind -j 1 too (an older
+# build: before and after in the same interleaved rounds, the same files).
 set -eu
 command -v perf >/dev/null || { echo "bench/unwind.sh: perf not installed: skipped"; exit 0; }
 B=${MT_BUILD:-build}
@@ -149,11 +151,16 @@ workload gcc-build "make -j2 of 40 gcc compiles, 200 processes" make -s -C "$tmp
 # shared: a burst of other work then hits every variant alike).
 jobs_row() {	# jobs_row NAME FILE
 	"$B/bin/mt-unwind" -q --debug-cache "$tmp/cache" "$2" >/dev/null 2>&1
+	base=${MT_BENCH_BASE:-}
 	for _ in $(seq 11); do
-		for v in "-j 1" "-j 2" "--decode-only"; do
+		for v in "-j 1" "-j 2" "--decode-only" ${base:+base}; do
 			t0=$(date +%s%N)
-			# shellcheck disable=SC2086
-			"$B/bin/mt-unwind" -q $v --debug-cache "$tmp/cache" "$2" >/dev/null 2>&1
+			if [ "$v" = base ]; then
+				"$base/bin/mt-unwind" -q -j 1 --debug-cache "$tmp/cache" "$2" >/dev/null 2>&1
+			else
+				# shellcheck disable=SC2086
+				"$B/bin/mt-unwind" -q $v --debug-cache "$tmp/cache" "$2" >/dev/null 2>&1
+			fi
 			t1=$(date +%s%N)
 			printf '%s %d\n' "${v// /}" $(( (t1 - t0) / 1000 ))
 		done
@@ -168,6 +175,7 @@ jobs_row() {	# jobs_row NAME FILE
 		END {
 			j1 = med("-j1"); j2 = med("-j2"); d = med("--decode-only")
 			printf "%-30s %7d events  -j 1 %7.3f s  -j 2 %7.3f s  (%.2fx)  decode-only %7.3f s  ratio -j 1 %.2fx, -j 2 %.2fx\n", n, e, j1 / 1e6, j2 / 1e6, j1 / j2, d / 1e6, j1 / d, j2 / d
+			if (c["base"]) { b = med("base"); printf "%-30s %7s         base -j 1 %7.3f s  ratio %.2fx\n", "", "", b / 1e6, b / d }
 		}'
 }
 echo

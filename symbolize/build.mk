@@ -17,6 +17,7 @@ UNWIND_SRCS := \
 	symbolize/order.c \
 	symbolize/prefault.c \
 	symbolize/replay.c \
+	symbolize/rules_file.c \
 	symbolize/scopes.c \
 	symbolize/scopes_file.c \
 	symbolize/out.c \
@@ -84,6 +85,7 @@ E2E_TESTS += tests/e2e/unwind-agree.sh
 
 # Unit tests (Criterion): rule compiler, caches, maps, symbols on real ELF files.
 UNWIND_TEST_OBJS := \
+	$(B)/obj/tests/symbolize/cache_files_test.o \
 	$(B)/obj/tests/symbolize/cfi_test.o \
 	$(B)/obj/tests/symbolize/events_test.o \
 	$(B)/obj/tests/symbolize/jobs_test.o \
@@ -119,6 +121,7 @@ E2E_TESTS += tests/e2e/unwind-dump-advice.sh
 E2E_TESTS += tests/e2e/unwind-module-files.sh
 E2E_TESTS += tests/e2e/unwind-archive.sh
 E2E_TESTS += tests/e2e/unwind-jobs.sh
+E2E_TESTS += tests/e2e/unwind-cache-files.sh
 E2E_TESTS += tests/e2e/unwind-cut-warning.sh
 E2E_TESTS += tests/e2e/bad-records.sh
 E2E_TESTS += tests/e2e/unwind-callchain.sh

@@ -1,5 +1,6 @@
 /* CFI rule compiler, cache and evaluator. */
 #include "symbolize/cfi.h"
+#include "symbolize/rules_file.h"
 
 #include <dwarf.h>
 #include <gelf.h>
@@ -207,14 +208,21 @@ void mt_unwind_rule_finish(struct mt_unwind_rule *rule)
 			  rule->kind[MT_UNWIND_REG_SP] == MT_UNWIND_UNDEF;
 }
 
-static struct mt_unwind_rule *lookup(Dwarf_CFI *cfi, Dwarf_Addr addr, int *found)
+/* The rule of the row holding addr, and the row's range [*lo, *hi) in the
+ * CFI's addresses (empty when libdw does not tell). */
+static struct mt_unwind_rule *lookup(Dwarf_CFI *cfi, Dwarf_Addr addr, int *found,
+				     Dwarf_Addr *lo, Dwarf_Addr *hi)
 {
 	Dwarf_Frame *frame;
 	*found = 0;
+	*lo = *hi = 0;
 	if (!cfi || dwarf_cfi_addrframe(cfi, addr, &frame) != 0)
 		return NULL;
 	*found = 1;
 	struct mt_unwind_rule *rule = mt_unwind_rule_compile(frame);
+	bool signal;
+	if (dwarf_frame_info(frame, lo, hi, &signal) < 0 || !(*lo <= addr && addr < *hi))
+		*lo = *hi = 0;
 	free(frame);
 	return rule;
 }
@@ -245,15 +253,16 @@ static struct mt_unwind_rule *outermost_rule(void)
 	return rule;
 }
 
-const struct mt_unwind_rule *mt_unwind_rule_get(struct mt_unwind_module *m, uint64_t vaddr)
+/* The rule for vaddr from libdw: .eh_frame, else .debug_frame, else the
+ * entry point's; NULL out of memory.  *klo, *khi: the range of the
+ * .eh_frame row it is, for the cache file (empty: not one). */
+static struct mt_unwind_rule *rule_from_libdw(struct mt_unwind_module *m, uint64_t vaddr,
+					      uint64_t *klo, uint64_t *khi)
 {
-	uint64_t v;
-	if (mt_unwind_hashmap_get(&m->rules, vaddr, &v))
-		return (const void *)(uintptr_t)v;
-	if (vaddr == MT_UNWIND_HASH_EMPTY && m->rule_no_key)
-		return m->rule_no_key;
 	struct mt_unwind_rule *rule = NULL;
 	int found = 0;
+	Dwarf_Addr lo, hi;
+	*klo = *khi = 0;
 	/* libdw: see struct mt_unwind_module; lookups in .eh_frame use mod,
 	 * which only this thread uses once the symbol session is apart. */
 	int apart = __atomic_load_n(&m->apart, __ATOMIC_ACQUIRE);
@@ -261,13 +270,24 @@ const struct mt_unwind_rule *mt_unwind_rule_get(struct mt_unwind_module *m, uint
 		pthread_mutex_lock(&m->lock);
 	if (m->state == MT_UNWIND_MOD_OK) {
 		mt_unwind_module_load_cfi(m);
-		rule = lookup(m->eh_cfi, vaddr - m->eh_bias, &found);
+		rule = lookup(m->eh_cfi, vaddr - m->eh_bias, &found, &lo, &hi);
+		if (found && rule && rule->status == MT_UNWIND_RULE_OK && lo < hi) {
+			/* The row's end is where libdw stopped, the next advance
+			 * past the pc: every address from the pc up to it has
+			 * this row.  Its start is not: after DW_CFA_restore_state
+			 * it is the remembered row's (libdw 0.188's execute_cfi),
+			 * so the range kept starts at the pc. */
+			*klo = vaddr;
+			*khi = hi + m->eh_bias;
+		}
 		if (!found || (rule && rule->status != MT_UNWIND_RULE_OK)) {
 			if (apart)	/* .debug_frame: usually in the symbol session */
 				pthread_mutex_lock(&m->lock);
 			mt_unwind_module_load_dwarf_cfi(m);
 			int found2;
-			struct mt_unwind_rule *r2 = lookup(m->dw_cfi, vaddr - m->dw_bias, &found2);
+			Dwarf_Addr lo2, hi2;
+			struct mt_unwind_rule *r2 = lookup(m->dw_cfi, vaddr - m->dw_bias, &found2,
+							   &lo2, &hi2);
 			if (apart)
 				pthread_mutex_unlock(&m->lock);
 			if (found2 && r2 && (!rule || r2->status == MT_UNWIND_RULE_OK)) {
@@ -291,6 +311,21 @@ const struct mt_unwind_rule *mt_unwind_rule_get(struct mt_unwind_module *m, uint
 		if (rule)
 			rule->status = MT_UNWIND_RULE_NONE;
 	}
+	return rule;
+}
+
+const struct mt_unwind_rule *mt_unwind_rule_get(struct mt_unwind_module *m, uint64_t vaddr)
+{
+	uint64_t v;
+	if (mt_unwind_hashmap_get(&m->rules, vaddr, &v))
+		return (const void *)(uintptr_t)v;
+	if (vaddr == MT_UNWIND_HASH_EMPTY && m->rule_no_key)
+		return m->rule_no_key;
+	uint64_t klo = 0, khi = 0;
+	/* A row a run before compiled (the debug cache), else libdw. */
+	struct mt_unwind_rule *rule = mt_unwind_module_cached_rule(m, vaddr);
+	if (!rule)
+		rule = rule_from_libdw(m, vaddr, &klo, &khi);
 	if (!rule)
 		return NULL;
 	int rc = mt_unwind_hashmap_put(&m->rules, vaddr, (uintptr_t)rule);
@@ -300,6 +335,8 @@ const struct mt_unwind_rule *mt_unwind_rule_get(struct mt_unwind_module *m, uint
 		free(rule);
 		return NULL;
 	}
+	if (klo < khi)
+		mt_unwind_module_keep_rule(m, klo, khi, rule);
 	return rule;
 }
 

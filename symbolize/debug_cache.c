@@ -148,6 +148,23 @@ static int trailer_get(int fd, off_t size, struct source *s)
 	return 0;
 }
 
+uint64_t mt_unwind_debug_cache_copy_source(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
+	struct source s;
+	uint64_t h = 0;
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 && trailer_get(fd, st.st_size, &s) == 0) {
+		const uint64_t f[6] = { s.dev, s.ino, s.size, s.mtime_ns, s.ctime_ns, s.content };
+		h = mt_fnv(f, sizeof(f));
+		h = h ? h : 1;
+	}
+	close(fd);
+	return h;
+}
+
 /* Was the copy open on cfd (size bytes) made from the file open on src? */
 static int made_from(int cfd, off_t size, int src)
 {

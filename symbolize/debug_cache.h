@@ -51,6 +51,12 @@ int mt_unwind_cache_mkdirs(const char *dir);
 int mt_unwind_debug_cache_lookup(const char *dir, const uint8_t *id, size_t id_len, int src,
 				 char **path_out, struct mt_unwind_debug_cache_stats *st);
 
+/* The source the copy at @path was made from (its trailer: the
+ * original's identity and content hash), hashed: what a table made from
+ * the copy depends on, which a copy made again from the same file keeps.
+ * @return : the hash, or 0 when @path is no copy with a sound trailer. */
+uint64_t mt_unwind_debug_cache_copy_source(const char *path);
+
 /* Make the copy of the debug file open on @fd (not consumed), whose build-id
  * must be @id.  @return : an fd on the copy (its path in @path_out); -1 when
  * the file has no compressed section or another build-id (not counted), or

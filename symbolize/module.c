@@ -4,6 +4,7 @@
 #include "symbolize/arch.h"
 #include "symbolize/cu.h"
 #include "symbolize/debug_cache.h"
+#include "symbolize/rules_file.h"
 #include "common/cache_dir.h"
 #include "common/self.h"
 
@@ -32,6 +33,8 @@ struct mt_unwind_modules {
 	int prefetch, prefetch_dwarf;
 	char *debug_cache;			/* directory, or NULL: no cache */
 	struct mt_unwind_debug_cache_stats cache_stats;
+	struct mt_unwind_symtab_stats symtab_stats;	/* atomic */
+	struct mt_unwind_rules_stats rules_stats;	/* the unwinder's */
 	int loaders;				/* started and not yet joined */
 	int running;				/* loader threads not yet done (atomic) */
 };
@@ -389,6 +392,10 @@ static void module_free(struct mt_unwind_module *m)
 	mt_unwind_scopes_free(m->scopes);
 	mt_unwind_cus_free(m->cus);
 	mt_unwind_symtab_release(&m->symtab);
+	if (m->rules_file)
+		mt_unwind_rules_file_release(m->rules_file);
+	free(m->rules_file);
+	free(m->rules_new);
 	mt_unwind_hashmap_release(&m->rules);
 	mt_unwind_hashmap_release(&m->frames);
 	pthread_mutex_destroy(&m->lock);
@@ -603,6 +610,101 @@ static void module_open_path(struct mt_unwind_modules *ms, struct mt_unwind_modu
 	m->opened = strdup(path);
 }
 
+/* m's sorted symbols from mod, through the debug cache when there is one
+ * and the file has a build-id. */
+static int symtab_load(struct mt_unwind_modules *ms, struct mt_unwind_module *m,
+		       Dwfl_Module *mod)
+{
+	return mt_unwind_symtab_load_cached(&m->symtab, mod, ms->debug_cache, m->file_id,
+					    m->file_id_len, &ms->symtab_stats);
+}
+
+int mt_unwind_module_load_symtab(struct mt_unwind_module *m)
+{
+	if (m->symtab_loaded)
+		return 0;
+	m->symtab_loaded = 1;
+	return symtab_load(m->owner, m, m->sym_mod);
+}
+
+struct mt_unwind_symtab_stats mt_unwind_modules_symtab_stats(struct mt_unwind_modules *ms)
+{
+	struct mt_unwind_symtab_stats st;
+	__atomic_load(&ms->symtab_stats.read, &st.read, __ATOMIC_RELAXED);
+	__atomic_load(&ms->symtab_stats.built, &st.built, __ATOMIC_RELAXED);
+	__atomic_load(&ms->symtab_stats.saved, &st.saved, __ATOMIC_RELAXED);
+	__atomic_load(&ms->symtab_stats.unsound, &st.unsound, __ATOMIC_RELAXED);
+	__atomic_load(&ms->symtab_stats.failed, &st.failed, __ATOMIC_RELAXED);
+	return st;
+}
+
+struct mt_unwind_rule *mt_unwind_module_cached_rule(struct mt_unwind_module *m, uint64_t vaddr)
+{
+	struct mt_unwind_modules *ms = m->owner;
+	if (!m->rules_file_tried) {
+		m->rules_file_tried = 1;
+		if (!ms->debug_cache || m->state != MT_UNWIND_MOD_OK || !m->file_id_len ||
+		    !m->opened || strcmp(m->opened, "[vdso]") == 0 ||
+		    !(m->rules_source = mt_unwind_rules_source(m->opened)))
+			return NULL;
+		struct mt_unwind_rules_file *f = malloc(sizeof(*f));
+		if (!f)
+			return NULL;
+		int rc = mt_unwind_rules_file_read(ms->debug_cache, m->file_id, m->file_id_len,
+						   m->rules_source, f);
+		if (rc > 0) {
+			m->rules_file = f;
+			ms->rules_stats.read++;
+		} else {
+			free(f);
+			if (rc < 0)
+				ms->rules_stats.unsound++;
+		}
+	}
+	if (!m->rules_file)
+		return NULL;
+	const struct mt_unwind_rules_row *row = mt_unwind_rules_file_find(m->rules_file, vaddr);
+	struct mt_unwind_rule *rule = row ? mt_unwind_rules_file_rule(m->rules_file, row) : NULL;
+	if (rule)
+		m->rules_hits++;
+	return rule;
+}
+
+void mt_unwind_module_keep_rule(struct mt_unwind_module *m, uint64_t lo, uint64_t hi,
+				const struct mt_unwind_rule *rule)
+{
+	if (!m->rules_source)	/* no cache for this module */
+		return;
+	if (m->nr_rules_new == m->cap_rules_new) {
+		size_t cap = m->cap_rules_new ? 2 * m->cap_rules_new : 256;
+		struct mt_unwind_rules_new *v = realloc(m->rules_new, cap * sizeof(*v));
+		if (!v)
+			return;	/* not saved: compiled again next run */
+		m->rules_new = v;
+		m->cap_rules_new = cap;
+	}
+	m->rules_new[m->nr_rules_new++] = (struct mt_unwind_rules_new){ lo, hi, rule };
+}
+
+void mt_unwind_modules_save_rules(struct mt_unwind_modules *ms, struct mt_unwind_rules_stats *st)
+{
+	for (struct mt_unwind_module *m = ms->list; m; m = m->next) {
+		ms->rules_stats.hits += m->rules_hits;
+		if (!m->nr_rules_new)
+			continue;
+		ms->rules_stats.compiled += m->nr_rules_new;
+		int rc = mt_unwind_rules_file_write(ms->debug_cache, m->file_id, m->file_id_len,
+						    m->rules_source, m->rules_file, m->rules_new,
+						    m->nr_rules_new);
+		if (rc == 0)
+			ms->rules_stats.saved++;
+		else
+			ms->rules_stats.failed++;
+		m->nr_rules_new = 0;
+	}
+	*st = ms->rules_stats;
+}
+
 /* The loader thread: its own session on the file, so the unwinder's
  * session (CFI) is never touched from two threads. */
 static void *loader_main(void *arg)
@@ -646,7 +748,7 @@ static void *loader_main(void *arg)
 	m->sym_dwfl = d;
 	m->sym_mod = mod;
 	m->symtab_loaded = 1;
-	if (mt_unwind_symtab_load(&m->symtab, mod) != 0)
+	if (symtab_load(ms, m, mod) != 0)
 		m->symtab_loaded = 0;
 	if (ms->prefetch_dwarf) {
 		m->dwarf_loaded = 1;

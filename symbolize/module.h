@@ -80,6 +80,15 @@ struct mt_unwind_module {
 	struct mt_unwind_symtab symtab;	/* sorted functions, on first use */
 
 	struct mt_unwind_hashmap rules;	/* vaddr -> struct mt_unwind_rule * */
+	/* The debug cache's rows of .eh_frame compiled in runs before
+	 * (rules_file.h), mapped on the first miss of rules, and the rows
+	 * compiled in this run, saved at its end.  The unwinder's. */
+	int rules_file_tried;
+	struct mt_unwind_rules_file *rules_file;
+	uint64_t rules_source;
+	struct mt_unwind_rules_new *rules_new;
+	size_t nr_rules_new, cap_rules_new;
+	uint64_t rules_hits;
 	struct mt_unwind_hashmap frames;/* vaddr -> struct mt_unwind_sym * */
 	/* The entries for vaddr MT_UNWIND_HASH_EMPTY, which the maps cannot
 	 * hold (a made-up pc of a damaged or hostile recording). */
@@ -168,6 +177,31 @@ void mt_unwind_modules_set_debug_cache(struct mt_unwind_modules *ms, const char 
 /* Save the modules' scope indexes in the debug cache (see scopes_file.h),
  * where they have new ones.  @return : what the scope index cache did. */
 struct mt_unwind_scopes_stats mt_unwind_modules_save_scopes(struct mt_unwind_modules *ms);
+
+/* m's sorted symbol table (m->symtab), loaded on first call, through the
+ * debug cache's DIR/<build-id>.syms (symtab.h).  Call after
+ * mt_unwind_module_symbols_ready.  @return : 0, or MT_UNWIND_ENOMEM. */
+int mt_unwind_module_load_symtab(struct mt_unwind_module *m);
+
+struct mt_unwind_rule;
+
+/* The rule for vaddr from the CFI row cache of m (rules_file.h): a heap
+ * copy, or NULL when no saved row holds vaddr (or out of memory). */
+struct mt_unwind_rule *mt_unwind_module_cached_rule(struct mt_unwind_module *m, uint64_t vaddr);
+
+/* Keep rule, compiled from the .eh_frame row [lo, hi) and owned by m's
+ * rule cache, to be saved at the end of the run. */
+void mt_unwind_module_keep_rule(struct mt_unwind_module *m, uint64_t lo, uint64_t hi,
+				const struct mt_unwind_rule *rule);
+
+struct mt_unwind_rules_stats;
+
+/* Save the modules' new CFI rows in the debug cache, and say what the
+ * CFI row cache did in the run (*st).  Main thread, after the unwinding. */
+void mt_unwind_modules_save_rules(struct mt_unwind_modules *ms, struct mt_unwind_rules_stats *st);
+
+/* What the symbol table cache did so far. */
+struct mt_unwind_symtab_stats mt_unwind_modules_symtab_stats(struct mt_unwind_modules *ms);
 
 /* What the debug cache did so far. */
 struct mt_unwind_debug_cache_stats

@@ -138,6 +138,7 @@ struct run {
 	struct mt_unwind_replay *replay;
 	struct mt_unwind_events *events;
 	struct mt_unwind_scopes_stats scopes;	/* the scope index cache */
+	struct mt_unwind_rules_stats rules;	/* the CFI row cache */
 };
 
 static void warn_msg(void *ctx, const char *msg)
@@ -568,6 +569,7 @@ int main(int argc, char **argv)
 		status = MT_EXIT_DATA;
 	/* after the output: a reader of it need not wait */
 	r.scopes = mt_unwind_modules_save_scopes(r.modules);
+	mt_unwind_modules_save_rules(r.modules, &r.rules);
 	struct mt_unwind_summary sum = {
 		.emit = &r.emit,
 		.events = mt_unwind_events_stats(r.events),
@@ -575,6 +577,7 @@ int main(int argc, char **argv)
 		.replay_undecodable = mt_unwind_replay_undecodable(r.replay),
 		.modules = r.modules,
 		.scopes = &r.scopes,
+		.rules = &r.rules,
 		.quiet = o.quiet,
 	};
 	mt_unwind_summary_print(&sum, secs);

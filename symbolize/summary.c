@@ -116,6 +116,17 @@ void mt_unwind_summary_print(const struct mt_unwind_summary *r, double secs)
 		mt_info("scope index cache: %u indexes read, %u built, %u saved, %u"
 			" unsound files ignored, %u files could not be written",
 			sc->loaded, sc->built, sc->saved, sc->unsound, sc->failed);
+	struct mt_unwind_symtab_stats sy = mt_unwind_modules_symtab_stats(r->modules);
+	if (sy.read || sy.saved || sy.unsound || sy.failed)
+		mt_info("symbol table cache: %u tables read, %u built, %u saved, %u"
+			" unsound files ignored, %u files could not be written",
+			sy.read, sy.built, sy.saved, sy.unsound, sy.failed);
+	const struct mt_unwind_rules_stats *ru = r->rules;
+	if (ru && (ru->read || ru->saved || ru->unsound || ru->failed))
+		mt_info("CFI row cache: %" PRIu64 " rules from %u files read, %" PRIu64
+			" rows compiled, %u files saved, %u unsound files ignored, %u files"
+			" could not be written", ru->hits, ru->read, ru->compiled, ru->saved,
+			ru->unsound, ru->failed);
 	if (rp->callchains)
 		mt_info("%" PRIu64 " samples had no stack dump: their frames are the"
 			" kernel's frame-pointer callchains", rp->callchains);

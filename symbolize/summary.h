@@ -8,6 +8,7 @@
 #include "symbolize/events.h"
 #include "symbolize/module.h"
 #include "symbolize/replay.h"
+#include "symbolize/rules_file.h"
 #include "symbolize/scopes.h"
 
 struct mt_unwind_summary {
@@ -17,6 +18,7 @@ struct mt_unwind_summary {
 	uint64_t replay_undecodable;
 	struct mt_unwind_modules *modules;	/* build-id mismatches are warned of */
 	const struct mt_unwind_scopes_stats *scopes;
+	const struct mt_unwind_rules_stats *rules;	/* NULL: none */
 	int quiet;				/* the warnings only */
 };
 

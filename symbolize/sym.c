@@ -252,12 +252,9 @@ static struct mt_unwind_sym *format(struct mt_unwind_module *m, uint64_t vaddr,
 	if (o->addrs) {
 		buf_addr(&b, m, vaddr);
 	} else {
-		if (!m->symtab_loaded) {
-			m->symtab_loaded = 1;
-			if (mt_unwind_symtab_load(&m->symtab, m->sym_mod) != 0) {
-				free(b.p);
-				return NULL;
-			}
+		if (mt_unwind_module_load_symtab(m) != 0) {
+			free(b.p);
+			return NULL;
 		}
 		const struct mt_unwind_symbol *y = mt_unwind_symtab_find(&m->symtab, vaddr);
 		if (!y) {
@@ -267,7 +264,7 @@ static struct mt_unwind_sym *format(struct mt_unwind_module *m, uint64_t vaddr,
 			if (y && y->addr != vaddr + 1)
 				y = NULL;
 		}
-		const char *name = y ? y->name : NULL;
+		const char *name = y ? mt_unwind_symtab_name(&m->symtab, y) : NULL;
 		char plain[256];
 		const char *at = name ? strchr(name, '@') : NULL;
 		if (at && at > name && (size_t)(at - name) < sizeof(plain)) {

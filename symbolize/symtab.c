@@ -1,22 +1,45 @@
-/* Sorted symbol tables; see symtab.h. */
+/* Sorted symbol tables, and the cache of them; see symtab.h and
+ * docs/formats/symtab-cache.md. */
 #include "symbolize/symtab.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-static int cmp(const void *a, const void *b)
+#include "common/buf.h"
+#include "common/cache_dir.h"
+#include "common/fnv.h"
+#include "common/trust.h"
+#include "symbolize/debug_cache.h"
+
+_Static_assert(sizeof(struct mt_unwind_symbol) == 24, "symbol layout");
+
+#define MAGIC "MTSYMTAB"
+#define VERSION 1
+#define HEADER 128
+#define MAX_ID 64
+#define MAX_FILE ((size_t)1 << 31)
+#define MAX_RANK 127
+
+static int cmp(const void *a, const void *b, void *arg)
 {
 	const struct mt_unwind_symbol *x = a, *y = b;
+	const char *names = arg;
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
 	if (x->rank != y->rank)		/* the preferred alias first */
 		return x->rank > y->rank ? -1 : 1;
-	size_t lx = strlen(x->name), ly = strlen(y->name);
+	const char *nx = names + x->name, *ny = names + y->name;
+	size_t lx = strlen(nx), ly = strlen(ny);
 	if (lx != ly)
 		return lx < ly ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return strcmp(nx, ny);
 }
 
 int mt_unwind_symtab_load(struct mt_unwind_symtab *t, Dwfl_Module *mod)
@@ -25,8 +48,9 @@ int mt_unwind_symtab_load(struct mt_unwind_symtab *t, Dwfl_Module *mod)
 	int n = dwfl_module_getsymtab(mod);
 	if (n <= 0)
 		return 0;
-	t->v = malloc((size_t)n * sizeof(*t->v));
-	if (!t->v)
+	struct mt_unwind_symbol *v = malloc((size_t)n * sizeof(*v));
+	struct mt_buf names = { 0 };
+	if (!v)
 		return MT_UNWIND_ENOMEM;
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
@@ -42,17 +66,238 @@ int mt_unwind_symtab_load(struct mt_unwind_symtab *t, Dwfl_Module *mod)
 			under++;
 		int rank = (GELF_ST_VISIBILITY(sym.st_other) == STV_DEFAULT) * 64 +
 			   (bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0) * 8 + (3 - under);
-		t->v[t->n++] = (struct mt_unwind_symbol){
-			.addr = addr, .size = sym.st_size, .name = name, .rank = rank,
+		size_t len = strlen(name) + 1;
+		if (names.len + len > UINT32_MAX)
+			break;	/* 4 GiB of names: the rest is not named */
+		v[t->n++] = (struct mt_unwind_symbol){
+			.addr = addr, .size = sym.st_size, .name = (uint32_t)names.len, .rank = rank,
 		};
+		if (mt_buf_reserve(&names, len) != 0) {
+			free(v);
+			mt_buf_release(&names);
+			t->n = 0;
+			return MT_UNWIND_ENOMEM;
+		}
+		mt_buf_put(&names, name, len);
 	}
-	qsort(t->v, t->n, sizeof(*t->v), cmp);
+	qsort_r(v, t->n, sizeof(*v), cmp, names.data);
+	t->v = v;
+	t->names = (const char *)names.data;
+	t->names_len = names.len;
+	return 0;
+}
+
+/* Does the ELF file of mod have a .symtab of its own? */
+static int has_symtab(Dwfl_Module *mod)
+{
+	GElf_Addr bias;
+	Elf *e = dwfl_module_getelf(mod, &bias);
+	for (Elf_Scn *scn = NULL; e && (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			return 1;
+	}
+	return 0;
+}
+
+static uint64_t file_identity(uint64_t h, const char *path)
+{
+	struct stat st;
+	uint64_t w[5] = { 0 };
+	if (path && stat(path, &st) == 0) {
+		w[0] = st.st_dev;
+		w[1] = st.st_ino;
+		w[2] = (uint64_t)st.st_size;
+		w[3] = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+		w[4] = (uint64_t)st.st_ctim.tv_sec * 1000000000u + (uint64_t)st.st_ctim.tv_nsec;
+	}
+	return mt_fnv_from(h, (const unsigned char *)w, 0, sizeof(w));
+}
+
+/* Is path in directory dir? */
+static int under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+uint64_t mt_unwind_symtab_source(Dwfl_Module *mod, const char *cache_dir)
+{
+	int n = dwfl_module_getsymtab(mod);	/* finds the debug file if needed */
+	const char *mainfile = NULL, *debugfile = NULL;
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
+	struct stat st;
+	if (!mainfile || stat(mainfile, &st) != 0)
+		return 0;
+	uint64_t w = (uint64_t)(n < 0 ? 0 : n);
+	uint64_t h = mt_fnv_from(MT_FNV_BASIS, (const unsigned char *)&w, 0, sizeof(w));
+	h = file_identity(h, mainfile);
+	if (!has_symtab(mod)) {
+		/* An inflated copy in the cache may be made again by any run
+		 * (two sessions of one run may each make it): its own identity
+		 * would change, not the file it was made from, which its
+		 * trailer names. */
+		uint64_t copy = debugfile && cache_dir && *cache_dir && under(debugfile, cache_dir);
+		h = mt_fnv_from(h, (const unsigned char *)&copy, 0, sizeof(copy));
+		if (!copy) {
+			h = file_identity(h, debugfile);
+		} else {
+			uint64_t from = mt_unwind_debug_cache_copy_source(debugfile);
+			if (!from)
+				return 0;
+			h = mt_fnv_from(h, (const unsigned char *)&from, 0, sizeof(from));
+		}
+	}
+	return h ? h : 1;
+}
+
+static char *file_path(const char *dir, const uint8_t *id, size_t id_len)
+{
+	char hex[2 * MAX_ID + 1], *path;
+	if (!dir || !*dir || id_len == 0 || id_len > MAX_ID)
+		return NULL;
+	mt_build_id_hex(hex, id, id_len);
+	return asprintf(&path, "%s/%s.syms", dir, hex) < 0 ? NULL : path;
+}
+
+/* Check the file mapped at b (len bytes) and point t into it. */
+static int parse(struct mt_unwind_symtab *t, const uint8_t *b, size_t len, const uint8_t *id,
+		 size_t id_len, uint64_t source)
+{
+	if (len < HEADER || memcmp(b, MAGIC, 8) != 0 || mt_ld32(b + 8) != VERSION ||
+	    mt_ld32(b + 12) != 0)
+		return -1;
+	uint64_t n = mt_ld64(b + 16), names = mt_ld64(b + 24);
+	if (mt_ld64(b + 40) != source || mt_ld32(b + 48) != id_len || mt_ld32(b + 52) != 0 ||
+	    memcmp(b + 56, id, id_len) != 0)
+		return -1;
+	for (size_t i = 56 + id_len; i < HEADER; i++)	/* padding, as written */
+		if (b[i])
+			return -1;
+	if (n > len / sizeof(struct mt_unwind_symbol) || names > len ||
+	    HEADER + n * sizeof(struct mt_unwind_symbol) + names != len)
+		return -1;
+	if (mt_fnv(b + HEADER, len - HEADER) != mt_ld64(b + 32))
+		return -1;
+	const struct mt_unwind_symbol *v = (const void *)(b + HEADER);	/* 8-aligned */
+	const char *s = (const char *)(v + n);
+	if (n && (!names || s[names - 1] != '\0'))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].name >= names || !s[v[i].name] || v[i].rank < 0 || v[i].rank > MAX_RANK ||
+		    (i && v[i - 1].addr > v[i].addr))
+			return -1;
+	}
+	t->v = v;
+	t->n = (size_t)n;
+	t->names = s;
+	t->names_len = (size_t)names;
+	return 1;
+}
+
+int mt_unwind_symtab_file_read(const char *dir, const uint8_t *id, size_t id_len,
+			       uint64_t source, struct mt_unwind_symtab *t)
+{
+	memset(t, 0, sizeof(*t));
+	char *path = file_path(dir, id, id_len);
+	if (!path)
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	free(path);
+	if (fd < 0)	/* none yet, or no directory: nothing to read */
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+	struct stat st;
+	char why[64];
+	int rc = -1;
+	/* Another user's file, in a shared cache directory, is unsound too. */
+	if (fstat(fd, &st) == 0 && mt_file_trusted(&st, why, sizeof(why)) &&
+	    st.st_size >= HEADER && (uint64_t)st.st_size <= MAX_FILE) {
+		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p != MAP_FAILED) {
+			t->map = p;
+			t->map_len = (size_t)st.st_size;
+			rc = parse(t, p, (size_t)st.st_size, id, id_len, source);
+		}
+	}
+	close(fd);
+	if (rc < 0)
+		mt_unwind_symtab_release(t);
+	return rc;
+}
+
+int mt_unwind_symtab_file_write(const char *dir, const uint8_t *id, size_t id_len,
+				uint64_t source, const struct mt_unwind_symtab *t)
+{
+	char *path = file_path(dir, id, id_len), *tmp = NULL;
+	if (!path)
+		return MT_UNWIND_EIO;
+	size_t vlen = t->n * sizeof(*t->v);
+	uint8_t h[HEADER] = MAGIC;
+	mt_st32(h + 8, VERSION);
+	mt_st64(h + 16, t->n);
+	mt_st64(h + 24, t->names_len);
+	uint64_t sum = mt_fnv_from(MT_FNV_BASIS, (const unsigned char *)t->v, 0, vlen);
+	/* vlen is a multiple of 8: the names continue the word sequence. */
+	sum = mt_fnv_from(sum, (const unsigned char *)t->names, 0, t->names_len);
+	mt_st64(h + 32, sum);
+	mt_st64(h + 40, source);
+	mt_st32(h + 48, (uint32_t)id_len);
+	memcpy(h + 56, id, id_len);
+	int fd = -1, ok = mt_unwind_cache_mkdirs(dir) == 0 &&
+			  asprintf(&tmp, "%s.XXXXXX", path) >= 0;
+	if (ok && (fd = mkstemp(tmp)) < 0) {
+		free(tmp);
+		tmp = NULL;
+	}
+	FILE *out = fd >= 0 ? fdopen(fd, "wb") : NULL;
+	if (fd >= 0 && !out)
+		close(fd);
+	ok = out && fchmod(fd, 0644) == 0 && fwrite(h, 1, HEADER, out) == HEADER &&
+	     (!vlen || fwrite(t->v, 1, vlen, out) == vlen) &&
+	     (!t->names_len || fwrite(t->names, 1, t->names_len, out) == t->names_len);
+	ok = out && fclose(out) == 0 && ok && rename(tmp, path) == 0;
+	if (!ok && tmp)
+		unlink(tmp);
+	free(tmp);
+	free(path);
+	return ok ? 0 : MT_UNWIND_EIO;
+}
+
+int mt_unwind_symtab_load_cached(struct mt_unwind_symtab *t, Dwfl_Module *mod, const char *dir,
+				 const uint8_t *id, size_t id_len,
+				 struct mt_unwind_symtab_stats *st)
+{
+	uint64_t source = dir && *dir && id_len && id_len <= MAX_ID ? mt_unwind_symtab_source(mod, dir) : 0;
+	if (!source)
+		return mt_unwind_symtab_load(t, mod);
+	int rc = mt_unwind_symtab_file_read(dir, id, id_len, source, t);
+	if (rc > 0) {
+		if (st)
+			__atomic_add_fetch(&st->read, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	if (rc < 0 && st)
+		__atomic_add_fetch(&st->unsound, 1, __ATOMIC_RELAXED);
+	if ((rc = mt_unwind_symtab_load(t, mod)) != 0)
+		return rc;
+	if (st)
+		__atomic_add_fetch(&st->built, 1, __ATOMIC_RELAXED);
+	int w = mt_unwind_symtab_file_write(dir, id, id_len, source, t);
+	if (st)
+		__atomic_add_fetch(w == 0 ? &st->saved : &st->failed, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
 void mt_unwind_symtab_release(struct mt_unwind_symtab *t)
 {
-	free(t->v);
+	if (t->map) {
+		munmap(t->map, t->map_len);
+	} else {
+		free((void *)t->v);
+		free((void *)t->names);
+	}
 	memset(t, 0, sizeof(*t));
 }
 

@@ -24,7 +24,7 @@ uint64_t ut_symbol(struct mt_unwind_module *m, const char *name)
 			return 0;
 	}
 	for (size_t i = 0; i < m->symtab.n; i++)
-		if (strcmp(m->symtab.v[i].name, name) == 0)
+		if (strcmp(mt_unwind_symtab_name(&m->symtab, &m->symtab.v[i]), name) == 0)
 			return m->symtab.v[i].addr;
 	return 0;
 }
