@@ -18,6 +18,7 @@ UNWIND_SRCS := \
 	symbolize/prefault.c \
 	symbolize/replay.c \
 	symbolize/rules_file.c \
+	symbolize/cache_file.c \
 	symbolize/scopes.c \
 	symbolize/scopes_file.c \
 	symbolize/out.c \

@@ -14,6 +14,7 @@
 #include "common/cache_dir.h"
 #include "common/fnv.h"
 #include "common/trust.h"
+#include "symbolize/cache_file.h"
 #include "symbolize/debug_cache.h"
 
 #define MAGIC "MTCFIRUL"
@@ -22,7 +23,6 @@
 #define ROW 24
 #define REC_HEAD (16 + 16 * MT_UNWIND_NREGS)
 #define OP 32
-#define MAX_ID 64
 #define MAX_FILE ((size_t)1 << 31)
 #define MAX_OPS 4096
 
@@ -40,15 +40,6 @@ uint64_t mt_unwind_rules_source(const char *path)
 	};
 	uint64_t h = mt_fnv(w, sizeof(w));
 	return h ? h : 1;
-}
-
-static char *file_path(const char *dir, const uint8_t *id, size_t id_len)
-{
-	char hex[2 * MAX_ID + 1], *path;
-	if (!dir || !*dir || id_len == 0 || id_len > MAX_ID)
-		return NULL;
-	mt_build_id_hex(hex, id, id_len);
-	return asprintf(&path, "%s/%s.rules", dir, hex) < 0 ? NULL : path;
 }
 
 static int is_expr_kind(unsigned k)
@@ -128,27 +119,18 @@ int mt_unwind_rules_file_read(const char *dir, const uint8_t *id, size_t id_len,
 			      uint64_t source, struct mt_unwind_rules_file *f)
 {
 	memset(f, 0, sizeof(*f));
-	char *path = file_path(dir, id, id_len);
+	char *path = mt_unwind_cache_file_path(dir, id, id_len, "rules");
 	if (!path)
 		return 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	void *p;
+	size_t len;
+	int rc = mt_unwind_cache_file_map(path, HEADER, MAX_FILE, &p, &len);
 	free(path);
-	if (fd < 0)	/* none yet, or no directory: nothing to read */
-		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
-	struct stat st;
-	char why[64];
-	int rc = -1;
-	/* Another user's file, in a shared cache directory, is unsound too. */
-	if (fstat(fd, &st) == 0 && mt_file_trusted(&st, why, sizeof(why)) &&
-	    st.st_size >= HEADER && (uint64_t)st.st_size <= MAX_FILE) {
-		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (p != MAP_FAILED) {
-			f->map = p;
-			f->map_len = (size_t)st.st_size;
-			rc = parse(f, p, (size_t)st.st_size, id, id_len, source);
-		}
-	}
-	close(fd);
+	if (rc <= 0)
+		return rc;
+	f->map = p;
+	f->map_len = len;
+	rc = parse(f, p, len, id, id_len, source);
 	if (rc < 0)
 		mt_unwind_rules_file_release(f);
 	return rc;
@@ -271,7 +253,7 @@ int mt_unwind_rules_file_write(const char *dir, const uint8_t *id, size_t id_len
 			       uint64_t source, const struct mt_unwind_rules_file *old,
 			       struct mt_unwind_rules_new *add, size_t n)
 {
-	char *path = file_path(dir, id, id_len), *tmp = NULL;
+	char *path = mt_unwind_cache_file_path(dir, id, id_len, "rules");
 	if (!path)
 		return MT_UNWIND_EIO;
 	qsort(add, n, sizeof(*add), new_cmp);
@@ -322,25 +304,12 @@ int mt_unwind_rules_file_write(const char *dir, const uint8_t *id, size_t id_len
 		mt_st64(h + 40, source);
 		mt_st32(h + 48, (uint32_t)id_len);
 		memcpy(h + 56, id, id_len);
-		int fd = -1;
-		ok = mt_unwind_cache_mkdirs(dir) == 0 && asprintf(&tmp, "%s.XXXXXX", path) >= 0;
-		if (ok && (fd = mkstemp(tmp)) < 0) {
-			free(tmp);
-			tmp = NULL;
-		}
-		FILE *out = fd >= 0 ? fdopen(fd, "wb") : NULL;
-		if (fd >= 0 && !out)
-			close(fd);
-		ok = out && fchmod(fd, 0644) == 0 && fwrite(h, 1, HEADER, out) == HEADER &&
-		     (!rows.len || fwrite(rows.data, 1, rows.len, out) == rows.len) &&
-		     (!rec.len || fwrite(rec.data, 1, rec.len, out) == rec.len);
-		ok = out && fclose(out) == 0 && ok && rename(tmp, path) == 0;
-		if (!ok && tmp)
-			unlink(tmp);
+		struct iovec parts[] = { { h, HEADER }, { rows.data, rows.len },
+					 { rec.data, rec.len } };
+		ok = mt_unwind_cache_file_write(dir, path, parts, 3) == 0;
 	}
 	mt_buf_release(&rows);
 	mt_buf_release(&rec);
-	free(tmp);
 	free(path);
 	return ok ? 0 : oom ? MT_UNWIND_ENOMEM : MT_UNWIND_EIO;
 }

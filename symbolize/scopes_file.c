@@ -12,6 +12,7 @@
 #include "common/cache_dir.h"
 #include "common/buf.h"
 #include "common/fnv.h"
+#include "symbolize/cache_file.h"
 #include "symbolize/debug_cache.h"
 #include "common/trust.h"
 
@@ -20,7 +21,6 @@
 #define HEADER 128
 #define ENTRY 24
 #define RANGE 24
-#define MAX_ID 64
 #define MAX_FILE ((size_t)1 << 30)
 
 _Static_assert(sizeof(struct mt_unwind_scope_range) == RANGE, "range layout");
@@ -40,15 +40,6 @@ uint64_t mt_unwind_scopes_identity(Dwarf *dw)
 		units++;
 	}
 	return units ? h : 0;
-}
-
-static char *file_path(const char *dir, const uint8_t *id, size_t id_len)
-{
-	char hex[2 * MAX_ID + 1], *path;
-	if (!dir || id_len == 0 || id_len > MAX_ID)
-		return NULL;
-	mt_build_id_hex(hex, id, id_len);
-	return asprintf(&path, "%s/%s.scopes", dir, hex) < 0 ? NULL : path;
 }
 
 static int read_all(int fd, uint8_t *buf, size_t n)
@@ -138,20 +129,16 @@ int mt_unwind_scopes_file_read(const char *dir, const uint8_t *id, size_t id_len
 			       uint64_t identity, struct mt_unwind_scopes_file *f)
 {
 	memset(f, 0, sizeof(*f));
-	char *path = file_path(dir, id, id_len);
+	char *path = mt_unwind_cache_file_path(dir, id, id_len, "scopes");
 	if (!path)
 		return 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
-	free(path);
-	if (fd < 0)	/* none yet, or no directory: nothing to read */
-		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
 	struct stat st;
-	char why[64];
+	int fd = mt_unwind_cache_file_open(path, MAX_FILE, &st);
+	free(path);
+	if (fd < 0)
+		return fd == -1 ? 0 : -1;
 	int rc = -1;
-	/* Another user's file, in a shared cache directory, is unsound too. */
-	if (fstat(fd, &st) == 0 && mt_file_trusted(&st, why, sizeof(why)) &&
-	    (uint64_t)st.st_size <= MAX_FILE &&
-	    (f->buf = malloc(st.st_size ? (size_t)st.st_size : 1)) &&
+	if ((f->buf = malloc(st.st_size ? (size_t)st.st_size : 1)) &&
 	    read_all(fd, f->buf, (size_t)st.st_size) == 0)
 		rc = parse(f, (size_t)st.st_size, id, id_len, identity);
 	close(fd);
@@ -196,7 +183,7 @@ int mt_unwind_scopes_file_write(const char *dir, const uint8_t *id, size_t id_le
 				uint64_t identity, const struct mt_unwind_scopes_entry *e,
 				size_t n)
 {
-	char *path = file_path(dir, id, id_len), *tmp = NULL;
+	char *path = mt_unwind_cache_file_path(dir, id, id_len, "scopes");
 	if (!path || n > UINT32_MAX)
 		goto fail;
 	for (size_t i = 0; i < n; i++)
@@ -215,22 +202,9 @@ int mt_unwind_scopes_file_write(const char *dir, const uint8_t *id, size_t id_le
 	mt_st64(h + 40, mt_fnv(b, len));
 	mt_st32(h + 48, (uint32_t)id_len);
 	memcpy(h + 56, id, id_len);
-	int fd = -1, ok = mt_unwind_cache_mkdirs(dir) == 0 &&
-			  asprintf(&tmp, "%s.XXXXXX", path) >= 0;
-	if (ok && (fd = mkstemp(tmp)) < 0) {
-		free(tmp);
-		tmp = NULL;
-	}
-	FILE *out = fd >= 0 ? fdopen(fd, "wb") : NULL;
-	if (fd >= 0 && !out)
-		close(fd);
-	ok = out && fchmod(fd, 0644) == 0 && fwrite(h, 1, HEADER, out) == HEADER &&
-	     fwrite(b, 1, len, out) == len;
-	ok = out && fclose(out) == 0 && ok && rename(tmp, path) == 0;
-	if (!ok && tmp)
-		unlink(tmp);
+	struct iovec parts[] = { { h, HEADER }, { b, len } };
+	int ok = mt_unwind_cache_file_write(dir, path, parts, 2) == 0;
 	free(b);
-	free(tmp);
 	free(path);
 	return ok ? 0 : MT_UNWIND_EIO;
 fail:

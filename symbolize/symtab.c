@@ -16,6 +16,7 @@
 #include "common/cache_dir.h"
 #include "common/fnv.h"
 #include "common/trust.h"
+#include "symbolize/cache_file.h"
 #include "symbolize/debug_cache.h"
 
 _Static_assert(sizeof(struct mt_unwind_symbol) == 24, "symbol layout");
@@ -23,7 +24,6 @@ _Static_assert(sizeof(struct mt_unwind_symbol) == 24, "symbol layout");
 #define MAGIC "MTSYMTAB"
 #define VERSION 1
 #define HEADER 128
-#define MAX_ID 64
 #define MAX_FILE ((size_t)1 << 31)
 #define MAX_RANK 127
 
@@ -153,15 +153,6 @@ uint64_t mt_unwind_symtab_source(Dwfl_Module *mod, const char *cache_dir)
 	return h ? h : 1;
 }
 
-static char *file_path(const char *dir, const uint8_t *id, size_t id_len)
-{
-	char hex[2 * MAX_ID + 1], *path;
-	if (!dir || !*dir || id_len == 0 || id_len > MAX_ID)
-		return NULL;
-	mt_build_id_hex(hex, id, id_len);
-	return asprintf(&path, "%s/%s.syms", dir, hex) < 0 ? NULL : path;
-}
-
 /* Check the file mapped at b (len bytes) and point t into it. */
 static int parse(struct mt_unwind_symtab *t, const uint8_t *b, size_t len, const uint8_t *id,
 		 size_t id_len, uint64_t source)
@@ -201,27 +192,18 @@ int mt_unwind_symtab_file_read(const char *dir, const uint8_t *id, size_t id_len
 			       uint64_t source, struct mt_unwind_symtab *t)
 {
 	memset(t, 0, sizeof(*t));
-	char *path = file_path(dir, id, id_len);
+	char *path = mt_unwind_cache_file_path(dir, id, id_len, "syms");
 	if (!path)
 		return 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	void *p;
+	size_t len;
+	int rc = mt_unwind_cache_file_map(path, HEADER, MAX_FILE, &p, &len);
 	free(path);
-	if (fd < 0)	/* none yet, or no directory: nothing to read */
-		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
-	struct stat st;
-	char why[64];
-	int rc = -1;
-	/* Another user's file, in a shared cache directory, is unsound too. */
-	if (fstat(fd, &st) == 0 && mt_file_trusted(&st, why, sizeof(why)) &&
-	    st.st_size >= HEADER && (uint64_t)st.st_size <= MAX_FILE) {
-		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (p != MAP_FAILED) {
-			t->map = p;
-			t->map_len = (size_t)st.st_size;
-			rc = parse(t, p, (size_t)st.st_size, id, id_len, source);
-		}
-	}
-	close(fd);
+	if (rc <= 0)
+		return rc;
+	t->map = p;
+	t->map_len = len;
+	rc = parse(t, p, len, id, id_len, source);
 	if (rc < 0)
 		mt_unwind_symtab_release(t);
 	return rc;
@@ -230,7 +212,7 @@ int mt_unwind_symtab_file_read(const char *dir, const uint8_t *id, size_t id_len
 int mt_unwind_symtab_file_write(const char *dir, const uint8_t *id, size_t id_len,
 				uint64_t source, const struct mt_unwind_symtab *t)
 {
-	char *path = file_path(dir, id, id_len), *tmp = NULL;
+	char *path = mt_unwind_cache_file_path(dir, id, id_len, "syms");
 	if (!path)
 		return MT_UNWIND_EIO;
 	size_t vlen = t->n * sizeof(*t->v);
@@ -245,22 +227,9 @@ int mt_unwind_symtab_file_write(const char *dir, const uint8_t *id, size_t id_le
 	mt_st64(h + 40, source);
 	mt_st32(h + 48, (uint32_t)id_len);
 	memcpy(h + 56, id, id_len);
-	int fd = -1, ok = mt_unwind_cache_mkdirs(dir) == 0 &&
-			  asprintf(&tmp, "%s.XXXXXX", path) >= 0;
-	if (ok && (fd = mkstemp(tmp)) < 0) {
-		free(tmp);
-		tmp = NULL;
-	}
-	FILE *out = fd >= 0 ? fdopen(fd, "wb") : NULL;
-	if (fd >= 0 && !out)
-		close(fd);
-	ok = out && fchmod(fd, 0644) == 0 && fwrite(h, 1, HEADER, out) == HEADER &&
-	     (!vlen || fwrite(t->v, 1, vlen, out) == vlen) &&
-	     (!t->names_len || fwrite(t->names, 1, t->names_len, out) == t->names_len);
-	ok = out && fclose(out) == 0 && ok && rename(tmp, path) == 0;
-	if (!ok && tmp)
-		unlink(tmp);
-	free(tmp);
+	struct iovec parts[] = { { h, HEADER }, { (void *)t->v, vlen },
+				 { (void *)t->names, t->names_len } };
+	int ok = mt_unwind_cache_file_write(dir, path, parts, 3) == 0;
 	free(path);
 	return ok ? 0 : MT_UNWIND_EIO;
 }
@@ -269,7 +238,7 @@ int mt_unwind_symtab_load_cached(struct mt_unwind_symtab *t, Dwfl_Module *mod, c
 				 const uint8_t *id, size_t id_len,
 				 struct mt_unwind_symtab_stats *st)
 {
-	uint64_t source = dir && *dir && id_len && id_len <= MAX_ID ? mt_unwind_symtab_source(mod, dir) : 0;
+	uint64_t source = dir && *dir && id_len && id_len <= MT_UNWIND_CACHE_MAX_ID ? mt_unwind_symtab_source(mod, dir) : 0;
 	if (!source)
 		return mt_unwind_symtab_load(t, mod);
 	int rc = mt_unwind_symtab_file_read(dir, id, id_len, source, t);
