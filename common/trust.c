@@ -131,3 +131,17 @@ const char *mt_open_output_strerror(int err)
 	return err == ELOOP ? "a symbolic link in a directory others can write (refused)"
 			    : strerror(err);
 }
+
+int mt_path_absolute(const char *path, char *out, size_t cap)
+{
+	char cwd[PATH_MAX];
+	if (path[0] != '/' && !getcwd(cwd, sizeof(cwd)))
+		return -1;
+	int n = snprintf(out, cap, "%s%s%s", path[0] == '/' ? "" : cwd, path[0] == '/' ? "" : "/",
+			 path);
+	if (n < 0 || (size_t)n >= cap) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}

@@ -28,6 +28,12 @@ int mt_dir_trusted(const char *dir, char *why, size_t len);
  *           -1 on an error (errno; why). */
 int mt_mkdirs_trusted(const char *dir, char *why, size_t len);
 
+/* path made absolute against the current directory (not resolved: no
+ * link is followed), for the functions here, which take absolute paths.
+ * @return : 0 with out set (cap bytes), or -1 (errno: getcwd's, or
+ * ENAMETOOLONG). */
+int mt_path_absolute(const char *path, char *out, size_t cap);
+
 /* Is the file open on fd, with status *st (fstat of fd), a regular file
  * owned by the effective user or root and writable by neither group nor
  * others?  @return : 1 or 0 (why). */

@@ -319,14 +319,12 @@ int mt_cmd_archive(int argc, char **argv)
 		return mt_usage_hint(SYNOPSIS);
 	}
 	const char *file = argv[optind];
-	char why[8192], abs[PATH_MAX], cwd[PATH_MAX];
-	if (out[0] != '/' && !getcwd(cwd, sizeof(cwd))) {
-		mt_error("cannot find the current directory: %s", strerror(errno));
-		return MT_EXIT_ENV;
-	}
-	if (snprintf(abs, sizeof(abs), "%s%s%s", out[0] == '/' ? "" : cwd,
-		     out[0] == '/' ? "" : "/", out) >= (int)sizeof(abs) - 64) {
-		mt_error("'%s': path too long", out);
+	char why[8192], abs[PATH_MAX - 64];
+	if (mt_path_absolute(out, abs, sizeof(abs)) < 0) {
+		if (errno == ENAMETOOLONG)
+			mt_error("'%s': path too long", out);
+		else
+			mt_error("cannot find the current directory: %s", strerror(errno));
 		return MT_EXIT_ENV;
 	}
 	int r = mt_mkdirs_trusted(abs, why, sizeof(why));

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -360,8 +361,14 @@ static int setup(struct run *r, int out_fd)
 		mt_unwind_modules_set_kept_dir(r->modules, kept);
 	free(kept);
 	if (!o->no_debug_cache) {
+		/* a relative --debug-cache is taken from the current directory:
+		 * the cache's trust checks walk an absolute path */
+		char given[PATH_MAX];
 		char *dir = o->debug_cache ? NULL : mt_unwind_debug_cache_default_dir();
-		const char *use = o->debug_cache ? o->debug_cache : dir;
+		const char *use = dir;
+		if (o->debug_cache)
+			use = mt_path_absolute(o->debug_cache, given, sizeof(given)) == 0 ?
+				      given : o->debug_cache;
 		if (cache_dir_trusted(use, "debug cache"))
 			mt_unwind_modules_set_debug_cache(r->modules, use);
 		free(dir);

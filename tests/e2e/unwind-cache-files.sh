@@ -99,4 +99,10 @@ for how in truncate flip owner; do
 		fail "$how: not replaced: $(grep 'cache' "$T/got.err")"
 	echo "$how: $nsyms .syms and $nrules .rules files unsound, not used, replaced"
 done
+# a relative --debug-cache is a directory under the current one (it wrote
+# nothing before: the trust checks walk absolute paths)
+(cd "$T" && mt-unwind --debug-cache rel -o /dev/null "$T/threads.data" 2>"$T/rel.err") ||
+	fail "relative --debug-cache: $(cat "$T/rel.err")"
+ls "$T"/rel/*.syms >/dev/null 2>&1 ||
+	fail "relative --debug-cache: nothing written: $(grep cache "$T/rel.err")"
 echo "ok"
