@@ -367,45 +367,18 @@ static int is_bytes(enum mt_fold_metric m)
 	return m == MT_FOLD_ALLOC_BYTES || m == MT_FOLD_INUSE_BYTES;
 }
 
-/* The unit every figure of the diff is in, as the column headers say. */
-static const char *unit_name(enum mt_fold_metric m)
+/* The unit every figure of the diff is in, as the column headers say
+ * (long) and as the table cells say it (short), from the metric's unit. */
+static const char *unit_of(enum mt_fold_metric m, int shortly)
 {
-	switch (m) {
-	case MT_FOLD_ALLOC_BYTES:
-	case MT_FOLD_INUSE_BYTES:
-	case MT_FOLD_PEAK_BYTES:
-	case MT_FOLD_TEMP_BYTES:
-		return "requested bytes";
-	case MT_FOLD_ALLOC_OBJECTS:
-	case MT_FOLD_INUSE_OBJECTS:
-	case MT_FOLD_PEAK_OBJECTS:
-	case MT_FOLD_TEMP_OBJECTS:
-		return "objects";
-	case MT_FOLD_SAMPLES:
+	const char *u = mt_fold_metric_unit(m);
+	if (strcmp(u, "bytes") == 0)
+		return shortly ? "req B" : "requested bytes";
+	if (strcmp(u, "samples") == 0)
 		return "events";
-	default:
-		return mt_fold_metric_unit(m);
-	}
-}
-
-static const char *unit_short(enum mt_fold_metric m)
-{
-	switch (m) {
-	case MT_FOLD_ALLOC_BYTES:
-	case MT_FOLD_INUSE_BYTES:
-	case MT_FOLD_PEAK_BYTES:
-	case MT_FOLD_TEMP_BYTES:
-		return "req B";
-	case MT_FOLD_ALLOC_OBJECTS:
-	case MT_FOLD_INUSE_OBJECTS:
-	case MT_FOLD_PEAK_OBJECTS:
-	case MT_FOLD_TEMP_OBJECTS:
-		return "objects";
-	case MT_FOLD_SAMPLES:
-		return "events";
-	default:
+	if (strcmp(u, "events") == 0 && shortly)
 		return "period";
-	}
+	return u;
 }
 
 static const char *kind_name(enum mt_fold_diff_kind k)
@@ -466,7 +439,7 @@ int mt_fold_render_diff_table(FILE *f, const struct mt_fold_diff *d, const char 
 	int lvl = (int)lround(100 * d->alpha);
 	char num[32];
 	fprintf(f, "mt-fold diff: %s in %s, per allocation site, of the inputs against base '%s'\n",
-		mt_fold_metric_name(d->metric), unit_name(d->metric), base_name);
+		mt_fold_metric_name(d->metric), unit_of(d->metric, 0), base_name);
 	fprintf(f, "decision: Holm's step-down with Tarone's rule at family-wise level %d%%: "
 		"chance alone marks one or more sites (or the total) in at most %d%% of diffs\n",
 		lvl, lvl);
@@ -490,9 +463,9 @@ int mt_fold_render_diff_table(FILE *f, const struct mt_fold_diff *d, const char 
 			"was captured, which misses them\n", d->misses_side, ms, misses_short(ms));
 	fputc('\n', f);
 	char hb[32], hn[32], hc[32];
-	snprintf(hb, sizeof(hb), "base %s", unit_short(d->metric));
-	snprintf(hn, sizeof(hn), "new %s", unit_short(d->metric));
-	snprintf(hc, sizeof(hc), "change %s", unit_short(d->metric));
+	snprintf(hb, sizeof(hb), "base %s", unit_of(d->metric, 1));
+	snprintf(hn, sizeof(hn), "new %s", unit_of(d->metric, 1));
+	snprintf(hc, sizeof(hc), "change %s", unit_of(d->metric, 1));
 	fprintf(f, "%10s %8s %10s %8s %11s %8s %7s  %-5s  %s\n", hb, "n", hn, "n", hc,
 		"change%", "p", "sig", "site");
 	table_row(f, &d->total, bytes, d->total_misses);
@@ -533,7 +506,7 @@ int mt_fold_render_diff_json(FILE *f, const struct mt_fold_diff *d, const char *
 {
 	fprintf(f, "{\n \"format\": \"mt-fold-diff\",\n \"version\": 2,\n \"metric\": \"%s\",\n"
 		" \"unit\": \"%s\",\n \"confidence\": ", mt_fold_metric_name(d->metric),
-		unit_name(d->metric));
+		unit_of(d->metric, 0));
 	mt_fold_json_num(f, d->conf);
 	fputs(",\n \"base\": ", f);
 	mt_fold_json_string(f, base_name);
