@@ -494,10 +494,11 @@ static int read_records(struct run *r)
 		mt_unwind_emit_check(&r->emit);
 		if (r->emit.out_error || nomem(r))
 			break;
-		/* Records are copied or read again with pread: the mapping is
-		 * needed from here on only (64 records: about 512 KiB). */
+		/* The mapping is needed from the oldest record the replay
+		 * still holds in it on (checked every 64 records). */
 		if ((++nr_items & 63) == 0 && map)
-			mt_unwind_prefault_done(prefault, it.offset);
+			mt_unwind_prefault_done(prefault,
+						mt_unwind_replay_keep_from(r->replay, it.offset));
 		if ((nr_items & 1023) == 0)
 			mt_progress_update(&progress, at_offsets ? it.offset
 					   : mt_input_bytes_read(r->in));

@@ -45,6 +45,10 @@ struct mt_unwind_replay {
 	size_t slack;
 	const void *map;			/* the current record's mapping */
 	size_t map_len;
+	/* File offsets of the FINISHED_ROUND that began this round and of the
+	 * one before: queued records that stay in the mapping all come after
+	 * the latter (see mt_unwind_replay_keep_from). */
+	uint64_t round_start, keep_from;
 	int nomem, data_error;
 	struct mt_unwind_replay_stats st;
 };
@@ -204,16 +208,19 @@ static void process(struct mt_unwind_replay *s, const struct perf_event_header *
 }
 
 /* A sample waiting in the queue: parsed, with only the valid part of its
- * stack dump kept (copying whole 8 KiB dumps cost much of the time). */
+ * stack dump kept (copying whole 8 KiB dumps cost much of the time), or
+ * none when the record is in the file's mapping (rec): its stack and
+ * callchain are read there at its turn. */
 struct queued_sample {
 	size_t evsel_index;
 	/* Walked on arrival (spec): nframes frames follow instead of the
 	 * stack, valid while the space sp is at generation gen; otherwise the
-	 * record (size bytes at offset in the file) is read again. */
+	 * record (size bytes at offset in the file, or rec) is read again. */
 	int spec, end, other_stack;	/* other_stack: mt_unwind_stats' */
 	unsigned nframes;
 	struct mt_unwind_space *sp;
 	uint64_t gen, offset, size;
+	const struct perf_event_header *rec;	/* in the mapping, or NULL */
 	struct mt_perf_sample smp;	/* stack and evsel re-pointed on release */
 };
 
@@ -230,11 +237,18 @@ static void *queued_tail(struct queued_sample *q)
 	return (char *)q + queued_len(q);
 }
 
-/* Read a queued sample's record again from the file: its mappings changed
- * between its arrival and its turn.  @return : 0, or -1 (reported). */
+/* Read a queued sample's record again, from the mapping or the file: its
+ * mappings changed between its arrival and its turn.  @return : 0, or -1
+ * (reported). */
 static int reread(struct mt_unwind_replay *s, const struct queued_sample *q,
 		  struct mt_perf_sample *out)
 {
+	if (q->rec) {	/* parsed on arrival: only a reader bug fails here */
+		if (mt_perf_sample_parse(s->reader, q->rec, out) == 0)
+			return 0;
+		s->data_error = 1;
+		return -1;
+	}
 	if (q->size > s->rebuf_cap) {
 		free(s->rebuf);
 		s->rebuf_cap = 0;
@@ -317,9 +331,14 @@ static void process_cb(int kind, void *data, size_t size, void *ctx)
 		mt_unwind_events_sample(s->ev, &smp);
 		return;
 	}
-	q->smp.stack = q->smp.stack_dyn_size ? queued_tail(q) : NULL;
-	if (q->smp.callchain)	/* queued in the stack's place when there is none */
-		q->smp.callchain = q->smp.stack ? NULL : queued_tail(q);
+	if (!q->smp.stack_dyn_size)
+		q->smp.stack = NULL;
+	else if (!q->rec)
+		q->smp.stack = queued_tail(q);
+	/* A callchain is used only without a stack; queued, it is in the
+	 * stack's place. */
+	if (q->smp.callchain)
+		q->smp.callchain = q->smp.stack ? NULL : q->rec ? q->smp.callchain : queued_tail(q);
 	mt_unwind_events_sample(s->ev, &q->smp);
 }
 
@@ -444,7 +463,12 @@ static int record_time(struct mt_unwind_replay *s, const struct perf_event_heade
 	return -1;
 }
 
-#define ORDER_MAX_BYTES ((size_t)512 << 20)
+/* Is the record h in the file's mapping (and stays there, for the queue)? */
+static int in_map(const struct mt_unwind_replay *s, const struct perf_event_header *h)
+{
+	const char *p = (const char *)h, *m = s->map;
+	return m && p >= m && (size_t)(p - m) <= s->map_len && h->size <= s->map_len - (size_t)(p - m);
+}
 
 static void on_record(struct mt_unwind_replay *s, const struct mt_perf_item *it)
 {
@@ -463,6 +487,10 @@ static void on_record(struct mt_unwind_replay *s, const struct mt_perf_item *it)
 		if (mt_unwind_order_flush(s->order, s->prev_round_max, process_cb, s) != 0)
 			s->nomem = 1;
 		s->prev_round_max = s->round_max;
+		/* What stays queued is newer than every record before the last
+		 * FINISHED_ROUND. */
+		s->keep_from = s->round_start;
+		s->round_start = it->offset;
 		return;
 	}
 	if (h->type == PERF_RECORD_SAMPLE) {
@@ -480,9 +508,12 @@ static void on_record(struct mt_unwind_replay *s, const struct mt_perf_item *it)
 		q.size = h->size;
 		size_t n = mt_unwind_sample_dump(&q.smp, 0).size;
 		q.smp.stack_dyn_size = n;
+		q.rec = in_map(s, h) ? h : NULL;
 		int rc = 0;
 		if (!it->unpacked && spec_walk(s, &q, n, t)) {	/* unpacked: no offset to read again */
 			/* queued */
+		} else if (q.rec) {
+			rc = mt_unwind_order_push(s->order, Q_SAMPLE, &q, queued_len(&q), NULL, 0, t);
 		} else if (n == 0 && q.smp.callchain) {
 			/* The callchain waits in the queue instead of the stack. */
 			rc = mt_unwind_order_push(s->order, Q_SAMPLE, &q, queued_len(&q),
@@ -618,6 +649,11 @@ void mt_unwind_replay_free(struct mt_unwind_replay *s)
 	free(s->frames);
 	free(s->rebuf);
 	free(s);
+}
+
+uint64_t mt_unwind_replay_keep_from(const struct mt_unwind_replay *rp, uint64_t offset)
+{
+	return rp->keep_from < offset ? rp->keep_from : offset;
 }
 
 uint64_t mt_unwind_replay_last_time(const struct mt_unwind_replay *s)

@@ -5,7 +5,8 @@
  * (or when too much is queued).  A sample is unwound on arrival, with the
  * mappings as they are then, so that only its frames wait in the queue and
  * not its stack dump; if those mappings change before its turn, it is read
- * again from the file and unwound then.
+ * again from the file and unwound then.  A sample not unwound on arrival
+ * waits with its stack dump, or, in the file's mapping, without it.
  *
  * Out of memory is sticky (mt_unwind_replay_nomem); nothing here prints:
  * a sample that cannot be read again is reported through the warn callback.
@@ -84,6 +85,10 @@ void mt_unwind_replay_build_id(struct mt_unwind_replay *rp, const struct mt_perf
 
 /* Release everything still queued, at the end of the input. */
 void mt_unwind_replay_finish(struct mt_unwind_replay *rp);
+
+/* The file offset of the oldest record still queued in the mapping, for
+ * the reader's offset: the reader may let go of the mapping before it. */
+uint64_t mt_unwind_replay_keep_from(const struct mt_unwind_replay *rp, uint64_t offset);
 
 /* The newest time seen (the end of the recording, at the end). */
 uint64_t mt_unwind_replay_last_time(const struct mt_unwind_replay *rp);
