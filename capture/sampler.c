@@ -145,7 +145,7 @@ static pthread_key_t exit_key;
 /* Registry of live blocks, free list, and what retired threads left. */
 static pthread_mutex_t reg_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct block *registry, *free_blocks;
-static unsigned threads_alive, threads_max;
+static unsigned threads_alive, threads_max, threads_ever;
 static struct {
 	uint64_t alloc_bytes, allocs, frees, freed_bytes, alloc_usable;
 	uint64_t alloc_marks, free_marks;
@@ -524,6 +524,7 @@ static struct block *block_new(void)
 	registry = b;
 	if (++threads_alive > threads_max)
 		threads_max = threads_alive;
+	threads_ever++;
 	reg_unlock();
 	b->remaining = (int64_t)mt_sampler_gap_next(&gapgen, &b->rng);
 	b->drawn = (uint64_t)b->remaining;
@@ -576,6 +577,30 @@ static void raise_peak(int64_t live)
 			break;
 		}
 	}
+}
+
+/* The process peak so far (at least live) and the bound on its error.
+ * While one thread has ever counted, its own peak, settled on each of its
+ * slow paths, is the process's: exact.  Otherwise the batched g_peak, off
+ * by at most threads * PUBLISH_BATCH, and never by more than the room
+ * between 0 and the block bytes allocated so far (usable), where both the
+ * true peak and g_peak lie.  Registry lock held. */
+static uint64_t process_peak(int64_t live, uint64_t usable, uint64_t *error)
+{
+	int64_t peak = __atomic_load_n(&g_peak, __ATOMIC_RELAXED);
+	if (live > peak)
+		peak = live;
+	if (threads_ever == 1 && registry && !registry->next) {
+		int64_t own = rds(&registry->peak);
+		*error = 0;
+		return (uint64_t)(own > peak ? own : peak);
+	}
+	uint64_t p = (uint64_t)peak, err = (uint64_t)threads_max * PUBLISH_BATCH;
+	uint64_t room = usable > p ? usable - p : 0;
+	if (room < p)
+		room = p;
+	*error = err < room ? err : room;
+	return p;
 }
 
 /* Add the thread's live bytes (now @live) not yet in g_live. */
@@ -691,11 +716,11 @@ static void tick_emit(const struct sums *s)
 	int saved = errno;
 	int64_t live = (int64_t)(s->alloc_usable - s->freed_bytes);
 	raise_peak(live);
+	uint64_t error, peak = process_peak(live, s->alloc_usable, &error);
 	uint64_t v[MT_SAMPLER_TOTALS] = {
 		(uint64_t)live, s->alloc_bytes, s->allocs, s->frees, s->alloc_usable, read_rss(),
-		(uint64_t)__atomic_load_n(&g_peak, __ATOMIC_RELAXED), (uint64_t)getpid(),
-		__atomic_load_n(&g_peak_time, __ATOMIC_RELAXED),
-		(uint64_t)threads_max * PUBLISH_BATCH, tick_no, tick_period(), tagged_rate(),
+		peak, (uint64_t)getpid(), __atomic_load_n(&g_peak_time, __ATOMIC_RELAXED),
+		error, tick_no, tick_period(), tagged_rate(),
 	};
 	tick_no++;
 	mt_sampler_report_tick(v);
@@ -804,9 +829,7 @@ static void report_process_locked(uint64_t thread_scope)
 	for (struct block *b = registry; b; b = b->next)
 		report_thread(b, thread_scope);
 	int64_t now = __atomic_load_n(&g_live, __ATOMIC_RELAXED) + s.unpublished;
-	int64_t peak = __atomic_load_n(&g_peak, __ATOMIC_RELAXED);
-	v[5] = (uint64_t)(now > peak ? now : peak);
-	v[6] = (uint64_t)threads_max * PUBLISH_BATCH;
+	v[5] = process_peak(now, s.alloc_usable, &v[6]);
 	v[7] = (uint64_t)getpid();
 	v[9] = __atomic_load_n(&untracked, __ATOMIC_RELAXED);
 	reg_unlock();
@@ -959,7 +982,7 @@ static void after_fork_child(void)
 		}
 	}
 	registry = NULL;
-	threads_alive = threads_max = 0;
+	threads_alive = threads_max = threads_ever = 0;
 	memset(&retired, 0, sizeof(retired));
 	blockless_free_marks = 0;
 	g_live = g_peak = 0;
@@ -979,7 +1002,7 @@ static void after_fork_child(void)
 		me->tid = (uint64_t)gettid();
 		me->next = NULL;
 		registry = me;
-		threads_alive = threads_max = 1;
+		threads_alive = threads_max = threads_ever = 1;
 	}
 	/* A new image: its timeline starts again, with its own ticker (the
 	 * parent's is not copied; glibc has reset its locks by now). */

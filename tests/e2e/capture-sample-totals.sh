@@ -37,8 +37,23 @@ proc=$(awk '$2 == "mt:totals" && $3 == 2' "$T/regs")
 set -- $proc
 sum=$(awk '$2 == "mt:totals" && $3 == 1 { a += $5; b += $4; f += $6 } END { print a, b, f }' "$T/regs")
 [ "$5 $4 $6" = "$sum" ] || fail "process totals '$5 $4 $6' != sum of thread totals '$sum'"
-[ "$9" -gt 0 ] || fail "process peak_error is 0"
+# Four threads counted: the peak is batched, its error 4 x 256 KiB at most.
+[ "$9" -gt 0 ] && [ "$9" -le $((4 * 262144)) ] || fail "process peak_error $9, expected 1..1048576"
 allocs_total=$5
+
+# One thread only (THREADS 0: the main thread works): the process peak is
+# that thread's own, exact: error 0, and the end block's size as above.
+"$CAP" -o "$T/one.data" -- "$MT_FIXTURES/capture_alloc" 0 2000 >/dev/null 2>"$T/err1" ||
+	fail "mt-capture (one thread) exited $?: $(cat "$T/err1")"
+capture_regs "$T/one.data" >"$T/regs1"
+set -- $(awk '$2 == "mt:totals" && $3 == 1' "$T/regs1")
+[ "$#" -gt 0 ] || fail "one thread: no thread totals"
+tpeak=$8
+set -- $(awk '$2 == "mt:totals" && $3 == 2' "$T/regs1")
+[ "$9" = 0 ] || fail "one thread: process peak_error $9, expected 0 (the thread's own peak is exact)"
+[ "$8" = "$tpeak" ] || fail "one thread: process peak $8 != the thread's peak $tpeak"
+[ "$8" -ge $((999983 + 8)) ] && [ "$8" -le $((999983 + 8 + 4096 + 16)) ] ||
+	fail "one thread: process peak $8, expected the end block's size (999991..1004103)"
 
 # mt-unwind compares the sampler's marker-call counts (R13, R14) with the
 # events it saw: a complete capture gives no lost line, and each thread's
@@ -115,4 +130,4 @@ lost=$(grep '^lost' "$T/u2")
 	fail "expected one 'lost $cut_tid count=1 reason=dropped marker=alloc' line, got: $lost"
 grep -q '^mt-unwind: 1 marker events are missing without a LOST record$' "$T/uerr2" ||
 	fail "no drop in the summary: $(cat "$T/uerr2")"
-echo "ok: 3 workers exact, process = sum of threads ($allocs_total allocs); marks match, a cut mt:alloc is reported as dropped ($cut_tid)"
+echo "ok: 3 workers exact, process = sum of threads ($allocs_total allocs); one thread: exact peak; marks match, a cut mt:alloc is reported as dropped ($cut_tid)"
