@@ -222,6 +222,16 @@ static void recon_row(struct table *t, const char *label, const struct mt_fold_m
 		mt_fold_format_amount(row[4], (double)r->rss, 1);
 }
 
+/* "exact", or "exact, +- N" with the sampler's bound on a batched peak. */
+static const char *exactness(char *b, size_t size, uint64_t error)
+{
+	char n[32];
+	if (!error)
+		return "exact";
+	snprintf(b, size, "exact, +- %s", mt_fold_format_amount(n, (double)error, 1));
+	return b;
+}
+
 void mt_fold_render_memory(FILE *f, const struct mt_fold_snapshot *s, size_t width)
 {
 	const struct mt_fold_memory *m = s->mem;
@@ -231,9 +241,9 @@ void mt_fold_render_memory(FILE *f, const struct mt_fold_snapshot *s, size_t wid
 	if (m->has_ticks) {
 		if (m->nprocs == 1) {
 			const struct mt_fold_mem_proc *p = &m->procs[0];
-			mt_fold_say(f, width, "peak: %s live block bytes (exact, +- %s) at %s, process %u%s%s",
+			mt_fold_say(f, width, "peak: %s live block bytes (%s) at %s, process %u%s%s",
 			    mt_fold_format_amount(a, (double)p->peak, 1),
-			    mt_fold_format_amount(b, (double)p->peak_error, 1),
+			    exactness(e, sizeof(e), p->peak_error),
 			    mt_fold_format_time(c, since(p->peak_time, m->start)), p->pid,
 			    *p->comm ? " " : "", p->comm);
 		} else {
@@ -243,9 +253,9 @@ void mt_fold_render_memory(FILE *f, const struct mt_fold_snapshot *s, size_t wid
 				err += m->procs[i].peak_error;
 			}
 			mt_fold_say(f, width, "peak: %zu processes, their peaks add up to %s live block "
-			    "bytes (exact, +- %s); together at most %s at %s", m->nprocs,
+			    "bytes (%s); together at most %s at %s", m->nprocs,
 			    mt_fold_format_amount(a, (double)sum, 1),
-			    mt_fold_format_amount(b, (double)err, 1),
+			    exactness(e, sizeof(e), err),
 			    mt_fold_format_amount(c, (double)m->total_peak, 1),
 			    mt_fold_format_time(d, since(m->total_peak_time, m->start)));
 		}
