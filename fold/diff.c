@@ -148,7 +148,7 @@ static void finish_side(struct mt_fold_value *v, const struct mt_fold_est *e,
 {
 	enum mt_fold_metric m = s->opt.metric;
 	mt_fold_est_finish(e, s->opt.conf, s->wfb[m], v);
-	mt_fold_snapshot_clip(v, s->bound[m]);
+	mt_fold_value_clip(v, s->bound[m]);
 }
 
 static void fill_row(struct mt_fold_diff_row *r, const struct mt_fold_est *a,
@@ -308,7 +308,7 @@ int mt_fold_diff_new(struct mt_fold_diff **out, const struct mt_fold_snapshot *b
 	enum mt_fold_metric m = d->metric;
 	d->total.name = "(all)";
 	d->total.loc = "";
-	if (bsnap->bound[m] >= 0 && csnap->bound[m] >= 0) {
+	if (mt_fold_metric_bound_exact(m) && bsnap->bound[m] >= 0 && csnap->bound[m] >= 0) {
 		struct mt_fold_value vb = { .value = bsnap->bound[m], .exact = 1 },
 				     vc = { .value = csnap->bound[m], .exact = 1 };
 		vb.lo = vb.hi = vb.value;
@@ -331,7 +331,8 @@ int mt_fold_diff_new(struct mt_fold_diff **out, const struct mt_fold_snapshot *b
 	const char *mc = mt_fold_exact_misses(&csnap->counts, 1);
 	d->row_misses = mb ? mb : mc;
 	d->misses_side = mb && mc ? "both have" : mb ? "the base has" : "the inputs have";
-	if (d->total.kind == MT_FOLD_DIFF_EXACT && bsnap->bound[m] >= 0)
+	if (d->total.kind == MT_FOLD_DIFF_EXACT && mt_fold_metric_bound_exact(m) &&
+	    bsnap->bound[m] >= 0)
 		d->total_misses = bsnap->counts.unsampled_images || csnap->counts.unsampled_images
 					  ? "images unsampled" : NULL;
 	else {

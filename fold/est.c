@@ -81,3 +81,12 @@ void mt_fold_est_finish(const struct mt_fold_est *e, double conf,
 	out->lo = exact + lo;
 	out->hi = out->hi_samples = exact + hi;
 }
+
+void mt_fold_value_clip(struct mt_fold_value *v, double bound)
+{
+	if (bound >= 0 && !v->exact && v->hi > bound) {
+		v->hi_samples = v->hi;
+		v->hi = bound > v->value ? bound : v->value;
+		v->cut_top = 1;
+	}
+}

@@ -42,7 +42,7 @@ struct mt_fold_value {
 	double rse;		/* sqrt(v) / value; +inf when value == 0 and sampled */
 	double lo, hi;		/* confidence interval */
 	int cut_top;		/* hi was cut at the sampler's exact total
-				 * (mt_fold_snapshot_clip): the samples alone
+				 * (mt_fold_value_clip): the samples alone
 				 * reach hi_samples */
 	double hi_samples;	/* hi before any cut */
 };
@@ -68,5 +68,9 @@ void mt_fold_est_merge(struct mt_fold_est *dst, const struct mt_fold_est *src);
  * site or thread with no samples), 0 when unknown. */
 void mt_fold_est_finish(const struct mt_fold_est *e, double conf,
 			double wmax_fallback, struct mt_fold_value *out);
+
+/* v's interval cut at bound, an exact figure the truth cannot exceed
+ * (< 0: none); never below the estimate itself. */
+void mt_fold_value_clip(struct mt_fold_value *v, double bound);
 
 #endif

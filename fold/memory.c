@@ -180,8 +180,19 @@ static void metric_total(const struct mt_fold_profile *p, enum mt_fold_metric m,
 	mt_fold_est_finish(&acc, conf, wfb[m], out);
 }
 
+double mt_fold_memory_peak_bound(const struct mt_fold_profile *p, uint64_t forked_lines)
+{
+	const struct mt_fold_timeline *tl = mt_fold_profile_timeline(p);
+	if (!tl->nprocs || mt_fold_profile_at_time(p) >= 0 || forked_lines)
+		return -1;
+	double b = 0;
+	for (size_t i = 0; i < tl->nprocs; i++)
+		b += (double)tl->procs[i].peak + (double)tl->procs[i].peak_error;
+	return b;
+}
+
 int mt_fold_memory_new(struct mt_fold_memory **out, const struct mt_fold_profile *p,
-		       double conf, const double *wfb)
+		       double conf, const double *wfb, double peak_bound)
 {
 	struct mt_fold_memory *m = calloc(1, sizeof(*m));
 	*out = NULL;
@@ -196,6 +207,7 @@ int mt_fold_memory_new(struct mt_fold_memory **out, const struct mt_fold_profile
 	m->at = at_time >= 0 ? at_time - (int64_t)c->time_first : -1;
 	m->peak_unticked = c->peak_unticked;
 	metric_total(p, MT_FOLD_PEAK_BYTES, conf, wfb, &m->peak_bytes);
+	mt_fold_value_clip(&m->peak_bytes, peak_bound);
 	metric_total(p, MT_FOLD_PEAK_OBJECTS, conf, wfb, &m->peak_objects);
 	metric_total(p, MT_FOLD_TEMP_BYTES, conf, wfb, &m->temp_bytes);
 	metric_total(p, MT_FOLD_TEMP_OBJECTS, conf, wfb, &m->temp_objects);

@@ -64,11 +64,19 @@ struct mt_fold_memory {
 	struct mt_fold_value freed, not_freed;
 };
 
+/* The most the requested bytes live at the processes' peaks can be: their
+ * exact block peaks, each with its error, summed; -1 where that does not
+ * hold: with --at (a moment between ticks), without ticks, or with images
+ * of forked processes (forked_lines: their live bytes count the frees of
+ * their parent's blocks, and can be less than their own blocks hold). */
+double mt_fold_memory_peak_bound(const struct mt_fold_profile *p, uint64_t forked_lines);
+
 /* Finish the figures of a finished profile p; wfb: the snapshot's weights
- * where a group saw none (fold/snapshot.h), by metric.
+ * where a group saw none (fold/snapshot.h), by metric; peak_bound: as
+ * mt_fold_memory_peak_bound, the top of the peak's intervals (or -1).
  * @return : 0 or MT_FOLD_ENOMEM (*out NULL). */
 int mt_fold_memory_new(struct mt_fold_memory **out, const struct mt_fold_profile *p,
-		       double conf, const double *wfb);
+		       double conf, const double *wfb, double peak_bound);
 void mt_fold_memory_free(struct mt_fold_memory *m);
 
 /* A histogram from cells (one site's): its non-empty buckets of which.

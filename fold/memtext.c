@@ -25,8 +25,8 @@ static char *iv(char *buf, size_t n, const struct mt_fold_value *v, int bytes)
 	if (v->exact)
 		snprintf(buf, n, "exact");
 	else
-		snprintf(buf, n, "[%s, %s]", mt_fold_format_amount(a, v->lo, bytes),
-			 mt_fold_format_amount(b, v->hi, bytes));
+		snprintf(buf, n, "[%s, %s]%s", mt_fold_format_amount(a, v->lo, bytes),
+			 mt_fold_format_amount(b, v->hi, bytes), v->cut_top ? "^" : "");
 	return buf;
 }
 
@@ -307,8 +307,10 @@ void mt_fold_render_memory(FILE *f, const struct mt_fold_snapshot *s, size_t wid
 	mt_fold_say(f, width, "requested: the bytes the program asked for, estimated from the sampled "
 	    "allocations live then; block: the allocator's blocks (size rounded up, with "
 	    "its header), exact from the sampler; RSS: resident pages of the process "
-	    "(/proc statm at the tick), with code, stacks and the allocator's free memory%s",
-	    m->peak_time_known ? "" : "; at peaks: each process at its own peak, summed");
+	    "(/proc statm at the tick), with code, stacks and the allocator's free memory%s%s",
+	    m->peak_time_known ? "" : "; at peaks: each process at its own peak, summed",
+	    m->at_peak.requested.cut_top ? "; ^: top cut at the block peak, which the requested "
+	    "bytes cannot exceed" : "");
 	fputc('\n', f);
 }
 

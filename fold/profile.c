@@ -28,6 +28,11 @@ const char *mt_fold_metric_unit(enum mt_fold_metric m)
 	return (unsigned)m < MT_FOLD_NMETRICS ? metric_units[m] : "?";
 }
 
+const char *mt_fold_metric_bound_name(enum mt_fold_metric m)
+{
+	return mt_fold_metric_bound_exact(m) ? "exact total" : "exact block peak";
+}
+
 int mt_fold_metric_parse(const char *name, enum mt_fold_metric *m)
 {
 	for (int i = 0; i < MT_FOLD_NMETRICS; i++)

@@ -57,6 +57,18 @@ static inline int mt_fold_metric_is_temp(enum mt_fold_metric m)
 const char *mt_fold_metric_name(enum mt_fold_metric m);
 const char *mt_fold_metric_unit(enum mt_fold_metric m);
 
+/* Is the sampler's figure an interval of metric m is cut at ("^", the
+ * snapshot's bound) the metric's exact value, a total?  For peak_bytes it
+ * is only a top: the exact block peak, which the requested bytes live
+ * cannot exceed. */
+static inline int mt_fold_metric_bound_exact(enum mt_fold_metric m)
+{
+	return m != MT_FOLD_PEAK_BYTES;
+}
+
+/* That figure's name: "exact total" or "exact block peak". */
+const char *mt_fold_metric_bound_name(enum mt_fold_metric m);
+
 /* @return : 0 with *m set, or -1 for an unknown name. */
 int mt_fold_metric_parse(const char *name, enum mt_fold_metric *m);
 

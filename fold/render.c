@@ -365,9 +365,9 @@ int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s)
 		fprintf(f, " %s, rse %s, n %llu", format_interval(iv1, &s->total, bytes),
 			format_rse(b, &s->total), (unsigned long long)s->total.n);
 		if (s->total.cut_top)
-			fprintf(f, " (^: top cut at the sampler's exact total; the samples "
-				"alone reach %s)", mt_fold_format_amount(c, s->total.hi_samples,
-									 bytes));
+			fprintf(f, " (^: top cut at the sampler's %s; the samples alone reach %s)",
+				mt_fold_metric_bound_name(m),
+				mt_fold_format_amount(c, s->total.hi_samples, bytes));
 	}
 	else if (s->counts.lost_events || s->counts.lost_records)
 		/* Lost allocations only lower a sum; lost frees raise what is
@@ -397,7 +397,8 @@ int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s)
 	for (uint32_t r = 0; r < s->nshown; r++)
 		tops |= s->sites[s->shown[r]].total.cut_top | s->sites[s->shown[r]].self.cut_top;
 	if (tops)
-		fprintf(f, "; ^: top cut at the sampler's exact total, never below the estimate (JSON: hi_samples)");
+		fprintf(f, "; ^: top cut at the sampler's %s, never below the estimate (JSON: "
+			"hi_samples)", mt_fold_metric_bound_name(m));
 	fputc('\n', f);
 	const char *cut = mt_fold_exact_misses(&s->counts, 1);
 	if (cut && s->total.exact) {

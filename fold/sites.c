@@ -414,10 +414,10 @@ int mt_fold_sites_new(struct mt_fold_sites **out, const struct mt_fold_profile *
 		site->name = mt_fold_strtab_get(pv->site_keys, i, &kl);
 		site->loc = site->name + strlen(site->name) + 1;
 		mt_fold_est_finish(&site->acc, conf, s->wfb[m], &site->value);
-		mt_fold_snapshot_clip(&site->value, s->bound[m]);
+		mt_fold_value_clip(&site->value, s->bound[m]);
 		mt_fold_est_finish(&site->allocs_acc, conf, s->wfb[MT_FOLD_ALLOC_OBJECTS],
 				   &site->allocs);
-		mt_fold_snapshot_clip(&site->allocs, s->bound[MT_FOLD_ALLOC_OBJECTS]);
+		mt_fold_value_clip(&site->allocs, s->bound[MT_FOLD_ALLOC_OBJECTS]);
 	}
 	/* paths: count per site, then place them in site order */
 	uint32_t np = mt_fold_strtab_count(pv->path_keys);
@@ -441,7 +441,7 @@ int mt_fold_sites_new(struct mt_fold_sites **out, const struct mt_fold_profile *
 		*ph = pv->paths[i];
 		ph->frames = mt_fold_strtab_get(pv->path_keys, i, NULL) + sizeof(uint32_t);
 		mt_fold_est_finish(&ph->acc, conf, s->wfb[m], &ph->value);
-		mt_fold_snapshot_clip(&ph->value, s->bound[m]);
+		mt_fold_value_clip(&ph->value, s->bound[m]);
 	}
 	free(pv->paths);
 	pv->paths = all;	/* freed with the sites */
@@ -455,7 +455,7 @@ int mt_fold_sites_new(struct mt_fold_sites **out, const struct mt_fold_profile *
 		qsort(t->sites, t->nsites, sizeof(*t->sites), site_cmp);
 	for (uint32_t i = 0; i < t->nnodes; i++) {
 		mt_fold_est_finish(&t->nodes[i].acc, conf, s->wfb[m], &t->nodes[i].value);
-		mt_fold_snapshot_clip(&t->nodes[i].value, s->bound[m]);
+		mt_fold_value_clip(&t->nodes[i].value, s->bound[m]);
 	}
 	if (t->nnodes) {
 		if (sort_siblings(t, &t->root))

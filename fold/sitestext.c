@@ -474,13 +474,22 @@ static void print_sites(FILE *f, const struct mt_fold_snapshot *s, const struct 
 	uint32_t shown = o->top && t->nsites > o->top ? o->top : t->nsites;
 	const char *ivh = s->opt.conf == 0.95 ? "95% interval" : "interval";
 	size_t w = o->width;
-	int tops = 0;
-	for (uint32_t i = 0; i < shown; i++)
-		tops |= t->sites[i].value.cut_top | (allocs_iv && t->sites[i].allocs.cut_top);
+	int value_tops = 0, allocs_tops = 0;
+	for (uint32_t i = 0; i < shown; i++) {
+		value_tops |= t->sites[i].value.cut_top;
+		allocs_tops |= allocs_iv && t->sites[i].allocs.cut_top;
+	}
+	/* allocs are cut at the exact allocation count, a total */
+	const char *basis = value_tops ? mt_fold_metric_bound_name(s->opt.metric) : "exact total";
+	char tops[160] = "";
+	if (value_tops || allocs_tops)
+		snprintf(tops, sizeof(tops), "; ^: top cut at the sampler's %s%s, never below the "
+			 "estimate", basis, value_tops && allocs_tops && strcmp(basis, "exact total")
+			 ? " (allocs: exact total)" : "");
 	mt_fold_say(f, w, "%s by %s (%s): %s%u of %u; a site is the first frame, from the leaf, "
 	    "outside the allocator%s", allocs ? "allocation sites" : "sites",
 	    mt_fold_metric_name(s->opt.metric), metric_says(s), shown < t->nsites ? "top " : "",
-	    shown, t->nsites, tops ? "; ^: top cut at the sampler's exact total, never below the estimate" : "");
+	    shown, t->nsites, tops);
 	fprintf(f, "%3s  %11s  %-22s", "#", metric_head(s), ivh);
 	if (allocs)
 		fprintf(f, "%11s  ", "allocs");
@@ -606,11 +615,12 @@ int mt_fold_render_sites(FILE *f, const struct mt_fold_snapshot *s,
 		char hs[32] = "";
 		if (s->total.cut_top)
 			fmt(hs, s->total.hi_samples, u);
-		mt_fold_say(f, o->width, "total %s: %s %s, n %llu%s%s%s", mt_fold_metric_name(s->opt.metric),
+		mt_fold_say(f, o->width, "total %s: %s %s, n %llu%s%s%s%s%s", mt_fold_metric_name(s->opt.metric),
 		    fmt(a, s->total.value, u), interval(iv, sizeof(iv), &s->total, u, NULL),
 		    (unsigned long long)s->total.n,
-		    *hs ? " (^: top cut at the sampler's exact total; the samples alone reach " : "",
-		    hs, *hs ? ")" : "");
+		    *hs ? " (^: top cut at the sampler's " : "",
+		    *hs ? mt_fold_metric_bound_name(s->opt.metric) : "",
+		    *hs ? "; the samples alone reach " : "", hs, *hs ? ")" : "");
 	}
 	print_input(f, s, o->width);
 	fputc('\n', f);

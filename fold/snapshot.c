@@ -168,15 +168,6 @@ static void acc_add(struct group_acc *d, const struct mt_fold_est *e)
 /* Cut v's interval at the exact total (bound; < 0: none), but not below
  * the estimate itself: an interval holds its estimate (one that took a
  * tiny object's weight of 30000 may exceed the total). */
-void mt_fold_snapshot_clip(struct mt_fold_value *v, double bound)
-{
-	if (bound >= 0 && !v->exact && v->hi > bound) {
-		v->hi_samples = v->hi;
-		v->hi = bound > v->value ? bound : v->value;
-		v->cut_top = 1;
-	}
-}
-
 static int build_sites(struct mt_fold_snapshot *s, const struct mt_fold_profile *p,
 		       const double *wfb, double bound)
 {
@@ -246,8 +237,8 @@ static int build_sites(struct mt_fold_snapshot *s, const struct mt_fold_profile 
 		site->self_acc.sampled |= site->total_acc.sampled;
 		mt_fold_est_finish(&site->total_acc, s->opt.conf, wfb[m], &site->total);
 		mt_fold_est_finish(&site->self_acc, s->opt.conf, wfb[m], &site->self);
-		mt_fold_snapshot_clip(&site->total, bound);
-		mt_fold_snapshot_clip(&site->self, bound);
+		mt_fold_value_clip(&site->total, bound);
+		mt_fold_value_clip(&site->self, bound);
 		site->few = !site->total.exact && site->total.n < s->opt.few;
 	}
 	if (s->nsites)
@@ -278,13 +269,15 @@ out:
  * (uncounted: threads with events and neither) and no image is missing
  * from them; else -1.  (No exact counterpart for inuse_bytes, samples or
  * period: -1.) */
-static double exact_bound(const struct mt_fold_snapshot *s, int uncounted,
-			  enum mt_fold_metric m)
+static double exact_bound(const struct mt_fold_snapshot *s, const struct mt_fold_profile *p,
+			  int uncounted, enum mt_fold_metric m)
 {
 	const struct mt_fold_totals *t = &s->all.totals;
 	if (!s->has_totals || s->all.partial || uncounted)
 		return -1;
 	switch (m) {
+	case MT_FOLD_PEAK_BYTES:	/* requested <= block */
+		return mt_fold_memory_peak_bound(p, t->forked_lines);
 	case MT_FOLD_ALLOC_BYTES:
 		return (double)t->alloc_bytes;
 	case MT_FOLD_ALLOC_OBJECTS:
@@ -418,12 +411,13 @@ int mt_fold_snapshot_new(struct mt_fold_snapshot **out, const struct mt_fold_pro
 	 * program made). */
 	for (int m = 0; m < MT_FOLD_NMETRICS; m++) {
 		s->wfb[m] = wfb[m];
-		s->bound[m] = exact_bound(s, uncounted, (enum mt_fold_metric)m);
+		s->bound[m] = exact_bound(s, p, uncounted, (enum mt_fold_metric)m);
 	}
 	double bound = s->bound[opt->metric];
-	mt_fold_snapshot_clip(&s->total, bound);
+	mt_fold_value_clip(&s->total, bound);
 	if (build_sites(s, p, wfb, bound) || build_stacks(s, p) ||
-	    mt_fold_memory_new(&s->mem, p, opt->conf, wfb) || build_live(s, p))
+	    mt_fold_memory_new(&s->mem, p, opt->conf, wfb, s->bound[MT_FOLD_PEAK_BYTES]) ||
+	    build_live(s, p))
 		goto out;
 	/* Thread comm strings point into the profile: copy them. */
 	for (uint32_t i = 0; i < nt; i++) {

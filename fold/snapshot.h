@@ -105,8 +105,6 @@ struct mt_fold_snapshot {
 int mt_fold_snapshot_new(struct mt_fold_snapshot **out, const struct mt_fold_profile *p,
 			 const struct mt_fold_snapshot_options *opt);
 
-/* v's interval cut at bound (< 0: none), as the sites' are. */
-void mt_fold_snapshot_clip(struct mt_fold_value *v, double bound);
 
 /* Accepts NULL. */
 void mt_fold_snapshot_free(struct mt_fold_snapshot *s);
