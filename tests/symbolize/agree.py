@@ -18,11 +18,18 @@ exits 1 when fewer than MIN_PERCENT (default 99) of the samples agree or when
 samples are missing from either side.
 
 Where the two differ, a sample counts against mt-unwind unless perf's own
-stack is provably wrong at the first difference: perf's frame there is in no
-mapping ([unknown], e.g. a return address read from the wrong stack slot),
-or does not follow a call instruction, or follows a direct call whose target
-function (by its FDE) does not contain the frame below, while mt-unwind's
-frame there passes the same checks.  Such samples are reported and left out of the percentage.
+stack is provably wrong from the first difference on.  A caller is
+impossible when it is in no mapping ([unknown], e.g. a return address read
+from the wrong stack slot), in the heap or a stack, outside its file's
+executable segments, or not after a call instruction; implausible, too,
+when it follows a direct call (not to a PLT stub) whose target function (by
+its FDE) does not contain the frame below, or whose frame below is in
+another module (a tail call also does that).  Perf is wrong when, at the
+first difference, its caller is impossible and mt-unwind's is not, or
+when one of its callers from there on is impossible and none of
+mt-unwind's is; or the same with implausible for impossible, mt-unwind's
+caller at the first difference plausible.  Such samples are reported and
+left out of the percentage.
 """
 import bisect
 import os
@@ -43,14 +50,21 @@ def to_vaddr(path, off):
             for line in out.splitlines():
                 f = line.split()
                 if f and f[0] == 'LOAD':
-                    segs.append((int(f[1], 16), int(f[2], 16), int(f[4], 16)))
+                    segs.append((int(f[1], 16), int(f[2], 16), int(f[4], 16),
+                                 'E' in ''.join(f[6:-1])))
         except OSError:
             pass
         _loads[path] = segs
-    for offset, vaddr, filesz in _loads[path]:
+    for offset, vaddr, filesz, _ in _loads[path]:
         if (offset & ~0xfff) <= off < offset + filesz:
             return off + vaddr - offset
     return off
+
+
+def executable(path, vaddr):
+    """Is vaddr in one of path's PT_LOAD segments with PF_X?"""
+    to_vaddr(path, 0)
+    return any(va <= vaddr < va + filesz and x for _, va, filesz, x in _loads.get(path, []))
 
 HEAD = re.compile(r'^\s*(\d+)/(\d+)\s+(\d+)\.(\d+):\s*(.*)$')
 # "ADDR (DSO)", or "ADDR SYMBOL (DSO)": perf 6.1 adds the symbol for pipe-mode
@@ -84,9 +98,29 @@ def fde_of(path, addr):
     return None
 
 
+_plts = {}
+
+
+def in_plt(path, vaddr):
+    """Is vaddr in one of path's .plt sections (a call through the PLT)?"""
+    if path not in _plts:
+        r = []
+        try:
+            out = subprocess.run(['readelf', '-SW', path], capture_output=True,
+                                 text=True).stdout
+            for m in re.finditer(r'\]\s+(\.plt\S*)\s+\S+\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)',
+                                 out):
+                a = int(m.group(2), 16)
+                r.append((a, a + int(m.group(3), 16)))
+        except OSError:
+            pass
+        _plts[path] = r
+    return any(lo <= vaddr < hi for lo, hi in _plts[path])
+
+
 def read_at(path, vaddr, n):
     to_vaddr(path, 0)
-    for offset, va, filesz in _loads.get(path, []):
+    for offset, va, filesz, _ in _loads.get(path, []):
         if va <= vaddr and vaddr + n <= va + filesz:
             with open(path, 'rb') as f:
                 f.seek(vaddr - va + offset)
@@ -94,25 +128,41 @@ def read_at(path, vaddr, n):
     return None
 
 
+def frame_possible(frames, paths, i):
+    """Can frames[i] be a caller at all: mapped, in code, after a call?"""
+    name, addr = frames[i].rsplit('+', 1)
+    if name in ('unknown', '[heap]', '[stack]'):
+        return False    # no code there (programs without a JIT)
+    path = paths.get(name)
+    if not path:
+        return True     # no file to check against
+    ret = int(addr, 16) + 1
+    if not executable(path, ret - 1):
+        return False
+    code = read_at(path, ret - 8, 8)
+    if not code or code[3] == 0xe8:
+        return True
+    # An indirect call (ff /2, 2 to 7 bytes long) must end at ret.
+    return any(code[8 - k] == 0xff and (code[9 - k] >> 3) & 7 == 2 for k in range(2, 8))
+
+
 def frame_ok(frames, paths, i):
     """Is frames[i] (a caller) plausible as the caller of frames[i-1]?"""
-    name, addr = frames[i].rsplit('+', 1)
-    if name == 'unknown':
+    if not frame_possible(frames, paths, i):
         return False
+    name, addr = frames[i].rsplit('+', 1)
     below = frames[i - 1].rsplit('+', 1)
     path = paths.get(name)
-    if not path or below[0] != name:
-        return True     # no file, or a cross-module call (through the PLT)
     ret = int(addr, 16) + 1
-    code = read_at(path, ret - 8, 8)
-    if not code:
-        return True
-    if code[3] != 0xe8:
-        # An indirect call (ff /2, 2 to 7 bytes long) must end at ret.
-        return any(code[8 - k] == 0xff and (code[9 - k] >> 3) & 7 == 2
-                   for k in range(2, 8))
+    code = read_at(path, ret - 8, 8) if path else None
+    if not code or code[3] != 0xe8:
+        return True     # no file, or an indirect call
     code = code[3:]
     target = (ret + int.from_bytes(code[1:5], 'little', signed=True)) & (2**64 - 1)
+    if in_plt(path, target):
+        return True     # to another module, or this one, through the PLT
+    if below[0] != name:
+        return False    # a direct call stays in its module
     fde = fde_of(path, target)
     if fde is None:
         return True
@@ -124,7 +174,15 @@ def perf_wrong(a, b, paths):
     """a: perf frames, b: mt-unwind frames, leaf first."""
     for i in range(1, min(len(a), len(b))):
         if a[i] != b[i]:
-            return not frame_ok(a, paths, i) and frame_ok(b, paths, i)
+            for check in (frame_possible, frame_ok):
+                if not check(b, paths, i):
+                    return False
+                if not check(a, paths, i):
+                    return True
+                if (not all(check(a, paths, j) for j in range(i, len(a))) and
+                        all(check(b, paths, j) for j in range(i, len(b)))):
+                    return True
+            return False
     return False
 
 
@@ -157,7 +215,7 @@ def perf_samples(path):
                 if dso.startswith('/'):
                     addr = to_vaddr(dso, addr)
                 name = 'unknown' if dso == '[unknown]' else os.path.basename(dso)
-                if dso.startswith('/'):
+                if dso.startswith('/') and os.path.isfile(dso):    # not //anon
                     paths[name] = dso
                 cur.append('%s+0x%x' % (name, addr))
     for key in stackless:
