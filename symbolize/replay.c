@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "symbolize/arch.h"
+#include "symbolize/hashmap.h"
 #include "symbolize/jobs.h"
 #include "symbolize/order.h"
 
@@ -49,6 +50,10 @@ struct mt_unwind_replay {
 	 * one before: queued records that stay in the mapping all come after
 	 * the latter (see mt_unwind_replay_keep_from). */
 	uint64_t round_start, keep_from;
+	/* pid -> queued records that will change its space (MMAP, exec,
+	 * FORK): a sample of a pid with any is not walked on arrival, since
+	 * its walk would be made again at its turn. */
+	struct mt_unwind_hashmap pending;
 	int nomem, data_error;
 	struct mt_unwind_replay_stats st;
 };
@@ -275,6 +280,25 @@ static int reread(struct mt_unwind_replay *s, const struct queued_sample *q,
 }
 
 enum { Q_RECORD, Q_SAMPLE };
+
+/* A queued record other than a sample: the pid whose space it changes
+ * (NO_PID: none), then the record. */
+#define NO_PID UINT32_MAX
+struct queued_record {
+	uint32_t changes, pad;
+};
+
+static uint64_t pending_of(struct mt_unwind_replay *s, uint32_t pid)
+{
+	uint64_t n;
+	return mt_unwind_hashmap_get(&s->pending, pid, &n) ? n : 0;
+}
+
+static void pending_add(struct mt_unwind_replay *s, uint32_t pid, int64_t d)
+{
+	if (pid != NO_PID && mt_unwind_hashmap_put(&s->pending, pid, pending_of(s, pid) + d) != 0)
+		s->nomem = 1;
+}
 enum { SPEC_WALKED = 1, SPEC_JOB };	/* queued_sample.spec */
 
 /* Wait for the pool's walks: before anything changes a space. */
@@ -300,7 +324,9 @@ static void process_cb(int kind, void *data, size_t size, void *ctx)
 	struct mt_unwind_replay *s = ctx;
 	(void)size;
 	if (kind == Q_RECORD) {
-		process(s, data);
+		const struct queued_record *r = data;
+		pending_add(s, r->changes, -1);
+		process(s, (const void *)(r + 1));
 		return;
 	}
 	struct queued_sample *q = data;
@@ -395,7 +421,7 @@ static int spec_walk(struct mt_unwind_replay *s, struct queued_sample *q, size_t
 	 * are still queued, and the walk would be made again (many of a
 	 * parallel build's samples would be read again from the file). */
 	struct mt_unwind_space *sp = mt_unwind_maps_space(s->maps, smp->pid);
-	if (!sp)
+	if (!sp || pending_of(s, smp->pid))
 		return 0;
 	struct mt_unwind_regs regs;
 	if (mt_unwind_arch_regs_from_perf(&regs, smp->regs_mask, smp->regs, smp->nr_regs) != 0)
@@ -426,9 +452,12 @@ static int spec_walk(struct mt_unwind_replay *s, struct queued_sample *q, size_t
 }
 
 /* The time of a record that takes part in ordering; 0 when it has none
- * (such records sort first, as in perf). */
-static int record_time(struct mt_unwind_replay *s, const struct perf_event_header *h, uint64_t *t)
+ * (such records sort first, as in perf).  *changes: the pid whose space
+ * the record changes, or NO_PID. */
+static int record_time(struct mt_unwind_replay *s, const struct perf_event_header *h, uint64_t *t,
+		       uint32_t *changes)
 {
+	*changes = NO_PID;
 	union {
 		struct mt_perf_mmap m;
 		struct mt_perf_comm c;
@@ -441,17 +470,22 @@ static int record_time(struct mt_unwind_replay *s, const struct perf_event_heade
 		if (mt_perf_mmap_parse(s->reader, h, &u.m) != 0)
 			return -1;
 		*t = u.m.sid.time;
+		*changes = u.m.pid;
 		return 0;
 	case PERF_RECORD_COMM:
 		if (mt_perf_comm_parse(s->reader, h, &u.c) != 0)
 			return -1;
 		*t = u.c.sid.time;
+		if (u.c.exec)
+			*changes = u.c.pid;
 		return 0;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
 		if (mt_perf_task_parse(s->reader, h, &u.k) != 0)
 			return -1;
 		*t = u.k.time;
+		if (h->type == PERF_RECORD_FORK && u.k.pid != u.k.ppid)
+			*changes = u.k.pid;
 		return 0;
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
@@ -525,17 +559,20 @@ static void on_record(struct mt_unwind_replay *s, const struct mt_perf_item *it)
 		if (rc != 0)
 			s->nomem = 1;
 	} else {
+		struct queued_record r = { NO_PID, 0 };
 		if (s->o.decode_only) {
-			record_time(s, h, &t);
+			record_time(s, h, &t, &r.changes);
 			return;
 		}
-		if (record_time(s, h, &t) != 0) {
+		if (record_time(s, h, &t, &r.changes) != 0) {
 			drain(s);
 			process(s, h);	/* not ordered, or undecodable: reported there */
 			return;
 		}
-		if (mt_unwind_order_push(s->order, Q_RECORD, h, h->size, NULL, 0, t) != 0)
+		if (mt_unwind_order_push(s->order, Q_RECORD, &r, sizeof(r), h, h->size, t) != 0)
 			s->nomem = 1;
+		else
+			pending_add(s, r.changes, 1);
 	}
 	if (t > s->round_max)
 		s->round_max = t;
@@ -646,6 +683,7 @@ void mt_unwind_replay_free(struct mt_unwind_replay *s)
 		return;
 	mt_unwind_jobs_free(s->jobs);
 	mt_unwind_order_free(s->order);
+	mt_unwind_hashmap_release(&s->pending);
 	free(s->frames);
 	free(s->rebuf);
 	free(s);
