@@ -6,7 +6,8 @@
  * mappings as they are then, so that only its frames wait in the queue and
  * not its stack dump; if those mappings change before its turn, it is read
  * again from the file and unwound then.  A sample not unwound on arrival
- * waits with its stack dump, or, in the file's mapping, without it.
+ * (its process has no space yet, or a record still queued will change
+ * it) waits with its stack dump, or, in the file's mapping, without it.
  *
  * Out of memory is sticky (mt_unwind_replay_nomem); nothing here prints:
  * a sample that cannot be read again is reported through the warn callback.
