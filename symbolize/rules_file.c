@@ -108,6 +108,9 @@ static int parse(struct mt_unwind_rules_file *f, const uint8_t *b, size_t len,
 		    !record_check(records + r->off, r->size))
 			return -1;
 	}
+	f->rule = calloc(n ? (size_t)n : 1, sizeof(*f->rule));
+	if (!f->rule)
+		return 0;	/* out of memory: as if there were no file */
 	f->rows = rows;
 	f->n = (size_t)n;
 	f->records = records;
@@ -131,7 +134,7 @@ int mt_unwind_rules_file_read(const char *dir, const uint8_t *id, size_t id_len,
 	f->map = p;
 	f->map_len = len;
 	rc = parse(f, p, len, id, id_len, source);
-	if (rc < 0)
+	if (rc <= 0)	/* unsound, or out of memory */
 		mt_unwind_rules_file_release(f);
 	return rc;
 }
@@ -150,8 +153,9 @@ const struct mt_unwind_rules_row *mt_unwind_rules_file_find(const struct mt_unwi
 	return lo && vaddr < f->rows[lo - 1].hi ? &f->rows[lo - 1] : NULL;
 }
 
-struct mt_unwind_rule *mt_unwind_rules_file_rule(const struct mt_unwind_rules_file *f,
-						 const struct mt_unwind_rules_row *row)
+/* Make the rule of row from its record. */
+static struct mt_unwind_rule *make_rule(const struct mt_unwind_rules_file *f,
+					const struct mt_unwind_rules_row *row)
 {
 	const uint8_t *p = f->records + row->off;
 	/* The record was checked whole when the file was read: its size. */
@@ -196,6 +200,17 @@ struct mt_unwind_rule *mt_unwind_rules_file_rule(const struct mt_unwind_rules_fi
 	rule->status = MT_UNWIND_RULE_OK;
 	mt_unwind_rule_finish(rule);
 	return rule;
+}
+
+const struct mt_unwind_rule *mt_unwind_rules_file_rule(struct mt_unwind_rules_file *f,
+						       const struct mt_unwind_rules_row *row)
+{
+	/* One per row, not per pc: a row holds for many pcs, and a rule is a
+	 * heap block of its own (fresh pages to fault in). */
+	struct mt_unwind_rule **slot = &f->rule[row - f->rows];
+	if (!*slot && (*slot = make_rule(f, row)))
+		f->nr_made++;
+	return *slot;
 }
 
 /* Append rule's record to b.  @return : 0, or -1 (ENOMEM). */
@@ -316,6 +331,10 @@ int mt_unwind_rules_file_write(const char *dir, const uint8_t *id, size_t id_len
 
 void mt_unwind_rules_file_release(struct mt_unwind_rules_file *f)
 {
+	if (f->rule)
+		for (size_t i = 0; i < f->n; i++)
+			free(f->rule[i]);
+	free(f->rule);
 	if (f->map)
 		munmap(f->map, f->map_len);
 	memset(f, 0, sizeof(*f));

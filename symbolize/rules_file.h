@@ -44,6 +44,10 @@ struct mt_unwind_rules_file {
 	size_t n;
 	const uint8_t *records;
 	size_t records_len;
+	/* rule[i]: the rule of rows[i], made on its first use and shared by
+	 * every pc of the row (NULL: not yet).  Owned by the file. */
+	struct mt_unwind_rule **rule;
+	size_t nr_made;		/* rules made so far */
 };
 
 /* A row compiled in this run, to be saved. */
@@ -56,6 +60,9 @@ struct mt_unwind_rules_new {
 struct mt_unwind_rules_stats {
 	unsigned read;		/* files mapped */
 	uint64_t hits;		/* pcs whose rule came from a file */
+	uint64_t rows;		/* rows of files whose rule they took */
+	uint64_t asked;		/* pcs whose rule was asked of libdw */
+	uint64_t reused;	/* pcs in a row compiled before in the run */
 	uint64_t compiled;	/* rows compiled by libdw and kept to be saved */
 	unsigned saved;		/* files written */
 	unsigned unsound;	/* files that did not check out, or another
@@ -70,7 +77,8 @@ uint64_t mt_unwind_rules_source(const char *path);
 /* dir's file for build-id id, checked whole (size, checksum, build-id,
  * source, rows sorted and disjoint, every record well-formed) and trusted
  * (common/trust.h), mapped into f.
- * @return : 1 read; 0 no such file; -1 unsound or untrusted (f empty). */
+ * @return : 1 read; 0 no such file (or out of memory); -1 unsound or
+ * untrusted (f empty). */
 int mt_unwind_rules_file_read(const char *dir, const uint8_t *id, size_t id_len,
 			      uint64_t source, struct mt_unwind_rules_file *f);
 
@@ -78,10 +86,12 @@ int mt_unwind_rules_file_read(const char *dir, const uint8_t *id, size_t id_len,
 const struct mt_unwind_rules_row *mt_unwind_rules_file_find(const struct mt_unwind_rules_file *f,
 							    uint64_t vaddr);
 
-/* The rule of a row of f, as mt_unwind_rule_compile makes it (one heap
- * block).  @return : it, or NULL when out of memory. */
-struct mt_unwind_rule *mt_unwind_rules_file_rule(const struct mt_unwind_rules_file *f,
-						 const struct mt_unwind_rules_row *row);
+/* The rule of a row of f, as mt_unwind_rule_compile makes it, made on
+ * the row's first use and the same for every later one (owned by f: valid
+ * until mt_unwind_rules_file_release).  @return : it, or NULL when out of
+ * memory. */
+const struct mt_unwind_rule *mt_unwind_rules_file_rule(struct mt_unwind_rules_file *f,
+						       const struct mt_unwind_rules_row *row);
 
 /* Write dir's file for build-id id: the rows of old (may be NULL) and
  * the n rows of add (sorted here; a row that overlaps another is left
@@ -91,7 +101,7 @@ int mt_unwind_rules_file_write(const char *dir, const uint8_t *id, size_t id_len
 			       uint64_t source, const struct mt_unwind_rules_file *old,
 			       struct mt_unwind_rules_new *add, size_t n);
 
-/* Accepts an empty f. */
+/* Frees the rules made of f's rows too.  Accepts an empty f. */
 void mt_unwind_rules_file_release(struct mt_unwind_rules_file *f);
 
 #endif

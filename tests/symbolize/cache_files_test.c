@@ -323,16 +323,25 @@ Test(rules_cache, filled_cache_gives_libdws_rules)
 		uint64_t step = i == 0 ? 61 : 3;
 		char *dir = temp_dir();
 		struct mt_unwind_rules_stats st = rules_run(paths[i], dir, step, 0);
-		cr_assert(st.read == 0 && st.hits == 0 && st.compiled > 50 && st.saved == 1,
-			  "%s first: %u read %lu hits %lu compiled %u saved", paths[i], st.read,
-			  (unsigned long)st.hits, (unsigned long)st.compiled, st.saved);
-		uint64_t compiled = st.compiled;
+		/* Fewer rows than pcs: a pc after one in its row takes that
+		 * row's rule, compiled already. */
+		cr_assert(st.read == 0 && st.hits == 0 && st.compiled > 20 &&
+			  st.compiled + st.reused > 50 && st.saved == 1,
+			  "%s first: %u read %lu hits %lu compiled %lu reused %u saved", paths[i],
+			  st.read, (unsigned long)st.hits, (unsigned long)st.compiled,
+			  (unsigned long)st.reused, st.saved);
+		/* Each pc of a row kept: the one compiled, or one after it in
+		 * its row, which took that rule. */
+		uint64_t kept = st.compiled + st.reused;
 		/* The same addresses: every row from the file. */
 		st = rules_run(paths[i], dir, step, 0);
-		cr_assert(st.read == 1 && st.hits == compiled && st.compiled == 0 && st.saved == 0,
+		cr_assert(st.read == 1 && st.hits == kept && st.compiled == 0 && st.saved == 0,
 			  "%s again: %u read %lu hits (want %lu) %lu compiled %u saved", paths[i],
-			  st.read, (unsigned long)st.hits, (unsigned long)compiled,
+			  st.read, (unsigned long)st.hits, (unsigned long)kept,
 			  (unsigned long)st.compiled, st.saved);
+		cr_assert(st.rows <= st.hits && st.rows > 0 && st.reused == 0,
+			  "%s again: %lu rows for %lu hits, %lu reused", paths[i],
+			  (unsigned long)st.rows, (unsigned long)st.hits, (unsigned long)st.reused);
 		/* Other addresses: some in saved rows (after the pc they were
 		 * saved at, before the row's end), the others compiled and
 		 * merged into the file. */
@@ -346,6 +355,35 @@ Test(rules_cache, filled_cache_gives_libdws_rules)
 		cr_assert(st.compiled == 0, "%s: the first rows lost in the merge", paths[i]);
 		remove_dir(dir);
 	}
+}
+
+/* Every pc of a saved row takes one rule, made once; libdw is not asked. */
+Test(rules_cache, pcs_of_a_row_share_its_rule)
+{
+	const char *path = ut_fixture("unwind_cxx");
+	char *dir = temp_dir();
+	rules_run(path, dir, 1, 0);
+	struct mt_unwind_modules *ms = modules(dir);
+	struct mt_unwind_module *m = module(ms, path);
+	uint64_t lo, hi;
+	text_range(m, &lo, &hi);
+	cr_assert_not_null(mt_unwind_rule_get(m, lo));
+	cr_assert_not_null(m->rules_file);
+	const struct mt_unwind_rules_row *row = NULL;
+	for (size_t i = 0; i < m->rules_file->n && !row; i++)
+		if (m->rules_file->rows[i].hi - m->rules_file->rows[i].lo >= 3)
+			row = &m->rules_file->rows[i];
+	cr_assert_not_null(row, "no row of 3 addresses");
+	uint64_t asked = m->rules_asked, made = m->rules_file->nr_made;
+	const struct mt_unwind_rule *a = mt_unwind_rule_get(m, row->lo);
+	const struct mt_unwind_rule *b = mt_unwind_rule_get(m, row->hi - 1);
+	const struct mt_unwind_rule *c = mt_unwind_rule_get(m, row->lo + 1);
+	cr_assert(a && a == b && b == c, "%p %p %p", (void *)a, (void *)b, (void *)c);
+	cr_assert_eq(a->status, MT_UNWIND_RULE_OK);
+	cr_assert_eq(m->rules_asked, asked);
+	cr_assert_leq(m->rules_file->nr_made, made + 1);
+	mt_unwind_modules_free(ms);
+	remove_dir(dir);
 }
 
 static void rules_damaged(void (*how)(const char *file, uint8_t *b, size_t *len))
