@@ -708,7 +708,7 @@ void mt_unwind_modules_save_rules(struct mt_unwind_modules *ms, struct mt_unwind
 {
 	for (struct mt_unwind_module *m = ms->list; m; m = m->next) {
 		ms->rules_stats.hits += m->rules_hits;
-		ms->rules_stats.rows += m->rules_file ? m->rules_file->nr_made : 0;
+		ms->rules_stats.made += m->rules_file ? m->rules_file->nr_made : 0;
 		ms->rules_stats.asked += m->rules_asked;
 		ms->rules_stats.reused += m->rules_reused;
 		if (!m->rules_source || !m->rules_new.n)	/* no cache, or nothing new */

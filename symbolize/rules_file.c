@@ -108,9 +108,6 @@ static int parse(struct mt_unwind_rules_file *f, const uint8_t *b, size_t len,
 		    !record_check(records + r->off, r->size))
 			return -1;
 	}
-	f->rule = calloc(n ? (size_t)n : 1, sizeof(*f->rule));
-	if (!f->rule)
-		return 0;	/* out of memory: as if there were no file */
 	f->rows = rows;
 	f->n = (size_t)n;
 	f->records = records;
@@ -134,7 +131,7 @@ int mt_unwind_rules_file_read(const char *dir, const uint8_t *id, size_t id_len,
 	f->map = p;
 	f->map_len = len;
 	rc = parse(f, p, len, id, id_len, source);
-	if (rc <= 0)	/* unsound, or out of memory */
+	if (rc < 0)
 		mt_unwind_rules_file_release(f);
 	return rc;
 }
@@ -205,12 +202,43 @@ static struct mt_unwind_rule *make_rule(const struct mt_unwind_rules_file *f,
 const struct mt_unwind_rule *mt_unwind_rules_file_rule(struct mt_unwind_rules_file *f,
 						       const struct mt_unwind_rules_row *row)
 {
-	/* One per row, not per pc: a row holds for many pcs, and a rule is a
-	 * heap block of its own (fresh pages to fault in). */
-	struct mt_unwind_rule **slot = &f->rule[row - f->rows];
-	if (!*slot && (*slot = make_rule(f, row)))
-		f->nr_made++;
-	return *slot;
+	/* One per record's bytes, not per pc: a row holds for many pcs, many
+	 * rows have the same record, and a rule is a heap block of its own
+	 * (fresh pages to fault in). */
+	uint64_t v;
+	if (mt_unwind_hashmap_get(&f->by_off, row->off, &v))
+		return (const void *)(uintptr_t)v;
+	const uint8_t *p = f->records + row->off;
+	uint64_t sum = mt_fnv(p, row->size);
+	if (sum == MT_UNWIND_HASH_EMPTY)
+		sum--;
+	struct mt_unwind_rule *rule = NULL;
+	if (mt_unwind_hashmap_get(&f->by_sum, sum, &v)) {
+		const struct mt_unwind_rules_row *o = &f->rows[v];
+		if (o->size == row->size && memcmp(f->records + o->off, p, row->size) == 0 &&
+		    mt_unwind_hashmap_get(&f->by_off, o->off, &v))
+			rule = (void *)(uintptr_t)v;
+	}
+	int made = !rule;
+	if (made) {
+		if (f->nr_made == f->cap_made) {
+			size_t cap = f->cap_made ? 2 * f->cap_made : 64;
+			struct mt_unwind_rule **m = realloc(f->made, cap * sizeof(*m));
+			if (!m)
+				return NULL;
+			f->made = m;
+			f->cap_made = cap;
+		}
+		if (!(rule = make_rule(f, row)))
+			return NULL;
+		f->made[f->nr_made++] = rule;
+	}
+	/* Out of memory in a put: the rule is kept in made all the same. */
+	if (mt_unwind_hashmap_put(&f->by_off, row->off, (uintptr_t)rule) != 0)
+		return NULL;
+	if (made)
+		(void)mt_unwind_hashmap_put(&f->by_sum, sum, (uint64_t)(row - f->rows));
+	return rule;
 }
 
 /* Append rule's record to b.  @return : 0, or -1 (ENOMEM). */
@@ -331,10 +359,11 @@ int mt_unwind_rules_file_write(const char *dir, const uint8_t *id, size_t id_len
 
 void mt_unwind_rules_file_release(struct mt_unwind_rules_file *f)
 {
-	if (f->rule)
-		for (size_t i = 0; i < f->n; i++)
-			free(f->rule[i]);
-	free(f->rule);
+	for (size_t i = 0; i < f->nr_made; i++)
+		free(f->made[i]);
+	free(f->made);
+	mt_unwind_hashmap_release(&f->by_off);
+	mt_unwind_hashmap_release(&f->by_sum);
 	if (f->map)
 		munmap(f->map, f->map_len);
 	memset(f, 0, sizeof(*f));

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "symbolize/cfi.h"
+#include "symbolize/hashmap.h"
 
 struct mt_unwind_rules_row {
 	uint64_t lo, hi;
@@ -44,10 +45,13 @@ struct mt_unwind_rules_file {
 	size_t n;
 	const uint8_t *records;
 	size_t records_len;
-	/* rule[i]: the rule of rows[i], made on its first use and shared by
-	 * every pc of the row (NULL: not yet).  Owned by the file. */
-	struct mt_unwind_rule **rule;
-	size_t nr_made;		/* rules made so far */
+	/* The rules made of records, on first use, each shared by every pc
+	 * of every row whose record has the same bytes (most rows do share:
+	 * "CFA = rsp + 8" and its like).  Owned by the file. */
+	struct mt_unwind_hashmap by_off;	/* record offset -> rule */
+	struct mt_unwind_hashmap by_sum;	/* FNV of its bytes -> an offset */
+	struct mt_unwind_rule **made;
+	size_t nr_made, cap_made;
 };
 
 /* A row compiled in this run, to be saved. */
@@ -60,7 +64,7 @@ struct mt_unwind_rules_new {
 struct mt_unwind_rules_stats {
 	unsigned read;		/* files mapped */
 	uint64_t hits;		/* pcs whose rule came from a file */
-	uint64_t rows;		/* rows of files whose rule they took */
+	uint64_t made;		/* distinct rules made of those files' rows */
 	uint64_t asked;		/* pcs whose rule was asked of libdw */
 	uint64_t reused;	/* pcs in a row compiled before in the run */
 	uint64_t compiled;	/* rows compiled by libdw and kept to be saved */
@@ -87,9 +91,9 @@ const struct mt_unwind_rules_row *mt_unwind_rules_file_find(const struct mt_unwi
 							    uint64_t vaddr);
 
 /* The rule of a row of f, as mt_unwind_rule_compile makes it, made on
- * the row's first use and the same for every later one (owned by f: valid
- * until mt_unwind_rules_file_release).  @return : it, or NULL when out of
- * memory. */
+ * first use and the same for every row with the same record (owned by f:
+ * valid until mt_unwind_rules_file_release).  @return : it, or NULL when
+ * out of memory. */
 const struct mt_unwind_rule *mt_unwind_rules_file_rule(struct mt_unwind_rules_file *f,
 						       const struct mt_unwind_rules_row *row);
 
