@@ -286,6 +286,28 @@ static int record_put(struct mt_buf *b, const struct mt_unwind_rule *rule)
 	return 0;
 }
 
+/* The record just appended to rec for row r: when one before has the
+ * same bytes, drop it and point r at that one (rows share records: the
+ * file is a third of the size).  same: FNV of a record's bytes -> its
+ * size << 32 | offset.  @return : 0, or -1 (ENOMEM). */
+static int share_record(struct mt_unwind_hashmap *same, struct mt_buf *rec,
+			struct mt_unwind_rules_row *r)
+{
+	const uint8_t *p = rec->data + r->off;
+	uint64_t sum = mt_fnv(p, r->size), v;
+	if (sum == MT_UNWIND_HASH_EMPTY)
+		sum--;
+	if (mt_unwind_hashmap_get(same, sum, &v)) {
+		uint32_t off = (uint32_t)v;
+		if (v >> 32 == r->size && memcmp(rec->data + off, p, r->size) == 0) {
+			rec->len = r->off;
+			r->off = off;
+		}
+		return 0;	/* (a different record of that sum: not shared) */
+	}
+	return mt_unwind_hashmap_put(same, sum, (uint64_t)r->size << 32 | r->off) == 0 ? 0 : -1;
+}
+
 static int new_cmp(const void *a, const void *b)
 {
 	const struct mt_unwind_rules_new *x = a, *y = b;
@@ -302,6 +324,7 @@ int mt_unwind_rules_file_write(const char *dir, const uint8_t *id, size_t id_len
 	qsort(add, n, sizeof(*add), new_cmp);
 	size_t nold = old ? old->n : 0, i = 0, k = 0;
 	struct mt_buf rows = { 0 }, rec = { 0 };
+	struct mt_unwind_hashmap same = { 0 };
 	uint64_t last_hi = 0;
 	int oom = 0, any = 0;
 	while (!oom && (i < nold || k < n)) {
@@ -328,6 +351,8 @@ int mt_unwind_rules_file_write(const char *dir, const uint8_t *id, size_t id_len
 			oom = record_put(&rec, add[k++].rule) != 0;
 		}
 		r.size = (uint32_t)(rec.len - r.off);
+		if (!oom)
+			oom = share_record(&same, &rec, &r) != 0;
 		oom = oom || mt_buf_reserve(&rows, ROW) != 0;
 		if (!oom)
 			mt_buf_put(&rows, &r, ROW);
@@ -353,6 +378,7 @@ int mt_unwind_rules_file_write(const char *dir, const uint8_t *id, size_t id_len
 	}
 	mt_buf_release(&rows);
 	mt_buf_release(&rec);
+	mt_unwind_hashmap_release(&same);
 	free(path);
 	return ok ? 0 : oom ? MT_UNWIND_ENOMEM : MT_UNWIND_EIO;
 }

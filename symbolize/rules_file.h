@@ -17,7 +17,8 @@
  *     come from), u32 build-id length, u32 0, the build-id (64 bytes,
  *     zero-padded), u64 0
  *   rows x 24 bytes: u64 lo, u64 hi (ELF addresses, [lo, hi)), u32 record
- *     offset (8-aligned, from the first record), u32 record size
+ *     offset (8-aligned, from the first record), u32 record size; rows
+ *     with the same record share it (written once)
  *   records: u8 signal, u8 CFA is an expression, u8 CFA register, u8 0,
  *     u32 expressions, s64 CFA offset; 17 x (u8 rule kind, 7 x 0, s64
  *     offset); then each expression (the CFA's first, then the registers'

@@ -404,6 +404,36 @@ Test(rules_cache, pcs_of_a_row_share_its_rule)
 	remove_dir(dir);
 }
 
+/* The file holds each distinct record once, shared by its rows. */
+Test(rules_cache, rows_share_records_in_the_file)
+{
+	const char *path = ut_fixture("unwind_cxx");
+	char *dir = temp_dir();
+	rules_run(path, dir, 1, 0);
+	struct mt_unwind_modules *ms = modules(dir);
+	struct mt_unwind_module *m = module(ms, path);
+	uint64_t lo, hi;
+	text_range(m, &lo, &hi);
+	cr_assert_not_null(mt_unwind_rule_get(m, lo));
+	const struct mt_unwind_rules_file *f = m->rules_file;
+	cr_assert_not_null(f);
+	size_t shared = 0;
+	for (size_t i = 0; i < f->n; i++)
+		for (size_t k = i + 1; k < f->n; k++) {
+			const struct mt_unwind_rules_row *x = &f->rows[i], *y = &f->rows[k];
+			if (x->off == y->off) {
+				shared++;
+				continue;
+			}
+			cr_assert(x->size != y->size ||
+				  memcmp(f->records + x->off, f->records + y->off, x->size) != 0,
+				  "rows %zu and %zu: the same record twice", i, k);
+		}
+	cr_assert_gt(shared, 0);
+	mt_unwind_modules_free(ms);
+	remove_dir(dir);
+}
+
 static void rules_damaged(void (*how)(const char *file, uint8_t *b, size_t *len))
 {
 	char *dir = temp_dir();
