@@ -17,6 +17,7 @@ UNWIND_SRCS := \
 	symbolize/order.c \
 	symbolize/prefault.c \
 	symbolize/replay.c \
+	symbolize/rule_ranges.c \
 	symbolize/rules_file.c \
 	symbolize/cache_file.c \
 	symbolize/scopes.c \

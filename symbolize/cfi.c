@@ -253,11 +253,15 @@ static struct mt_unwind_rule *outermost_rule(void)
 	return rule;
 }
 
+/* The rule of every pc no CFI covers: one for all, never freed. */
+static const struct mt_unwind_rule no_cfi = { .status = MT_UNWIND_RULE_NONE };
+
 /* The rule for vaddr from libdw: .eh_frame, else .debug_frame, else the
- * entry point's; NULL out of memory.  *klo, *khi: the range of the
- * .eh_frame row it is, for the cache file (empty: not one). */
+ * entry point's; NULL when there is none (*none set) or out of memory.
+ * *klo, *khi: the range of the .eh_frame row it is, for the cache file
+ * (empty: not one). */
 static struct mt_unwind_rule *rule_from_libdw(struct mt_unwind_module *m, uint64_t vaddr,
-					      uint64_t *klo, uint64_t *khi)
+					      uint64_t *klo, uint64_t *khi, int *none)
 {
 	struct mt_unwind_rule *rule = NULL;
 	int found = 0;
@@ -306,10 +310,10 @@ static struct mt_unwind_rule *rule_from_libdw(struct mt_unwind_module *m, uint64
 	}
 	if (!apart)
 		pthread_mutex_unlock(&m->lock);
+	*none = !found;
 	if (!found) {
-		rule = calloc(1, sizeof(*rule));
-		if (rule)
-			rule->status = MT_UNWIND_RULE_NONE;
+		free(rule);
+		rule = NULL;
 	}
 	return rule;
 }
@@ -321,22 +325,31 @@ const struct mt_unwind_rule *mt_unwind_rule_get(struct mt_unwind_module *m, uint
 		return (const void *)(uintptr_t)v;
 	if (vaddr == MT_UNWIND_HASH_EMPTY && m->rule_no_key)
 		return m->rule_no_key;
-	uint64_t klo = 0, khi = 0;
-	/* A row a run before compiled (the debug cache), else libdw. */
-	struct mt_unwind_rule *rule = mt_unwind_module_cached_rule(m, vaddr);
+	/* A row a run before compiled (the debug cache), a row compiled
+	 * earlier in this run, else libdw.  The rows' rules are shared by
+	 * their pcs; m->rules only maps each pc met to its rule. */
+	const struct mt_unwind_rule *rule = mt_unwind_module_cached_rule(m, vaddr);
 	if (!rule)
-		rule = rule_from_libdw(m, vaddr, &klo, &khi);
-	if (!rule)
-		return NULL;
-	int rc = mt_unwind_hashmap_put(&m->rules, vaddr, (uintptr_t)rule);
-	if (rc == MT_UNWIND_HASH_NO_KEY) {
-		m->rule_no_key = rule;
-	} else if (rc != 0) {
-		free(rule);
-		return NULL;
+		rule = mt_unwind_module_kept_rule(m, vaddr);
+	if (!rule) {
+		uint64_t klo = 0, khi = 0;
+		int none = 0;
+		m->rules_asked++;
+		struct mt_unwind_rule *made = rule_from_libdw(m, vaddr, &klo, &khi, &none);
+		if (none)
+			rule = &no_cfi;
+		else if (!made || mt_unwind_module_own_rule(m, made) != 0)
+			return NULL;
+		else
+			rule = made;
+		if (klo < khi)
+			mt_unwind_module_keep_rule(m, klo, khi, rule);
 	}
-	if (klo < khi)
-		mt_unwind_module_keep_rule(m, klo, khi, rule);
+	int rc = mt_unwind_hashmap_put(&m->rules, vaddr, (uintptr_t)rule);
+	if (rc == MT_UNWIND_HASH_NO_KEY)
+		m->rule_no_key = rule;
+	else if (rc != 0)
+		return NULL;
 	return rule;
 }
 

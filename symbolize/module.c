@@ -381,13 +381,13 @@ static void module_free(struct mt_unwind_module *m)
 	free(m->opened);
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
-	for (size_t i = 0; i < m->rules.cap; i++)
-		if (m->rules.keys[i] != MT_UNWIND_HASH_EMPTY)
-			free((void *)(uintptr_t)m->rules.vals[i]);
+	/* m->rules' values are shared: their owners free them. */
+	for (size_t i = 0; i < m->nr_rules_owned; i++)
+		free(m->rules_owned[i]);
+	free(m->rules_owned);
 	for (size_t i = 0; i < m->frames.cap; i++)
 		if (m->frames.keys[i] != MT_UNWIND_HASH_EMPTY)
 			free((void *)(uintptr_t)m->frames.vals[i]);
-	free(m->rule_no_key);
 	free(m->frame_no_key);
 	mt_unwind_scopes_free(m->scopes);
 	mt_unwind_cus_free(m->cus);
@@ -395,7 +395,7 @@ static void module_free(struct mt_unwind_module *m)
 	if (m->rules_file)
 		mt_unwind_rules_file_release(m->rules_file);
 	free(m->rules_file);
-	free(m->rules_new);
+	mt_unwind_rule_ranges_release(&m->rules_new);
 	mt_unwind_hashmap_release(&m->rules);
 	mt_unwind_hashmap_release(&m->frames);
 	pthread_mutex_destroy(&m->lock);
@@ -638,7 +638,8 @@ struct mt_unwind_symtab_stats mt_unwind_modules_symtab_stats(struct mt_unwind_mo
 	return st;
 }
 
-struct mt_unwind_rule *mt_unwind_module_cached_rule(struct mt_unwind_module *m, uint64_t vaddr)
+const struct mt_unwind_rule *mt_unwind_module_cached_rule(struct mt_unwind_module *m,
+							  uint64_t vaddr)
 {
 	struct mt_unwind_modules *ms = m->owner;
 	if (!m->rules_file_tried) {
@@ -664,43 +665,64 @@ struct mt_unwind_rule *mt_unwind_module_cached_rule(struct mt_unwind_module *m, 
 	if (!m->rules_file)
 		return NULL;
 	const struct mt_unwind_rules_row *row = mt_unwind_rules_file_find(m->rules_file, vaddr);
-	struct mt_unwind_rule *rule = row ? mt_unwind_rules_file_rule(m->rules_file, row) : NULL;
+	const struct mt_unwind_rule *rule = row ? mt_unwind_rules_file_rule(m->rules_file, row)
+					  : NULL;
 	if (rule)
 		m->rules_hits++;
+	return rule;
+}
+
+const struct mt_unwind_rule *mt_unwind_module_kept_rule(struct mt_unwind_module *m,
+							uint64_t vaddr)
+{
+	const struct mt_unwind_rule *rule = mt_unwind_rule_ranges_find(&m->rules_new, vaddr);
+	if (rule)
+		m->rules_reused++;
 	return rule;
 }
 
 void mt_unwind_module_keep_rule(struct mt_unwind_module *m, uint64_t lo, uint64_t hi,
 				const struct mt_unwind_rule *rule)
 {
-	if (!m->rules_source)	/* no cache for this module */
-		return;
-	if (m->nr_rules_new == m->cap_rules_new) {
-		size_t cap = m->cap_rules_new ? 2 * m->cap_rules_new : 256;
-		struct mt_unwind_rules_new *v = realloc(m->rules_new, cap * sizeof(*v));
-		if (!v)
-			return;	/* not saved: compiled again next run */
-		m->rules_new = v;
-		m->cap_rules_new = cap;
+	/* Out of memory: not reused, nor saved (compiled again next run). */
+	(void)mt_unwind_rule_ranges_add(&m->rules_new, lo, hi, rule);
+}
+
+int mt_unwind_module_own_rule(struct mt_unwind_module *m, struct mt_unwind_rule *rule)
+{
+	if (m->nr_rules_owned == m->cap_rules_owned) {
+		size_t cap = m->cap_rules_owned ? 2 * m->cap_rules_owned : 64;
+		struct mt_unwind_rule **v = realloc(m->rules_owned, cap * sizeof(*v));
+		if (!v) {
+			free(rule);
+			return MT_UNWIND_ENOMEM;
+		}
+		m->rules_owned = v;
+		m->cap_rules_owned = cap;
 	}
-	m->rules_new[m->nr_rules_new++] = (struct mt_unwind_rules_new){ lo, hi, rule };
+	m->rules_owned[m->nr_rules_owned++] = rule;
+	return 0;
 }
 
 void mt_unwind_modules_save_rules(struct mt_unwind_modules *ms, struct mt_unwind_rules_stats *st)
 {
 	for (struct mt_unwind_module *m = ms->list; m; m = m->next) {
 		ms->rules_stats.hits += m->rules_hits;
-		if (!m->nr_rules_new)
+		ms->rules_stats.made += m->rules_file ? m->rules_file->nr_made : 0;
+		ms->rules_stats.asked += m->rules_asked;
+		ms->rules_stats.reused += m->rules_reused;
+		if (!m->rules_source || !m->rules_new.n)	/* no cache, or nothing new */
 			continue;
-		ms->rules_stats.compiled += m->nr_rules_new;
+		ms->rules_stats.compiled += m->rules_new.n;
+		mt_unwind_rule_ranges_sort(&m->rules_new);
 		int rc = mt_unwind_rules_file_write(ms->debug_cache, m->file_id, m->file_id_len,
-						    m->rules_source, m->rules_file, m->rules_new,
-						    m->nr_rules_new);
+						    m->rules_source, m->rules_file, m->rules_new.v,
+						    m->rules_new.n);
 		if (rc == 0)
 			ms->rules_stats.saved++;
 		else
 			ms->rules_stats.failed++;
-		m->nr_rules_new = 0;
+		mt_unwind_rule_ranges_clear(&m->rules_new);
 	}
 	*st = ms->rules_stats;
 }

@@ -20,6 +20,7 @@
 #include "symbolize/error.h"
 #include "symbolize/debug_cache.h"
 #include "symbolize/hashmap.h"
+#include "symbolize/rule_ranges.h"
 #include "symbolize/scopes.h"
 #include "symbolize/symtab.h"
 
@@ -79,20 +80,27 @@ struct mt_unwind_module {
 	int symtab_loaded;
 	struct mt_unwind_symtab symtab;	/* sorted functions, on first use */
 
-	struct mt_unwind_hashmap rules;	/* vaddr -> struct mt_unwind_rule * */
+	/* vaddr -> const struct mt_unwind_rule *, which many pcs may share:
+	 * the rules are owned by rules_file (its rows'), rules_owned (those
+	 * compiled in this run) or are static (no CFI). */
+	struct mt_unwind_hashmap rules;
+	struct mt_unwind_rule **rules_owned;
+	size_t nr_rules_owned, cap_rules_owned;
 	/* The debug cache's rows of .eh_frame compiled in runs before
 	 * (rules_file.h), mapped on the first miss of rules, and the rows
-	 * compiled in this run, saved at its end.  The unwinder's. */
+	 * compiled in this run (rule_ranges.h), saved at its end.  The
+	 * unwinder's. */
 	int rules_file_tried;
 	struct mt_unwind_rules_file *rules_file;
 	uint64_t rules_source;
-	struct mt_unwind_rules_new *rules_new;
-	size_t nr_rules_new, cap_rules_new;
-	uint64_t rules_hits;
+	struct mt_unwind_rule_ranges rules_new;
+	uint64_t rules_hits;		/* pcs whose rule came from the file */
+	uint64_t rules_asked;		/* pcs asked of libdw */
+	uint64_t rules_reused;		/* pcs in a row of rules_new */
 	struct mt_unwind_hashmap frames;/* vaddr -> struct mt_unwind_sym * */
 	/* The entries for vaddr MT_UNWIND_HASH_EMPTY, which the maps cannot
 	 * hold (a made-up pc of a damaged or hostile recording). */
-	struct mt_unwind_rule *rule_no_key;
+	const struct mt_unwind_rule *rule_no_key;
 	struct mt_unwind_sym *frame_no_key;
 	struct mt_unwind_scopes *scopes;/* per-CU scope ranges, see scopes.h */
 	struct mt_unwind_cus *cus;	/* units by address when .debug_aranges
@@ -185,14 +193,25 @@ int mt_unwind_module_load_symtab(struct mt_unwind_module *m);
 
 struct mt_unwind_rule;
 
-/* The rule for vaddr from the CFI row cache of m (rules_file.h): a heap
- * copy, or NULL when no saved row holds vaddr (or out of memory). */
-struct mt_unwind_rule *mt_unwind_module_cached_rule(struct mt_unwind_module *m, uint64_t vaddr);
+/* The rule for vaddr from the CFI row cache of m (rules_file.h), the
+ * same for every pc of a saved row (owned by m), or NULL when no saved
+ * row holds vaddr (or out of memory). */
+const struct mt_unwind_rule *mt_unwind_module_cached_rule(struct mt_unwind_module *m,
+							  uint64_t vaddr);
 
-/* Keep rule, compiled from the .eh_frame row [lo, hi) and owned by m's
- * rule cache, to be saved at the end of the run. */
+/* The rule of a row kept in this run (mt_unwind_module_keep_rule) that
+ * holds vaddr, or NULL. */
+const struct mt_unwind_rule *mt_unwind_module_kept_rule(struct mt_unwind_module *m,
+							uint64_t vaddr);
+
+/* Keep rule, compiled from the .eh_frame row [lo, hi) and owned by m, for
+ * the pcs of that row met later in the run and to be saved at its end. */
 void mt_unwind_module_keep_rule(struct mt_unwind_module *m, uint64_t lo, uint64_t hi,
 				const struct mt_unwind_rule *rule);
+
+/* Make m the owner of rule (a heap block), freed with m.  @return : 0, or
+ * MT_UNWIND_ENOMEM (then rule was freed). */
+int mt_unwind_module_own_rule(struct mt_unwind_module *m, struct mt_unwind_rule *rule);
 
 struct mt_unwind_rules_stats;
 

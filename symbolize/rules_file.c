@@ -150,8 +150,9 @@ const struct mt_unwind_rules_row *mt_unwind_rules_file_find(const struct mt_unwi
 	return lo && vaddr < f->rows[lo - 1].hi ? &f->rows[lo - 1] : NULL;
 }
 
-struct mt_unwind_rule *mt_unwind_rules_file_rule(const struct mt_unwind_rules_file *f,
-						 const struct mt_unwind_rules_row *row)
+/* Make the rule of row from its record. */
+static struct mt_unwind_rule *make_rule(const struct mt_unwind_rules_file *f,
+					const struct mt_unwind_rules_row *row)
 {
 	const uint8_t *p = f->records + row->off;
 	/* The record was checked whole when the file was read: its size. */
@@ -195,6 +196,48 @@ struct mt_unwind_rule *mt_unwind_rules_file_rule(const struct mt_unwind_rules_fi
 	}
 	rule->status = MT_UNWIND_RULE_OK;
 	mt_unwind_rule_finish(rule);
+	return rule;
+}
+
+const struct mt_unwind_rule *mt_unwind_rules_file_rule(struct mt_unwind_rules_file *f,
+						       const struct mt_unwind_rules_row *row)
+{
+	/* One per record's bytes, not per pc: a row holds for many pcs, many
+	 * rows have the same record, and a rule is a heap block of its own
+	 * (fresh pages to fault in). */
+	uint64_t v;
+	if (mt_unwind_hashmap_get(&f->by_off, row->off, &v))
+		return (const void *)(uintptr_t)v;
+	const uint8_t *p = f->records + row->off;
+	uint64_t sum = mt_fnv(p, row->size);
+	if (sum == MT_UNWIND_HASH_EMPTY)
+		sum--;
+	struct mt_unwind_rule *rule = NULL;
+	if (mt_unwind_hashmap_get(&f->by_sum, sum, &v)) {
+		const struct mt_unwind_rules_row *o = &f->rows[v];
+		if (o->size == row->size && memcmp(f->records + o->off, p, row->size) == 0 &&
+		    mt_unwind_hashmap_get(&f->by_off, o->off, &v))
+			rule = (void *)(uintptr_t)v;
+	}
+	int made = !rule;
+	if (made) {
+		if (f->nr_made == f->cap_made) {
+			size_t cap = f->cap_made ? 2 * f->cap_made : 64;
+			struct mt_unwind_rule **m = realloc(f->made, cap * sizeof(*m));
+			if (!m)
+				return NULL;
+			f->made = m;
+			f->cap_made = cap;
+		}
+		if (!(rule = make_rule(f, row)))
+			return NULL;
+		f->made[f->nr_made++] = rule;
+	}
+	/* Out of memory in a put: the rule is kept in made all the same. */
+	if (mt_unwind_hashmap_put(&f->by_off, row->off, (uintptr_t)rule) != 0)
+		return NULL;
+	if (made)
+		(void)mt_unwind_hashmap_put(&f->by_sum, sum, (uint64_t)(row - f->rows));
 	return rule;
 }
 
@@ -243,6 +286,28 @@ static int record_put(struct mt_buf *b, const struct mt_unwind_rule *rule)
 	return 0;
 }
 
+/* The record just appended to rec for row r: when one before has the
+ * same bytes, drop it and point r at that one (rows share records: the
+ * file is a third of the size).  same: FNV of a record's bytes -> its
+ * size << 32 | offset.  @return : 0, or -1 (ENOMEM). */
+static int share_record(struct mt_unwind_hashmap *same, struct mt_buf *rec,
+			struct mt_unwind_rules_row *r)
+{
+	const uint8_t *p = rec->data + r->off;
+	uint64_t sum = mt_fnv(p, r->size), v;
+	if (sum == MT_UNWIND_HASH_EMPTY)
+		sum--;
+	if (mt_unwind_hashmap_get(same, sum, &v)) {
+		uint32_t off = (uint32_t)v;
+		if (v >> 32 == r->size && memcmp(rec->data + off, p, r->size) == 0) {
+			rec->len = r->off;
+			r->off = off;
+		}
+		return 0;	/* (a different record of that sum: not shared) */
+	}
+	return mt_unwind_hashmap_put(same, sum, (uint64_t)r->size << 32 | r->off) == 0 ? 0 : -1;
+}
+
 static int new_cmp(const void *a, const void *b)
 {
 	const struct mt_unwind_rules_new *x = a, *y = b;
@@ -259,6 +324,7 @@ int mt_unwind_rules_file_write(const char *dir, const uint8_t *id, size_t id_len
 	qsort(add, n, sizeof(*add), new_cmp);
 	size_t nold = old ? old->n : 0, i = 0, k = 0;
 	struct mt_buf rows = { 0 }, rec = { 0 };
+	struct mt_unwind_hashmap same = { 0 };
 	uint64_t last_hi = 0;
 	int oom = 0, any = 0;
 	while (!oom && (i < nold || k < n)) {
@@ -285,6 +351,8 @@ int mt_unwind_rules_file_write(const char *dir, const uint8_t *id, size_t id_len
 			oom = record_put(&rec, add[k++].rule) != 0;
 		}
 		r.size = (uint32_t)(rec.len - r.off);
+		if (!oom)
+			oom = share_record(&same, &rec, &r) != 0;
 		oom = oom || mt_buf_reserve(&rows, ROW) != 0;
 		if (!oom)
 			mt_buf_put(&rows, &r, ROW);
@@ -310,12 +378,18 @@ int mt_unwind_rules_file_write(const char *dir, const uint8_t *id, size_t id_len
 	}
 	mt_buf_release(&rows);
 	mt_buf_release(&rec);
+	mt_unwind_hashmap_release(&same);
 	free(path);
 	return ok ? 0 : oom ? MT_UNWIND_ENOMEM : MT_UNWIND_EIO;
 }
 
 void mt_unwind_rules_file_release(struct mt_unwind_rules_file *f)
 {
+	for (size_t i = 0; i < f->nr_made; i++)
+		free(f->made[i]);
+	free(f->made);
+	mt_unwind_hashmap_release(&f->by_off);
+	mt_unwind_hashmap_release(&f->by_sum);
 	if (f->map)
 		munmap(f->map, f->map_len);
 	memset(f, 0, sizeof(*f));

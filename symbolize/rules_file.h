@@ -17,7 +17,8 @@
  *     come from), u32 build-id length, u32 0, the build-id (64 bytes,
  *     zero-padded), u64 0
  *   rows x 24 bytes: u64 lo, u64 hi (ELF addresses, [lo, hi)), u32 record
- *     offset (8-aligned, from the first record), u32 record size
+ *     offset (8-aligned, from the first record), u32 record size; rows
+ *     with the same record share it (written once)
  *   records: u8 signal, u8 CFA is an expression, u8 CFA register, u8 0,
  *     u32 expressions, s64 CFA offset; 17 x (u8 rule kind, 7 x 0, s64
  *     offset); then each expression (the CFA's first, then the registers'
@@ -31,6 +32,7 @@
 #include <stdint.h>
 
 #include "symbolize/cfi.h"
+#include "symbolize/hashmap.h"
 
 struct mt_unwind_rules_row {
 	uint64_t lo, hi;
@@ -44,6 +46,13 @@ struct mt_unwind_rules_file {
 	size_t n;
 	const uint8_t *records;
 	size_t records_len;
+	/* The rules made of records, on first use, each shared by every pc
+	 * of every row whose record has the same bytes (most rows do share:
+	 * "CFA = rsp + 8" and its like).  Owned by the file. */
+	struct mt_unwind_hashmap by_off;	/* record offset -> rule */
+	struct mt_unwind_hashmap by_sum;	/* FNV of its bytes -> an offset */
+	struct mt_unwind_rule **made;
+	size_t nr_made, cap_made;
 };
 
 /* A row compiled in this run, to be saved. */
@@ -56,6 +65,9 @@ struct mt_unwind_rules_new {
 struct mt_unwind_rules_stats {
 	unsigned read;		/* files mapped */
 	uint64_t hits;		/* pcs whose rule came from a file */
+	uint64_t made;		/* distinct rules made of those files' rows */
+	uint64_t asked;		/* pcs whose rule was asked of libdw */
+	uint64_t reused;	/* pcs in a row compiled before in the run */
 	uint64_t compiled;	/* rows compiled by libdw and kept to be saved */
 	unsigned saved;		/* files written */
 	unsigned unsound;	/* files that did not check out, or another
@@ -70,7 +82,8 @@ uint64_t mt_unwind_rules_source(const char *path);
 /* dir's file for build-id id, checked whole (size, checksum, build-id,
  * source, rows sorted and disjoint, every record well-formed) and trusted
  * (common/trust.h), mapped into f.
- * @return : 1 read; 0 no such file; -1 unsound or untrusted (f empty). */
+ * @return : 1 read; 0 no such file (or out of memory); -1 unsound or
+ * untrusted (f empty). */
 int mt_unwind_rules_file_read(const char *dir, const uint8_t *id, size_t id_len,
 			      uint64_t source, struct mt_unwind_rules_file *f);
 
@@ -78,10 +91,12 @@ int mt_unwind_rules_file_read(const char *dir, const uint8_t *id, size_t id_len,
 const struct mt_unwind_rules_row *mt_unwind_rules_file_find(const struct mt_unwind_rules_file *f,
 							    uint64_t vaddr);
 
-/* The rule of a row of f, as mt_unwind_rule_compile makes it (one heap
- * block).  @return : it, or NULL when out of memory. */
-struct mt_unwind_rule *mt_unwind_rules_file_rule(const struct mt_unwind_rules_file *f,
-						 const struct mt_unwind_rules_row *row);
+/* The rule of a row of f, as mt_unwind_rule_compile makes it, made on
+ * first use and the same for every row with the same record (owned by f:
+ * valid until mt_unwind_rules_file_release).  @return : it, or NULL when
+ * out of memory. */
+const struct mt_unwind_rule *mt_unwind_rules_file_rule(struct mt_unwind_rules_file *f,
+						       const struct mt_unwind_rules_row *row);
 
 /* Write dir's file for build-id id: the rows of old (may be NULL) and
  * the n rows of add (sorted here; a row that overlaps another is left
@@ -91,7 +106,7 @@ int mt_unwind_rules_file_write(const char *dir, const uint8_t *id, size_t id_len
 			       uint64_t source, const struct mt_unwind_rules_file *old,
 			       struct mt_unwind_rules_new *add, size_t n);
 
-/* Accepts an empty f. */
+/* Frees the rules made of f's rows too.  Accepts an empty f. */
 void mt_unwind_rules_file_release(struct mt_unwind_rules_file *f);
 
 #endif

@@ -123,10 +123,10 @@ void mt_unwind_summary_print(const struct mt_unwind_summary *r, double secs)
 			sy.read, sy.built, sy.saved, sy.unsound, sy.failed);
 	const struct mt_unwind_rules_stats *ru = r->rules;
 	if (ru && (ru->read || ru->saved || ru->unsound || ru->failed))
-		mt_info("CFI row cache: %" PRIu64 " rules from %u files read, %" PRIu64
-			" rows compiled, %u files saved, %u unsound files ignored, %u files"
-			" could not be written", ru->hits, ru->read, ru->compiled, ru->saved,
-			ru->unsound, ru->failed);
+		mt_info("CFI row cache: %" PRIu64 " rules from %u files read (%" PRIu64
+			" distinct), %" PRIu64 " rows compiled, %u files saved, %u unsound files"
+			" ignored, %u files could not be written", ru->hits, ru->read, ru->made,
+			ru->compiled, ru->saved, ru->unsound, ru->failed);
 	if (rp->callchains)
 		mt_info("%" PRIu64 " samples had no stack dump: their frames are the"
 			" kernel's frame-pointer callchains", rp->callchains);

@@ -323,16 +323,25 @@ Test(rules_cache, filled_cache_gives_libdws_rules)
 		uint64_t step = i == 0 ? 61 : 3;
 		char *dir = temp_dir();
 		struct mt_unwind_rules_stats st = rules_run(paths[i], dir, step, 0);
-		cr_assert(st.read == 0 && st.hits == 0 && st.compiled > 50 && st.saved == 1,
-			  "%s first: %u read %lu hits %lu compiled %u saved", paths[i], st.read,
-			  (unsigned long)st.hits, (unsigned long)st.compiled, st.saved);
-		uint64_t compiled = st.compiled;
+		/* Fewer rows than pcs: a pc after one in its row takes that
+		 * row's rule, compiled already. */
+		cr_assert(st.read == 0 && st.hits == 0 && st.compiled > 20 &&
+			  st.compiled + st.reused > 50 && st.saved == 1,
+			  "%s first: %u read %lu hits %lu compiled %lu reused %u saved", paths[i],
+			  st.read, (unsigned long)st.hits, (unsigned long)st.compiled,
+			  (unsigned long)st.reused, st.saved);
+		/* Each pc of a row kept: the one compiled, or one after it in
+		 * its row, which took that rule. */
+		uint64_t kept = st.compiled + st.reused;
 		/* The same addresses: every row from the file. */
 		st = rules_run(paths[i], dir, step, 0);
-		cr_assert(st.read == 1 && st.hits == compiled && st.compiled == 0 && st.saved == 0,
+		cr_assert(st.read == 1 && st.hits == kept && st.compiled == 0 && st.saved == 0,
 			  "%s again: %u read %lu hits (want %lu) %lu compiled %u saved", paths[i],
-			  st.read, (unsigned long)st.hits, (unsigned long)compiled,
+			  st.read, (unsigned long)st.hits, (unsigned long)kept,
 			  (unsigned long)st.compiled, st.saved);
+		cr_assert(st.made < st.hits && st.made > 0 && st.reused == 0,
+			  "%s again: %lu rules made for %lu hits, %lu reused", paths[i],
+			  (unsigned long)st.made, (unsigned long)st.hits, (unsigned long)st.reused);
 		/* Other addresses: some in saved rows (after the pc they were
 		 * saved at, before the row's end), the others compiled and
 		 * merged into the file. */
@@ -346,6 +355,83 @@ Test(rules_cache, filled_cache_gives_libdws_rules)
 		cr_assert(st.compiled == 0, "%s: the first rows lost in the merge", paths[i]);
 		remove_dir(dir);
 	}
+}
+
+/* Every pc of a saved row takes one rule, made once; libdw is not asked. */
+Test(rules_cache, pcs_of_a_row_share_its_rule)
+{
+	const char *path = ut_fixture("unwind_cxx");
+	char *dir = temp_dir();
+	rules_run(path, dir, 1, 0);
+	struct mt_unwind_modules *ms = modules(dir);
+	struct mt_unwind_module *m = module(ms, path);
+	uint64_t lo, hi;
+	text_range(m, &lo, &hi);
+	cr_assert_not_null(mt_unwind_rule_get(m, lo));
+	cr_assert_not_null(m->rules_file);
+	const struct mt_unwind_rules_row *row = NULL;
+	for (size_t i = 0; i < m->rules_file->n && !row; i++)
+		if (m->rules_file->rows[i].hi - m->rules_file->rows[i].lo >= 3)
+			row = &m->rules_file->rows[i];
+	cr_assert_not_null(row, "no row of 3 addresses");
+	uint64_t asked = m->rules_asked, made = m->rules_file->nr_made;
+	const struct mt_unwind_rule *a = mt_unwind_rule_get(m, row->lo);
+	const struct mt_unwind_rule *b = mt_unwind_rule_get(m, row->hi - 1);
+	const struct mt_unwind_rule *c = mt_unwind_rule_get(m, row->lo + 1);
+	cr_assert(a && a == b && b == c, "%p %p %p", (void *)a, (void *)b, (void *)c);
+	cr_assert_eq(a->status, MT_UNWIND_RULE_OK);
+	cr_assert_eq(m->rules_asked, asked);
+	cr_assert_leq(m->rules_file->nr_made, made + 1);
+	/* Two rows with records of the same bytes: one rule for both. */
+	const struct mt_unwind_rules_file *f = m->rules_file;
+	const struct mt_unwind_rules_row *x = NULL, *y = NULL;
+	for (size_t i = 0; i < f->n && !y; i++)
+		for (size_t k = i + 1; k < f->n && !y; k++)
+			if (f->rows[i].size == f->rows[k].size &&
+			    memcmp(f->records + f->rows[i].off, f->records + f->rows[k].off,
+				   f->rows[i].size) == 0) {
+				x = &f->rows[i];
+				y = &f->rows[k];
+			}
+	cr_assert_not_null(y, "no two rows with the same record");
+	a = mt_unwind_rule_get(m, x->lo);
+	made = f->nr_made;
+	b = mt_unwind_rule_get(m, y->lo);
+	cr_assert(a && a == b && f->nr_made == made, "%p %p, %zu made (was %zu)", (void *)a,
+		  (void *)b, f->nr_made, (size_t)made);
+	cr_assert_eq(m->rules_asked, asked);
+	mt_unwind_modules_free(ms);
+	remove_dir(dir);
+}
+
+/* The file holds each distinct record once, shared by its rows. */
+Test(rules_cache, rows_share_records_in_the_file)
+{
+	const char *path = ut_fixture("unwind_cxx");
+	char *dir = temp_dir();
+	rules_run(path, dir, 1, 0);
+	struct mt_unwind_modules *ms = modules(dir);
+	struct mt_unwind_module *m = module(ms, path);
+	uint64_t lo, hi;
+	text_range(m, &lo, &hi);
+	cr_assert_not_null(mt_unwind_rule_get(m, lo));
+	const struct mt_unwind_rules_file *f = m->rules_file;
+	cr_assert_not_null(f);
+	size_t shared = 0;
+	for (size_t i = 0; i < f->n; i++)
+		for (size_t k = i + 1; k < f->n; k++) {
+			const struct mt_unwind_rules_row *x = &f->rows[i], *y = &f->rows[k];
+			if (x->off == y->off) {
+				shared++;
+				continue;
+			}
+			cr_assert(x->size != y->size ||
+				  memcmp(f->records + x->off, f->records + y->off, x->size) != 0,
+				  "rows %zu and %zu: the same record twice", i, k);
+		}
+	cr_assert_gt(shared, 0);
+	mt_unwind_modules_free(ms);
+	remove_dir(dir);
 }
 
 static void rules_damaged(void (*how)(const char *file, uint8_t *b, size_t *len))

@@ -8,6 +8,7 @@
 #include "symbolize/error.h"
 #include "symbolize/cfi.h"
 #include "symbolize/module.h"
+#include "symbolize/rules_file.h"
 #include "tests/symbolize/unwind_util.h"
 
 static struct mt_unwind_modules *ms;
@@ -195,10 +196,46 @@ Test(cfi, cache_returns_the_same_rule)
 	const struct mt_unwind_rule *b = mt_unwind_rule_get(m, f);
 	cr_assert_eq(a, b);
 	cr_assert_eq(m->rules.hits, hits + 1);
-	/* An address outside every FDE compiles to "no CFI", cached too. */
+	/* An address outside every FDE compiles to "no CFI", cached too:
+	 * libdw is asked once. */
+	uint64_t asked = m->rules_asked;
 	const struct mt_unwind_rule *n = mt_unwind_rule_get(m, 0x10);
 	cr_assert_eq(n->status, MT_UNWIND_RULE_NONE);
+	cr_assert_eq(m->rules_asked, asked + 1);
 	cr_assert_eq(mt_unwind_rule_get(m, 0x10), n);
+	cr_assert_eq(m->rules_asked, asked + 1);
+}
+
+/* A pc after another in the row compiled for it, in one run without a
+ * debug cache: the rule compiled already, libdw not asked again. */
+Test(cfi, pcs_of_a_row_compiled_share_its_rule)
+{
+	struct mt_unwind_module *m = mt_unwind_modules_get(ms, ut_fixture("unwind_cxx"), NULL, 0);
+	uint64_t lo = 0, hi = 0;
+	for (size_t i = 0; i < m->nr_loads; i++)
+		if (m->loads[i].exec) {
+			lo = m->loads[i].vaddr;
+			hi = lo + m->loads[i].filesz;
+		}
+	cr_assert_lt(lo, hi);
+	unsigned shared = 0;
+	for (uint64_t v = lo; v < hi && !shared; v++) {
+		const struct mt_unwind_rule *a = mt_unwind_rule_get(m, v);
+		cr_assert_not_null(a);
+		if (a->status != MT_UNWIND_RULE_OK || m->rules_new.n == 0 ||
+		    m->rules_new.v[m->rules_new.n - 1].lo != v)
+			continue;	/* not a row compiled for v */
+		uint64_t end = m->rules_new.v[m->rules_new.n - 1].hi;
+		if (end - v < 2)
+			continue;
+		uint64_t asked = m->rules_asked;
+		cr_assert_eq(mt_unwind_rule_get(m, end - 1), a);
+		cr_assert_eq(mt_unwind_rule_get(m, v + 1), a);
+		cr_assert_eq(m->rules_asked, asked);
+		cr_assert_eq(m->rules_reused, 2);
+		shared++;
+	}
+	cr_assert_eq(shared, 1);
 }
 
 Test(cfi, frame_pointer_rule)
