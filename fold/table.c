@@ -12,31 +12,32 @@ int mt_fold_table_row(struct mt_fold_table *t)
 	if (t->rows == t->cap) {
 		size_t ncap = t->cap ? 2 * t->cap : 16;
 		void *n = realloc(t->cell, ncap * (size_t)t->cols * sizeof(*t->cell));
-		if (!n)
+		if (!n) {
+			t->lost = 1;
 			return -1;
+		}
 		t->cell = n;
 		t->cap = ncap;
 	}
+	t->lost = 0;
 	memset(t->cell + t->rows * (size_t)t->cols, 0, (size_t)t->cols * sizeof(*t->cell));
 	t->rows++;
 	return 0;
 }
 
-/* A row that could not be started: puts go nowhere (see table.h). */
-static char **last_cell(struct mt_fold_table *t, int col)
+void mt_fold_table_put_at(struct mt_fold_table *t, size_t row, int col, const char *s)
 {
-	if (!t->rows || col < 0 || col >= t->cols)
-		return NULL;
-	return &t->cell[(t->rows - 1) * (size_t)t->cols + (size_t)col];
+	if (row >= t->rows || col < 0 || col >= t->cols)
+		return;
+	char **c = &t->cell[row * (size_t)t->cols + (size_t)col];
+	free(*c);
+	*c = strdup(s);	/* out of memory: the cell stays empty */
 }
 
 void mt_fold_table_put(struct mt_fold_table *t, int col, const char *s)
 {
-	char **c = last_cell(t, col);
-	if (!c)
-		return;
-	free(*c);
-	*c = strdup(s);	/* out of memory: the cell stays empty */
+	if (!t->lost && t->rows)	/* a row not started: nowhere */
+		mt_fold_table_put_at(t, t->rows - 1, col, s);
 }
 
 void mt_fold_table_putf(struct mt_fold_table *t, int col, const char *fmt, ...)

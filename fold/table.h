@@ -27,14 +27,16 @@ struct mt_fold_table {
 	const char *align;	/* cols letters: 'l', 'r', 'L' */
 	const char *group;	/* cols digits, or NULL: no groups */
 	size_t indent;		/* spaces before every line */
+	int lost;		/* the last row could not be started */
 };
 
 /* Start a row of empty cells.  @return : 0, or -1 when out of memory (the
  * row is left out, and puts until the next row go nowhere). */
 int mt_fold_table_row(struct mt_fold_table *t);
 
-/* Set cell col of the last row to a copy of s (printf-formatted). */
+/* Set cell col of the last row (of row) to a copy of s (printf-formatted). */
 void mt_fold_table_put(struct mt_fold_table *t, int col, const char *s);
+void mt_fold_table_put_at(struct mt_fold_table *t, size_t row, int col, const char *s);
 void mt_fold_table_putf(struct mt_fold_table *t, int col, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
