@@ -483,7 +483,9 @@ static void print_sites(FILE *f, const struct mt_fold_snapshot *s, size_t width)
 		if (w > want)
 			want = w;
 	}
-	size_t room = mt_fold_table_room(&t, width, want);
+	/* a row a line while names keep 40 columns: one long name should
+	 * not put every row's intervals under it */
+	size_t room = mt_fold_table_room(&t, width, want < 40 ? want : 40);
 	for (uint32_t r = 0; rows && r < s->nshown; r++)
 		if (rows[r] != (size_t)-1)
 			put_site_name(&t, rows[r], s->sites[s->shown[r]].name, room);

@@ -1,8 +1,8 @@
 # every line of --report within the width: --width and $COLUMNS at 70, 80,
-# 100 and 120, each input here, three metrics, with the histograms
+# 100, 120 and 140, each input here, three metrics, with the histograms
 set -u
 bad=0
-for w in 70 80 100 120; do
+for w in 70 80 100 120 140; do
 	for in in "$MT_SRC"/tests/cli/mt-fold/*-input.txt; do
 		for m in alloc_bytes alloc_objects inuse_bytes; do
 			for how in "--width $w" "COLUMNS"; do
