@@ -16,6 +16,7 @@ FOLD_OBJS := \
 	$(B)/obj/fold/sitestext.o \
 	$(B)/obj/fold/snapshot.o \
 	$(B)/obj/fold/strtab.o \
+	$(B)/obj/fold/table.o \
 	$(B)/obj/fold/timeline.o \
 	$(B)/obj/fold/width.o
 

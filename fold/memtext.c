@@ -7,6 +7,7 @@
 
 #include "fold/render.h"
 #include "fold/sitestext.h"
+#include "fold/table.h"
 #include "fold/width.h"
 
 #define CHART_ROWS 8
@@ -28,82 +29,6 @@ static char *iv(char *buf, size_t n, const struct mt_fold_value *v, int bytes)
 		snprintf(buf, n, "[%s, %s]%s", mt_fold_format_amount(a, v->lo, bytes),
 			 mt_fold_format_amount(b, v->hi, bytes), v->cut_top ? "^" : "");
 	return buf;
-}
-
-/* A small table: columns as wide as their widest cell, two spaces apart,
- * 'l' left- or 'r' right-aligned, one space before an 'L' column (an
- * interval, beside its estimate).  When a row would be wider than width
- * (0: no limit), the 'L' columns go to a line of their own under the
- * others, indented past the first column. */
-#define TABLE_COLS 5
-
-struct table {
-	char (*cell)[TABLE_COLS][96];
-	size_t rows, cap;
-	int cols;
-	const char *align;
-};
-
-/* A new row of empty cells, or NULL when out of memory (the row is left out). */
-static char (*table_row(struct table *t))[96]
-{
-	if (t->rows == t->cap) {
-		size_t ncap = t->cap ? 2 * t->cap : 16;
-		void *n = realloc(t->cell, ncap * sizeof(*t->cell));
-		if (!n)
-			return NULL;
-		t->cell = n;
-		t->cap = ncap;
-	}
-	memset(t->cell[t->rows], 0, sizeof(*t->cell));
-	return t->cell[t->rows++];
-}
-
-/* Row r's columns that are intervals (wrapped 1), the others (0), or all (-1). */
-static void table_line(FILE *f, const struct table *t, size_t r, const size_t *w, int wrapped)
-{
-	int cols[TABLE_COLS], n = 0;
-	for (int c = 0; c < t->cols; c++)
-		if (wrapped < 0 || (t->align[c] == 'L') == wrapped)
-			cols[n++] = c;
-	for (int i = 0; i < n; i++) {
-		const char *x = t->cell[r][cols[i]];
-		if (i)
-			fputs(t->align[cols[i]] == 'L' && wrapped < 0 ? " " : "  ", f);
-		if (t->align[cols[i]] == 'r')
-			fprintf(f, "%*s", (int)w[cols[i]], x);
-		else if (i == n - 1)
-			fputs(x, f);
-		else
-			fprintf(f, "%-*s", (int)w[cols[i]], x);
-	}
-	fputc('\n', f);
-}
-
-/* Print the table and empty it. */
-static void table_print(FILE *f, struct table *t, size_t width)
-{
-	size_t w[TABLE_COLS] = { 0 }, all = 0;
-	for (size_t r = 0; r < t->rows; r++)
-		for (int c = 0; c < t->cols; c++) {
-			size_t n = strlen(t->cell[r][c]);
-			if (n > w[c])
-				w[c] = n;
-		}
-	for (int c = 0; c < t->cols; c++)
-		all += (t->align[c] == 'L' ? 1 : 2) + w[c];
-	int split = width && all > width;
-	for (size_t r = 0; r < t->rows; r++) {
-		fputs("  ", f);
-		table_line(f, t, r, w, split ? 0 : -1);
-		if (split) {
-			fprintf(f, "  %*s", (int)w[0] + 2, "");
-			table_line(f, t, r, w, 1);
-		}
-	}
-	free(t->cell);
-	t->cell = NULL;
-	t->rows = t->cap = 0;
 }
 
 void mt_fold_render_chart(FILE *f, const struct mt_fold_tick *pts, size_t n, uint64_t start,
@@ -206,20 +131,17 @@ out:
 	free(row);
 }
 
-static void recon_row(struct table *t, const char *label, const struct mt_fold_mem_recon *r)
+static void recon_row(struct mt_fold_table *t, const char *label,
+		      const struct mt_fold_mem_recon *r)
 {
-	char (*row)[96] = table_row(t);
-	if (!row)
+	char a[32], b[80];
+	if (mt_fold_table_row(t))
 		return;
-	snprintf(row[0], sizeof(row[0]), "%s", label);
-	mt_fold_format_amount(row[1], r->requested.value, 1);
-	iv(row[2], sizeof(row[2]), &r->requested, 1);
-	snprintf(row[3], sizeof(row[3]), "-");
-	snprintf(row[4], sizeof(row[4]), "-");
-	if (r->has_block)
-		mt_fold_format_amount(row[3], (double)r->block, 1);
-	if (r->has_rss)
-		mt_fold_format_amount(row[4], (double)r->rss, 1);
+	mt_fold_table_put(t, 0, label);
+	mt_fold_table_put(t, 1, mt_fold_format_amount(a, r->requested.value, 1));
+	mt_fold_table_put(t, 2, iv(b, sizeof(b), &r->requested, 1));
+	mt_fold_table_put(t, 3, r->has_block ? mt_fold_format_amount(a, (double)r->block, 1) : "-");
+	mt_fold_table_put(t, 4, r->has_rss ? mt_fold_format_amount(a, (double)r->rss, 1) : "-");
 }
 
 /* "exact", or "exact, +- N" with the sampler's bound on a batched peak. */
@@ -292,18 +214,17 @@ void mt_fold_render_memory(FILE *f, const struct mt_fold_snapshot *s, size_t wid
 			 mt_fold_format_time(c, since(m->peak_moment, m->start)));
 	else
 		snprintf(lab, sizeof(lab), "at peaks");
-	struct table t = { .cols = 5, .align = "lrLrr" };
-	char (*head)[96] = table_row(&t);
-	if (head) {
-		snprintf(head[0], sizeof(head[0]), "reconciliation");
-		snprintf(head[1], sizeof(head[1]), "requested");
-		snprintf(head[2], sizeof(head[2]), "(estimate)");
-		snprintf(head[3], sizeof(head[3]), "block");
-		snprintf(head[4], sizeof(head[4]), "RSS");
+	struct mt_fold_table t = { .cols = 5, .align = "lrLrr", .indent = 2 };
+	if (!mt_fold_table_row(&t)) {
+		mt_fold_table_put(&t, 0, "reconciliation");
+		mt_fold_table_put(&t, 1, "requested");
+		mt_fold_table_put(&t, 2, "(estimate)");
+		mt_fold_table_put(&t, 3, "block");
+		mt_fold_table_put(&t, 4, "RSS");
 	}
 	recon_row(&t, lab, &m->at_peak);
 	recon_row(&t, "at end", &m->at_end);
-	table_print(f, &t, width);
+	mt_fold_table_print(f, &t, width);
 	mt_fold_say(f, width, "requested: the bytes the program asked for, estimated from the sampled "
 	    "allocations live then; block: the allocator's blocks (size rounded up, with "
 	    "its header), exact from the sampler; RSS: resident pages of the process "
@@ -321,20 +242,20 @@ enum hist_unit { HIST_BYTES, HIST_TIME, HIST_COUNT };
 static void hist_table(FILE *f, const struct mt_fold_mem_hist *h, const char *first,
 		       enum hist_unit unit, size_t width)
 {
-	struct table t = { .cols = 5, .align = "lrLrL" };
-	char (*row)[96] = table_row(&t);
-	if (row) {
-		snprintf(row[0], sizeof(row[0]), "%s", first);
-		snprintf(row[1], sizeof(row[1]), "objects");
-		snprintf(row[2], sizeof(row[2]), "interval");
-		snprintf(row[3], sizeof(row[3]), "bytes");
-		snprintf(row[4], sizeof(row[4]), "interval");
+	struct mt_fold_table t = { .cols = 5, .align = "lrLrL", .indent = 2 };
+	char a[32], b[80];
+	if (!mt_fold_table_row(&t)) {
+		mt_fold_table_put(&t, 0, first);
+		mt_fold_table_put(&t, 1, "objects");
+		mt_fold_table_put(&t, 2, "interval");
+		mt_fold_table_put(&t, 3, "bytes");
+		mt_fold_table_put(&t, 4, "interval");
 	}
 	for (unsigned k = 0; k < h->n; k++) {
 		const struct mt_fold_mem_bucket *x = &h->v[k];
 		double l = mt_fold_hist_lo(x->b), u = mt_fold_hist_hi(x->b);
 		char lo[32], hi[32];
-		if (!(row = table_row(&t)))
+		if (mt_fold_table_row(&t))
 			break;
 		if (unit == HIST_TIME) {
 			mt_fold_format_time(lo, l);
@@ -343,13 +264,13 @@ static void hist_table(FILE *f, const struct mt_fold_mem_hist *h, const char *fi
 			mt_fold_format_amount(lo, l, unit == HIST_BYTES);
 			mt_fold_format_amount(hi, u, unit == HIST_BYTES);
 		}
-		snprintf(row[0], sizeof(row[0]), "[%s, %s)", lo, hi);
-		mt_fold_format_amount(row[1], x->objects.value, 0);
-		iv(row[2], sizeof(row[2]), &x->objects, 0);
-		mt_fold_format_amount(row[3], x->bytes.value, 1);
-		iv(row[4], sizeof(row[4]), &x->bytes, 1);
+		mt_fold_table_putf(&t, 0, "[%s, %s)", lo, hi);
+		mt_fold_table_put(&t, 1, mt_fold_format_amount(a, x->objects.value, 0));
+		mt_fold_table_put(&t, 2, iv(b, sizeof(b), &x->objects, 0));
+		mt_fold_table_put(&t, 3, mt_fold_format_amount(a, x->bytes.value, 1));
+		mt_fold_table_put(&t, 4, iv(b, sizeof(b), &x->bytes, 1));
 	}
-	table_print(f, &t, width);
+	mt_fold_table_print(f, &t, width);
 }
 
 void mt_fold_render_hists(FILE *f, const struct mt_fold_snapshot *s, size_t width)

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,8 @@
 #include "fold/memtext.h"
 #include "fold/sites.h"
 #include "fold/sitestext.h"
+#include "fold/table.h"
+#include "fold/width.h"
 
 static int finish_io(FILE *f)
 {
@@ -164,76 +167,96 @@ static char *row_rse(char *buf, const struct mt_fold_value *v, const char *misse
 	return format_rse(buf, v);
 }
 
-static void print_input(FILE *f, const struct mt_fold_snapshot *s)
+/* A line of prose built in parts, then wrapped (mt_fold_say). */
+struct line {
+	char b[2048];
+	size_t n;
+};
+
+static void part(struct line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void part(struct line *l, const char *fmt, ...)
+{
+	va_list ap;
+	if (l->n >= sizeof(l->b) - 1)
+		return;
+	va_start(ap, fmt);
+	int k = vsnprintf(l->b + l->n, sizeof(l->b) - l->n, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		l->n = l->n + (size_t)k < sizeof(l->b) ? l->n + (size_t)k : sizeof(l->b) - 1;
+}
+
+/* The input's mode and counts; l holds the report's first line so far. */
+static void print_input(FILE *f, const struct mt_fold_snapshot *s, struct line *l, size_t width)
 {
 	const struct mt_fold_counts *c = &s->counts;
 	char a[32], b[32];
-	fprintf(f, "mode %s", s->mode);
+	part(l, "mode %s", s->mode);
 	if (c->rate_max == 1)
-		fprintf(f, ", rate 1 B (every byte: exact)");
+		part(l, ", rate 1 B (every byte: exact)");
 	else if (c->rate_max > 1) {
 		if (c->rate_min == c->rate_max)
-			fprintf(f, ", rate %s", mt_fold_format_amount(a, (double)c->rate_max, 1));
+			part(l, ", rate %s", mt_fold_format_amount(a, (double)c->rate_max, 1));
 		else
-			fprintf(f, ", rates %s to %s",
-				mt_fold_format_amount(a, (double)c->rate_min, 1),
-				mt_fold_format_amount(b, (double)c->rate_max, 1));
+			part(l, ", rates %s to %s", mt_fold_format_amount(a, (double)c->rate_min, 1),
+			     mt_fold_format_amount(b, (double)c->rate_max, 1));
 	}
 	if (c->every_max) {
 		if (c->every_min == c->every_max)
-			fprintf(f, ", every %llu", (unsigned long long)c->every_max);
+			part(l, ", every %llu", (unsigned long long)c->every_max);
 		else
-			fprintf(f, ", every %llu to %llu", (unsigned long long)c->every_min,
-				(unsigned long long)c->every_max);
+			part(l, ", every %llu to %llu", (unsigned long long)c->every_min,
+			     (unsigned long long)c->every_max);
 	}
 	if (c->event)
-		fprintf(f, ", event %s", mt_fold_event_label(c->event));
+		part(l, ", event %s", mt_fold_event_label(c->event));
 	if (c->other_event_samples)
-		fprintf(f, " (%llu samples of other events left out)",
-			(unsigned long long)c->other_event_samples);
+		part(l, " (%llu samples of other events left out)",
+		     (unsigned long long)c->other_event_samples);
+	mt_fold_say(f, width, "%s", l->b);
 	char ticks[48] = "";
 	if (c->kind[MT_FOLD_TICK])	/* older inputs have none: their line stays */
 		snprintf(ticks, sizeof(ticks), ", %llu tick", (unsigned long long)c->kind[MT_FOLD_TICK]);
-	fprintf(f, "\ninput: %llu events (%llu alloc, %llu free, %llu totals, %llu sample, "
-		"%llu lost%s), %llu bad lines\n",
-		(unsigned long long)c->events, (unsigned long long)c->kind[MT_FOLD_ALLOC],
-		(unsigned long long)c->kind[MT_FOLD_FREE], (unsigned long long)c->kind[MT_FOLD_TOTALS],
-		(unsigned long long)c->kind[MT_FOLD_SAMPLE], (unsigned long long)c->kind[MT_FOLD_LOST],
-		ticks, (unsigned long long)c->bad_lines);
+	mt_fold_say(f, width, "input: %llu events (%llu alloc, %llu free, %llu totals, %llu sample, "
+	    "%llu lost%s), %llu bad lines",
+	    (unsigned long long)c->events, (unsigned long long)c->kind[MT_FOLD_ALLOC],
+	    (unsigned long long)c->kind[MT_FOLD_FREE], (unsigned long long)c->kind[MT_FOLD_TOTALS],
+	    (unsigned long long)c->kind[MT_FOLD_SAMPLE], (unsigned long long)c->kind[MT_FOLD_LOST],
+	    ticks, (unsigned long long)c->bad_lines);
 	if (c->every_max > 1)
-		fprintf(f, "note: every=N records each Nth call, not a random 1 in N: where the "
-			"program's calls repeat in a cycle (a loop allocating A then B, every 2: "
-			"only B is seen) sites are wrong by more than their intervals show; sample "
-			"mode draws its points at random\n");
+		mt_fold_say(f, width, "note: every=N records each Nth call, not a random 1 in N: where the "
+		    "program's calls repeat in a cycle (a loop allocating A then B, every 2: "
+		    "only B is seen) sites are wrong by more than their intervals show; sample "
+		    "mode draws its points at random");
 	char num[40];
 	if (c->lost_events || c->lost_records)
-		fprintf(f, "warning: the capture lost %s events (%llu lost records): "
-			"estimates and exact totals may disagree\n",
-			mt_fold_u128_str(num, c->lost_events), (unsigned long long)c->lost_records);
+		mt_fold_say(f, width, "warning: the capture lost %s events (%llu lost records): "
+		    "estimates and exact totals may disagree",
+		    mt_fold_u128_str(num, c->lost_events), (unsigned long long)c->lost_records);
 	if (c->silent_images)
-		fprintf(f, "warning: %s process images sent no exact totals (killed by a signal, "
-			"ended by a bare exit system call, still running, or unable to reach the capture: another pid "
-			"namespace, /proc hidden): the exact totals of their processes "
-			"and of all leave them out (marked part)\n",
-			mt_fold_u128_str(num, c->silent_images));
+		mt_fold_say(f, width, "warning: %s process images sent no exact totals (killed by a signal, "
+		    "ended by a bare exit system call, still running, or unable to reach the capture: another pid "
+		    "namespace, /proc hidden): the exact totals of their processes "
+		    "and of all leave them out (marked part)",
+		    mt_fold_u128_str(num, c->silent_images));
 	if (c->unsampled_images)
-		fprintf(f, "warning: %s process images never ran the sampler (static programs, or "
-			"LD_PRELOAD cleared): their allocations are in no estimate and no exact "
-			"total\n", mt_fold_u128_str(num, c->unsampled_images));
+		mt_fold_say(f, width, "warning: %s process images never ran the sampler (static programs, or "
+		    "LD_PRELOAD cleared): their allocations are in no estimate and no exact "
+		    "total", mt_fold_u128_str(num, c->unsampled_images));
 	if (c->truncated || c->no_stack)
-		fprintf(f, "stacks: %llu truncated, %llu without frames\n",
-			(unsigned long long)c->truncated, (unsigned long long)c->no_stack);
+		mt_fold_say(f, width, "stacks: %llu truncated, %llu without frames",
+		    (unsigned long long)c->truncated, (unsigned long long)c->no_stack);
 	if (mt_fold_dumps_too_small(c))
-		fprintf(f, "warning: %llu of %llu stacks (%.1f%%) end where their stack dump ends "
-			"(end=end-of-dump): their outer callers are missing, and outer frames' totals "
-			"leave them out; capture with a larger dump (mt-capture --stack-size 65528, "
-			"perf record --call-graph dwarf,65528)\n", (unsigned long long)c->end_of_dump,
-			(unsigned long long)c->stacks, 100.0 * (double)c->end_of_dump / (double)c->stacks);
+		mt_fold_say(f, width, "warning: %llu of %llu stacks (%.1f%%) end where their stack dump ends "
+		    "(end=end-of-dump): their outer callers are missing, and outer frames' totals "
+		    "leave them out; capture with a larger dump (mt-capture --stack-size 65528, "
+		    "perf record --call-graph dwarf,65528)", (unsigned long long)c->end_of_dump,
+		    (unsigned long long)c->stacks, 100.0 * (double)c->end_of_dump / (double)c->stacks);
 	if (c->kind[MT_FOLD_FREE] || c->no_ptr_allocs)
-		fprintf(f, "frees: %llu unmatched, %llu implicit (pointer reused), "
-			"%llu allocations without a pointer left out of inuse\n",
-			(unsigned long long)c->unmatched_frees, (unsigned long long)c->implicit_frees,
-			(unsigned long long)c->no_ptr_allocs);
+		mt_fold_say(f, width, "frees: %llu unmatched, %llu implicit (pointer reused), "
+		    "%llu allocations without a pointer left out of inuse",
+		    (unsigned long long)c->unmatched_frees, (unsigned long long)c->implicit_frees,
+		    (unsigned long long)c->no_ptr_allocs);
 }
 
 static const char *const check_names[MT_FOLD_NCHECKS] = {
@@ -260,181 +283,260 @@ static void tally_check(struct tally *t, const struct mt_fold_check *ck, int par
 	}
 }
 
-static void print_check(FILE *f, const struct mt_fold_check *ck, int bytes, int partial,
-			struct tally *t)
+/* The totals table's columns: label and comm, then per check (bytes,
+ * objects) its exact figure, estimate, interval and verdict, then frees
+ * and the peak with its error; a group of columns each, for narrow
+ * widths (fold/table.h). */
+enum { TC_LABEL, TC_COMM, TC_CHECK, TC_FREES = TC_CHECK + 8, TC_PEAK, TC_PEAK_ERR, TC_COLS };
+
+/* Check ck's cells from column col. */
+static void put_check(struct mt_fold_table *t, int col, const struct mt_fold_check *ck, int bytes,
+		      int partial, struct tally *ty)
 {
-	tally_check(t, ck, partial);
 	char a[40], iv[80];
-	if (ck->has_exact)
-		fprintf(f, " %13s", mt_fold_i128_str(a, ck->exact));
-	else
-		fprintf(f, " %13s", "-");
-	fprintf(f, " %10s %-24s", mt_fold_format_amount(a, ck->est.value, bytes),
-		format_interval(iv, &ck->est, bytes));
-	fprintf(f, " %-4s", !ck->has_exact ? "" : partial ? "part" : !ck->in_interval ? "OUT"
-			    : ck->forked ? "fork" : "in");
+	tally_check(ty, ck, partial);
+	mt_fold_table_put(t, col, ck->has_exact ? mt_fold_i128_str(a, ck->exact) : "-");
+	mt_fold_table_put(t, col + 1, mt_fold_format_amount(a, ck->est.value, bytes));
+	mt_fold_table_put(t, col + 2, format_interval(iv, &ck->est, bytes));
+	mt_fold_table_put(t, col + 3, !ck->has_exact ? "" : partial ? "part" : !ck->in_interval
+				      ? "OUT" : ck->forked ? "fork" : "in");
 }
 
-static void print_group(FILE *f, const struct mt_fold_group *g, const char *label,
-			const char *comm, int ncheck, struct tally *t)
+static void put_group(struct mt_fold_table *t, const struct mt_fold_group *g, const char *label,
+		      const char *comm, struct tally *ty)
 {
-	fprintf(f, "%-14s %-12.12s", label, comm);
-	for (int i = 0; i < ncheck; i++)
-		print_check(f, &g->check[i], i == MT_FOLD_CHECK_BYTES ||
-						     i == MT_FOLD_CHECK_INUSE_BYTES, g->partial, t);
-	char a[40], b[40];
-	if (g->totals.lines)
-		fprintf(f, " %10s %12s", mt_fold_u128_str(a, g->totals.frees),
-			mt_fold_u128_str(b, g->totals.peak_bytes));
-	else
-		fprintf(f, " %10s %12s", "-", "-");
+	char a[40];
+	if (mt_fold_table_row(t))
+		return;
+	mt_fold_table_put(t, TC_LABEL, label);
+	mt_fold_table_putf(t, TC_COMM, "%.12s", comm);
+	for (int i = 0; i < 2; i++)
+		put_check(t, TC_CHECK + 4 * i, &g->check[i], i == MT_FOLD_CHECK_BYTES, g->partial, ty);
+	mt_fold_table_put(t, TC_FREES, g->totals.lines ? mt_fold_u128_str(a, g->totals.frees) : "-");
+	mt_fold_table_put(t, TC_PEAK, g->totals.lines ? mt_fold_u128_str(a, g->totals.peak_bytes)
+						      : "-");
 	if (g->totals.peak_error)
-		fprintf(f, " (+-%s)", mt_fold_u128_str(a, g->totals.peak_error));
-	fputc('\n', f);
+		mt_fold_table_putf(t, TC_PEAK_ERR, "(+-%s)", mt_fold_u128_str(a, g->totals.peak_error));
 }
 
-static void print_totals(FILE *f, const struct mt_fold_snapshot *s)
+/* A header row of the checks from first (0: allocated, 2: live at the end). */
+static void put_head(struct mt_fold_table *t, int first, const char *label, const char *comm)
+{
+	if (mt_fold_table_row(t))
+		return;
+	mt_fold_table_put(t, TC_LABEL, label);
+	mt_fold_table_put(t, TC_COMM, comm);
+	for (int i = 0; i < 2; i++) {
+		mt_fold_table_put(t, TC_CHECK + 4 * i, check_names[first + i]);
+		mt_fold_table_put(t, TC_CHECK + 4 * i + 1, "estimate");
+		mt_fold_table_put(t, TC_CHECK + 4 * i + 2, "interval");
+	}
+}
+
+static void print_totals(FILE *f, const struct mt_fold_snapshot *s, size_t width)
 {
 	char label[40];
 	int conf = (int)lround(100 * s->opt.conf);
 
 	if (!s->has_totals) {
-		fprintf(f, "exact totals: none in the input (only sample-mode captures carry "
-			"the sampler's totals)\n");
+		mt_fold_say(f, width, "exact totals: none in the input (only sample-mode captures carry "
+		    "the sampler's totals)");
 		return;
 	}
-	fprintf(f, "exact totals from the sampler beside the estimates (%d%% interval from the "
-		"samples alone; "
-		"in: the exact value lies in it; part: the exact value leaves out images "
-		"that sent none%s)\n", conf, s->all.totals.forked_lines ?
-		"; fork: forked processes free blocks of their parent's, which their own "
-		"live objects do not count: the exact value is only a lower bound, and "
-		"lies below the interval's top" : "");
-	fprintf(f, "%-14s %-12s", "pid/tid", "comm");
-	for (int i = 0; i < 2; i++)
-		fprintf(f, " %13s %10s %-24s %-4s", check_names[i], "estimate", "interval", "");
-	fprintf(f, " %10s %12s\n", "frees", "peak block B");
-	struct tally t = { 0 };
+	mt_fold_say(f, width, "exact totals from the sampler beside the estimates (%d%% interval from the "
+	    "samples alone; "
+	    "in: the exact value lies in it; part: the exact value leaves out images "
+	    "that sent none%s)", conf, s->all.totals.forked_lines ?
+	    "; fork: forked processes free blocks of their parent's, which their own "
+	    "live objects do not count: the exact value is only a lower bound, and "
+	    "lies below the interval's top" : "");
+	struct mt_fold_table t = { .cols = TC_COLS, .align = "llrrLlrrLlrrl",
+				   .group = "0011112222333" };
+	struct tally ty = { 0 };
+	put_head(&t, 0, "pid/tid", "comm");
+	mt_fold_table_put(&t, TC_FREES, "frees");
+	mt_fold_table_put(&t, TC_PEAK, "peak block B");
 	for (uint32_t i = 0; i < s->nthreads; i++) {
 		const struct mt_fold_group *g = &s->threads[i];
 		if (!g->totals.lines)
 			continue;
 		snprintf(label, sizeof(label), "%u/%u", g->pid, g->tid);
-		print_group(f, g, label, g->comm, 2, &t);
+		put_group(&t, g, label, g->comm, &ty);
 	}
 	for (uint32_t i = 0; i < s->nprocs; i++) {
 		snprintf(label, sizeof(label), "process %u", s->procs[i].pid);
-		print_group(f, &s->procs[i], label, "", 2, &t);
+		put_group(&t, &s->procs[i], label, "", &ty);
 	}
-	print_group(f, &s->all, "all", "", 2, &t);
+	put_group(&t, &s->all, "all", "", &ty);
 	/* Live at the end: what inuse estimates.  Only the object count has an
 	 * exact counterpart (allocs - frees); see snapshot.c for bytes. */
-	fprintf(f, "%-14s %-12s", "", "");
-	for (int i = 2; i < 4; i++)
-		fprintf(f, " %13s %10s %-24s %-4s", check_names[i], "estimate", "interval", "");
-	fputc('\n', f);
-	fprintf(f, "%-14s %-12s", "all (at end)", "");
-	for (int i = 2; i < 4; i++)
-		print_check(f, &s->all.check[i], i == MT_FOLD_CHECK_INUSE_BYTES, s->all.partial,
-			    &t);
-	fputc('\n', f);
-	if (t.sampled)
-		fprintf(f, "checks: %u of %u sampled estimates OUT; about %.1f expected by chance at "
-			"the %d%% level (rows of one process overlap; many more than that: lost "
-			"events, or a fault)\n", t.sampled_out, t.sampled,
-			t.sampled * (1 - s->opt.conf), conf);
-	if (t.exact_out)
-		fprintf(f, "checks: %u of %u exact figures differ from the sampler's: never by "
-			"chance (lost events, allocations of a signal handler during a sampled "
-			"call: docs/capture.md, or a fault)\n", t.exact_out, t.exact);
+	put_head(&t, 2, "", "");
+	if (!mt_fold_table_row(&t)) {
+		mt_fold_table_put(&t, TC_LABEL, "all (at end)");
+		for (int i = 2; i < 4; i++)
+			put_check(&t, TC_CHECK + 4 * (i - 2), &s->all.check[i],
+				  i == MT_FOLD_CHECK_INUSE_BYTES, s->all.partial, &ty);
+	}
+	mt_fold_table_print(f, &t, width);
+	if (ty.sampled)
+		mt_fold_say(f, width, "checks: %u of %u sampled estimates OUT; about %.1f expected by chance at "
+		    "the %d%% level (rows of one process overlap; many more than that: lost "
+		    "events, or a fault)", ty.sampled_out, ty.sampled,
+		    ty.sampled * (1 - s->opt.conf), conf);
+	if (ty.exact_out)
+		mt_fold_say(f, width, "checks: %u of %u exact figures differ from the sampler's: never by "
+		    "chance (lost events, allocations of a signal handler during a sampled "
+		    "call: docs/capture.md, or a fault)", ty.exact_out, ty.exact);
+}
+
+/* The site table's columns: total and self, each its estimate, rse,
+ * interval and n; then the site. */
+enum { SC_TOTAL, SC_SELF = 4, SC_SITE = 8, SC_COLS };
+
+/* few: 1 fewer samples than --few, 0 not, -1 not marked (self) */
+static void put_site_cells(struct mt_fold_table *t, int col, const struct mt_fold_value *v,
+			   int bytes, const char *cut, unsigned long long n, int few)
+{
+	char a[32], iv[80];
+	mt_fold_table_put(t, col, mt_fold_format_amount(a, v->value, bytes));
+	mt_fold_table_put(t, col + 1, row_rse(a, v, cut));
+	mt_fold_table_put(t, col + 2, format_interval(iv, v, bytes));
+	/* total n: '?' or a space after it, which keeps the digits in line */
+	mt_fold_table_putf(t, col + 3, "%llu%s", n, few > 0 ? "?" : few ? "" : " ");
+}
+
+/* A site's name in at most room columns (0: no limit), shortened as
+ * --sites shortens them only when it does not fit. */
+static void put_site_name(struct mt_fold_table *t, size_t row, const char *name, size_t room)
+{
+	size_t len = strlen(name), nlen, llen;
+	const char *loc;
+	if (!room || mt_fold_text_width(name, len) <= room) {
+		mt_fold_table_put_at(t, row, SC_SITE, name);
+		return;
+	}
+	mt_fold_frame_split(name, len, &nlen, &loc, &llen);
+	char *out = malloc(len + 16);
+	if (!out)
+		return;
+	mt_fold_fit_frame(out, len + 16, name, nlen, llen ? loc : NULL, llen, room);
+	mt_fold_table_put_at(t, row, SC_SITE, out);
+	free(out);
+}
+
+static void print_sites(FILE *f, const struct mt_fold_snapshot *s, size_t width)
+{
+	enum mt_fold_metric m = s->opt.metric;
+	int bytes = metric_is_bytes(m);
+	const char *cut = mt_fold_exact_misses(&s->counts, 1);
+	struct line l = { .n = 0 };
+	part(&l, "top %u of %u sites by total %s", s->nshown, s->nsites, mt_fold_metric_name(m));
+	if (s->opt.min_samples)
+		part(&l, " with at least %llu samples", (unsigned long long)s->opt.min_samples);
+	part(&l, "; ? marks fewer than %llu samples (rough)", (unsigned long long)s->opt.few);
+	int tops = 0;
+	for (uint32_t r = 0; r < s->nshown; r++)
+		tops |= s->sites[s->shown[r]].total.cut_top | s->sites[s->shown[r]].self.cut_top;
+	if (tops)
+		part(&l, "; ^: top cut at the sampler's %s, never below the estimate (JSON: "
+		     "hi_samples)", mt_fold_metric_bound_name(m));
+	mt_fold_say(f, width, "%s", l.b);
+	if (cut && s->total.exact) {
+		char num[40];
+		if (cut[0] == 'e')
+			mt_fold_say(f, width, "lost: an exact sum of the events captured, but the capture lost "
+			    "%s events: not exact", mt_fold_u128_str(num, s->counts.lost_events));
+		else if (cut[0] == 's')
+			mt_fold_say(f, width, "cut: an exact sum of the events, but %llu of their stacks were "
+			    "cut short and the frames they lose miss them: not exact",
+			    (unsigned long long)s->counts.truncated);
+		else
+			mt_fold_say(f, width, "part: an exact sum of the events, but %s process images never "
+			    "ran the sampler: not exact",
+			    mt_fold_u128_str(num, s->counts.unsampled_images));
+	}
+	const char *hu = bytes ? " req B" : m == MT_FOLD_ALLOC_OBJECTS || m == MT_FOLD_INUSE_OBJECTS ||
+						    m == MT_FOLD_PEAK_OBJECTS || m == MT_FOLD_TEMP_OBJECTS
+						 ? " objs" : "";
+	struct mt_fold_table t = { .cols = SC_COLS, .align = "rrLrrrLrl" };
+	size_t *rows = malloc((s->nshown + 1) * sizeof(*rows)), want = 0;
+	if (!mt_fold_table_row(&t)) {
+		for (int k = 0; k < 2; k++) {
+			mt_fold_table_putf(&t, 4 * k, "%s%s", k ? "self" : "total", hu);
+			mt_fold_table_put(&t, 4 * k + 1, "rse");
+			mt_fold_table_put(&t, 4 * k + 2, "interval");
+			mt_fold_table_put(&t, 4 * k + 3, k ? "n" : "n ");
+		}
+		mt_fold_table_put(&t, SC_SITE, "site");
+	}
+	for (uint32_t r = 0; rows && r < s->nshown; r++) {
+		const struct mt_fold_site *site = &s->sites[s->shown[r]];
+		rows[r] = (size_t)-1;
+		if (mt_fold_table_row(&t))
+			continue;
+		rows[r] = t.rows - 1;
+		put_site_cells(&t, SC_TOTAL, &site->total, bytes, cut,
+			       site->total.exact ? site->events : site->total.n, site->few);
+		put_site_cells(&t, SC_SELF, &site->self, bytes, cut,
+			       site->self.exact ? site->self_events : site->self.n, -1);
+		size_t w = mt_fold_text_width(site->name, strlen(site->name));
+		if (w > want)
+			want = w;
+	}
+	/* a row a line while names keep 40 columns: one long name should
+	 * not put every row's intervals under it */
+	size_t room = mt_fold_table_room(&t, width, want < 40 ? want : 40);
+	for (uint32_t r = 0; rows && r < s->nshown; r++)
+		if (rows[r] != (size_t)-1)
+			put_site_name(&t, rows[r], s->sites[s->shown[r]].name, room);
+	mt_fold_table_print(f, &t, width);
+	free(rows);
 }
 
 int mt_fold_render_table(FILE *f, const struct mt_fold_snapshot *s)
 {
 	enum mt_fold_metric m = s->opt.metric;
 	int bytes = metric_is_bytes(m);
-	char a[32], b[32], c[40], d[32], iv1[80], iv2[80];
+	size_t width = s->opt.width;
+	char a[32], b[32], c[40], iv1[80];
+	struct line l = { .n = 0 };
 
-	fprintf(f, "mt-fold report: %s (%s), %d%% intervals, ", mt_fold_metric_name(m),
-		bytes ? "requested bytes" : mt_fold_metric_unit(m), (int)lround(100 * s->opt.conf));
-	print_input(f, s);
-	fprintf(f, "total %s: %s", mt_fold_metric_name(m),
-		mt_fold_format_amount(a, s->total.value, bytes));
+	part(&l, "mt-fold report: %s (%s), %d%% intervals, ", mt_fold_metric_name(m),
+	     bytes ? "requested bytes" : mt_fold_metric_unit(m), (int)lround(100 * s->opt.conf));
+	print_input(f, s, &l, width);
+	l.n = 0;
+	part(&l, "total %s: %s", mt_fold_metric_name(m),
+	     mt_fold_format_amount(a, s->total.value, bytes));
 	if (!s->total.exact)
 	{
-		fprintf(f, " %s, rse %s, n %llu", format_interval(iv1, &s->total, bytes),
-			format_rse(b, &s->total), (unsigned long long)s->total.n);
+		part(&l, " %s, rse %s, n %llu", format_interval(iv1, &s->total, bytes),
+		     format_rse(b, &s->total), (unsigned long long)s->total.n);
 		if (s->total.cut_top)
-			fprintf(f, " (^: top cut at the sampler's %s; the samples alone reach %s)",
-				mt_fold_metric_bound_name(m),
-				mt_fold_format_amount(c, s->total.hi_samples, bytes));
+			part(&l, " (^: top cut at the sampler's %s; the samples alone reach %s)",
+			     mt_fold_metric_bound_name(m),
+			     mt_fold_format_amount(c, s->total.hi_samples, bytes));
 	}
 	else if (s->counts.lost_events || s->counts.lost_records)
 		/* Lost allocations only lower a sum; lost frees raise what is
 		 * in use, so in-use figures can be off either way. */
-		fprintf(f, " (exact over the events captured; %s events lost: %s)",
-			mt_fold_u128_str(c, s->counts.lost_events),
-			m == MT_FOLD_INUSE_BYTES || m == MT_FOLD_INUSE_OBJECTS ?
-				"off either way" : "at least this");
+		part(&l, " (exact over the events captured; %s events lost: %s)",
+		     mt_fold_u128_str(c, s->counts.lost_events),
+		     m == MT_FOLD_INUSE_BYTES || m == MT_FOLD_INUSE_OBJECTS ?
+			     "off either way" : "at least this");
 	else if (s->counts.unsampled_images)
-		fprintf(f, " (exact over the images that ran the sampler; %s never did: %s)",
-			mt_fold_u128_str(c, s->counts.unsampled_images),
-			m == MT_FOLD_INUSE_BYTES || m == MT_FOLD_INUSE_OBJECTS ?
-				"off either way" : "at least this");
+		part(&l, " (exact over the images that ran the sampler; %s never did: %s)",
+		     mt_fold_u128_str(c, s->counts.unsampled_images),
+		     m == MT_FOLD_INUSE_BYTES || m == MT_FOLD_INUSE_OBJECTS ?
+			     "off either way" : "at least this");
 	else
-		fprintf(f, " (exact)");
-	fputs("\n\n", f);
-	print_totals(f, s);
+		part(&l, " (exact)");
+	mt_fold_say(f, width, "%s", l.b);
 	fputc('\n', f);
-	mt_fold_render_memory(f, s, s->opt.width);
-	mt_fold_render_hists(f, s, s->opt.width);
-
-	fprintf(f, "top %u of %u sites by total %s", s->nshown, s->nsites, mt_fold_metric_name(m));
-	if (s->opt.min_samples)
-		fprintf(f, " with at least %llu samples", (unsigned long long)s->opt.min_samples);
-	fprintf(f, "; ? marks fewer than %llu samples (rough)", (unsigned long long)s->opt.few);
-	int tops = 0;
-	for (uint32_t r = 0; r < s->nshown; r++)
-		tops |= s->sites[s->shown[r]].total.cut_top | s->sites[s->shown[r]].self.cut_top;
-	if (tops)
-		fprintf(f, "; ^: top cut at the sampler's %s, never below the estimate (JSON: "
-			"hi_samples)", mt_fold_metric_bound_name(m));
+	print_totals(f, s, width);
 	fputc('\n', f);
-	const char *cut = mt_fold_exact_misses(&s->counts, 1);
-	if (cut && s->total.exact) {
-		char num[40];
-		if (cut[0] == 'e')
-			fprintf(f, "lost: an exact sum of the events captured, but the capture lost "
-				"%s events: not exact\n", mt_fold_u128_str(num, s->counts.lost_events));
-		else if (cut[0] == 's')
-			fprintf(f, "cut: an exact sum of the events, but %llu of their stacks were "
-				"cut short and the frames they lose miss them: not exact\n",
-				(unsigned long long)s->counts.truncated);
-		else
-			fprintf(f, "part: an exact sum of the events, but %s process images never "
-				"ran the sampler: not exact\n",
-				mt_fold_u128_str(num, s->counts.unsampled_images));
-	}
-	const char *hu = bytes ? " req B" : m == MT_FOLD_ALLOC_OBJECTS || m == MT_FOLD_INUSE_OBJECTS ||
-						    m == MT_FOLD_PEAK_OBJECTS || m == MT_FOLD_TEMP_OBJECTS
-						 ? " objs" : "";
-	char ht[32], hs[32];
-	snprintf(ht, sizeof(ht), "total%s", hu);
-	snprintf(hs, sizeof(hs), "self%s", hu);
-	fprintf(f, "%11s %6s %-24s %9s  %11s %6s %-24s %9s  %s\n", ht, "rse", "interval", "n",
-		hs, "rse", "interval", "n", "site");
-	for (uint32_t r = 0; r < s->nshown; r++) {
-		const struct mt_fold_site *site = &s->sites[s->shown[r]];
-		fprintf(f, "%11s %6s %-24s %9llu%c %11s %6s %-24s %9llu  %s\n",
-			mt_fold_format_amount(a, site->total.value, bytes),
-			row_rse(b, &site->total, cut), format_interval(iv1, &site->total, bytes),
-			(unsigned long long)(site->total.exact ? site->events : site->total.n),
-			site->few ? '?' : ' ',
-			mt_fold_format_amount(c, site->self.value, bytes),
-			row_rse(d, &site->self, cut), format_interval(iv2, &site->self, bytes),
-			(unsigned long long)(site->self.exact ? site->self_events : site->self.n),
-			site->name);
-	}
+	mt_fold_render_memory(f, s, width);
+	mt_fold_render_hists(f, s, width);
+	print_sites(f, s, width);
 	return finish_io(f);
 }
 

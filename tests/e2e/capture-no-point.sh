@@ -17,7 +17,8 @@ for via in ring no-ring; do
 	! grep -q '^alloc' "$T/u" || fail "$via: a point fell after all (seed 1): $(grep '^alloc' "$T/u")"
 	n=$(grep -c '^totals.*	scope=.* rate=1073741824	' "$T/u" || true)
 	[ "$n" -ge 3 ] || fail "$via: $n totals lines with the rate: $(grep '^totals' "$T/u")"
-	mt-fold --report "$T/u" >"$T/r" || fail "$via: mt-fold"
+	# --wide: every row and sentence on one line, as grep reads them
+	mt-fold --report --wide "$T/u" >"$T/r" || fail "$via: mt-fold"
 	grep -q 'mode sample, rate 1.00 GiB' "$T/r" || fail "$via: header: $(head -n 1 "$T/r")"
 	# (the total's interval stops at the exact total: 986 KiB)
 	grep -q '^total alloc_bytes: 0 B \[0 B, 986 KiB\]' "$T/r" || fail "$via: total: $(grep '^total' "$T/r")"

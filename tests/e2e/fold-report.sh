@@ -12,9 +12,17 @@ gen_sample 5 $sites >"$tmp/s.txt"
 # The sampler's exact totals for what the generator allocated.
 printf 'totals\t1/1\t99999\tgen\tscope=thread alloc_bytes=%d allocs=%d frees=0 freed_bytes=0 peak_bytes=%d\t end=none\n' \
 	25427968 $((524288 + 2048 + 4096)) 25427968 >>"$tmp/s.txt"
-mt-fold --report "$tmp/s.txt" >"$tmp/r.txt"
+# --wide: every row and sentence on one line, as grep reads them
+mt-fold --report --wide "$tmp/s.txt" >"$tmp/r.txt"
 mt-fold --json "$tmp/s.txt" >"$tmp/r.json"
 cat "$tmp/r.txt"
+# Not wide: every line within the width ($COLUMNS, else 80), the same rows.
+for w in 70 80 100; do
+	COLUMNS=$w mt-fold --report "$tmp/s.txt" >"$tmp/r$w.txt"
+	awk -v w=$w 'length($0) > w { print "wider than " w ": " $0; bad = 1 } END { exit bad }' \
+		"$tmp/r$w.txt"
+	grep -q '^all  .* in$' "$tmp/r$w.txt"
+done
 
 # Header: the thread's exact bytes and allocations, with their verdicts.
 grep -E '^1/1 +gen +25427968 .* in +530432 .* in ' "$tmp/r.txt"

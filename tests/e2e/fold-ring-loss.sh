@@ -26,7 +26,7 @@ unseen=$(awk -F'\t' '$1 == "lost" && $5 ~ /reason=unseen/ { sub(/.*count=/, "", 
 mt-fold "$T/l.txt" >/dev/null 2>"$T/fold.err" || fail "mt-fold: $(cat "$T/fold.err")"
 grep -qx "mt-fold: warning: the capture lost $lost events (${kernel#* } lost records)" "$T/fold.err" ||
 	fail "mt-fold's count is not mt-capture's $lost (unseen $unseen): $(cat "$T/fold.err")"
-mt-fold --report "$T/l.txt" >"$T/report" 2>/dev/null || fail "mt-fold --report"
+mt-fold --report --wide "$T/l.txt" >"$T/report" 2>/dev/null || fail "mt-fold --report"
 grep -q "^warning: the capture lost $lost events (${kernel#* } lost records)" "$T/report" ||
 	fail "report: $(grep lost "$T/report")"
 grep -q "^total alloc_bytes: .* (exact over the events captured; $lost events lost: at least this)" "$T/report" ||

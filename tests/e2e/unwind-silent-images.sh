@@ -59,7 +59,7 @@ if [ -x /usr/bin/python3 ]; then
 		fail "no-totals lines for pids '$(no_totals "$T/f.txt")', want the killed fork child $(cat "$T/pids")"
 	grep -q "^mt-unwind: 1 process images ran" "$T/uw" || fail "summary: $(cat "$T/uw")"
 	# mt-fold: a warning, not lost events, and the all row is not checked.
-	mt-fold --report "$T/f.txt" >"$T/report" 2>"$T/fold.err" || fail "mt-fold: $(cat "$T/fold.err")"
+	mt-fold --report --wide "$T/f.txt" >"$T/report" 2>"$T/fold.err" || fail "mt-fold: $(cat "$T/fold.err")"
 	grep -q "^warning: 1 process images sent no exact totals" "$T/report" ||
 		fail "no warning in the report: $(head -5 "$T/report")"
 	grep -q "^all .* part " "$T/report" || fail "the all row is checked: $(grep '^all' "$T/report")"

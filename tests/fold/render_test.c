@@ -317,7 +317,7 @@ Test(render, forked_images_check_live_objects_one_sided)
 		struct mt_fold_snapshot *s = snapshot_of(p, MT_FOLD_INUSE_OBJECTS, 0);
 		char *table = render(mt_fold_render_table, s);
 		char want[64];
-		snprintf(want, sizeof(want), " %-4s\n", cases[i][1]);
+		snprintf(want, sizeof(want), " %s\n", cases[i][1]);
 		const char *at_end = strstr(table, "all (at end)");
 		cr_assert(at_end && strstr(at_end, want), "%s: want '%s' in\n%s", cases[i][0],
 			  cases[i][1], table);
