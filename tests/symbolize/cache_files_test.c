@@ -357,18 +357,28 @@ Test(rules_cache, filled_cache_gives_libdws_rules)
 	}
 }
 
-/* Every pc of a saved row takes one rule, made once; libdw is not asked. */
-Test(rules_cache, pcs_of_a_row_share_its_rule)
+/* unwind_cxx's rows saved in a new debug cache *dir, and its module read
+ * again with them: its row file mapped by a first lookup. */
+static struct mt_unwind_module *module_with_rows(char **dir, struct mt_unwind_modules **ms)
 {
 	const char *path = ut_fixture("unwind_cxx");
-	char *dir = temp_dir();
-	rules_run(path, dir, 1, 0);
-	struct mt_unwind_modules *ms = modules(dir);
-	struct mt_unwind_module *m = module(ms, path);
+	*dir = temp_dir();
+	rules_run(path, *dir, 1, 0);
+	*ms = modules(*dir);
+	struct mt_unwind_module *m = module(*ms, path);
 	uint64_t lo, hi;
 	text_range(m, &lo, &hi);
 	cr_assert_not_null(mt_unwind_rule_get(m, lo));
 	cr_assert_not_null(m->rules_file);
+	return m;
+}
+
+/* Every pc of a saved row takes one rule, made once; libdw is not asked. */
+Test(rules_cache, pcs_of_a_row_share_its_rule)
+{
+	char *dir;
+	struct mt_unwind_modules *ms;
+	struct mt_unwind_module *m = module_with_rows(&dir, &ms);
 	const struct mt_unwind_rules_row *row = NULL;
 	for (size_t i = 0; i < m->rules_file->n && !row; i++)
 		if (m->rules_file->rows[i].hi - m->rules_file->rows[i].lo >= 3)
@@ -407,16 +417,10 @@ Test(rules_cache, pcs_of_a_row_share_its_rule)
 /* The file holds each distinct record once, shared by its rows. */
 Test(rules_cache, rows_share_records_in_the_file)
 {
-	const char *path = ut_fixture("unwind_cxx");
-	char *dir = temp_dir();
-	rules_run(path, dir, 1, 0);
-	struct mt_unwind_modules *ms = modules(dir);
-	struct mt_unwind_module *m = module(ms, path);
-	uint64_t lo, hi;
-	text_range(m, &lo, &hi);
-	cr_assert_not_null(mt_unwind_rule_get(m, lo));
+	char *dir;
+	struct mt_unwind_modules *ms;
+	struct mt_unwind_module *m = module_with_rows(&dir, &ms);
 	const struct mt_unwind_rules_file *f = m->rules_file;
-	cr_assert_not_null(f);
 	size_t shared = 0;
 	for (size_t i = 0; i < f->n; i++)
 		for (size_t k = i + 1; k < f->n; k++) {
