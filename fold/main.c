@@ -572,8 +572,14 @@ static int fold_main(int argc, char **argv, struct mt_fold_alloc_fns *afns,
 		int s2 = read_inputs(base, bfiles, 1, NULL, &bad);
 		if (s2 < 0)
 			goto oom_said;
-		if (s2 > status)
-			status = s2;
+		/* A side with a file left out is not the run it names: a diff
+		 * against it would show changes that are not there. */
+		if (status || s2) {
+			mt_error("no diff: %s could not be read", s2 ? "the --diff base" : "an input");
+			if (s2 > status)
+				status = s2;
+			goto out;
+		}
 	}
 	if (check_events(p, base, only_event)) {
 		if (!status)	/* an input that could not be read says more */
