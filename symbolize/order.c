@@ -39,7 +39,13 @@ struct mt_unwind_order {
 	uint64_t seq;
 	size_t bytes;		/* held */
 	int sorted;		/* e[] is sorted */
+	mt_unwind_order_ahead_fn ahead;
 };
+
+void mt_unwind_order_set_ahead(struct mt_unwind_order *q, mt_unwind_order_ahead_fn ahead)
+{
+	q->ahead = ahead;
+}
 
 int mt_unwind_order_new(struct mt_unwind_order **out)
 {
@@ -237,6 +243,8 @@ int mt_unwind_order_flush(struct mt_unwind_order *q, uint64_t limit,
 	size_t k = 0;
 	while (k < q->n && q->e[k].time <= limit) {
 		struct entry *e = &q->e[k++];
+		if (q->ahead && k < q->n && q->e[k].time <= limit)
+			q->ahead(q->e[k].kind, q->e[k].chunk->data + q->e[k].off, ctx);
 		fn(e->kind, e->chunk->data + e->off, e->size, ctx);
 		q->bytes -= (e->size + 7) & ~(size_t)7;
 		chunk_release(q, e->chunk);

@@ -32,6 +32,12 @@ void mt_unwind_order_commit(struct mt_unwind_order *q, int kind, size_t size, ui
 
 typedef void (*mt_unwind_order_fn)(int kind, void *data, size_t size, void *ctx);
 
+/* Called by mt_unwind_order_flush with the item released after the one it
+ * is about to give fn (same ctx), so that the caller can start loading
+ * what that one will need.  NULL: none (the default). */
+typedef void (*mt_unwind_order_ahead_fn)(int kind, const void *data, void *ctx);
+void mt_unwind_order_set_ahead(struct mt_unwind_order *q, mt_unwind_order_ahead_fn ahead);
+
 /* Release the queued items with time <= limit, oldest first (ties in
  * arrival order), to fn.  The data fn gets is 8-aligned, writable, and
  * lives until fn returns. */

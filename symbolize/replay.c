@@ -368,6 +368,20 @@ static void process_cb(int kind, void *data, size_t size, void *ctx)
 	mt_unwind_events_sample(s->ev, &q->smp);
 }
 
+/* The order's look-ahead: the next sample to be walked at its turn is in
+ * the file's mapping, where its dump has long left the cache; start
+ * loading the top of its stack, where the first frames are, while this
+ * one is walked (the walk's reads are cache misses one after the other). */
+static void ahead_cb(int kind, const void *data, void *ctx)
+{
+	(void)ctx;
+	const struct queued_sample *q = data;
+	if (kind != Q_SAMPLE || !q->rec || q->spec || !q->smp.stack)
+		return;
+	for (size_t k = 0; k < 1024 && k < q->smp.stack_dyn_size; k += 64)
+		__builtin_prefetch(q->smp.stack + k);
+}
+
 /* spec_walk through the pool: the entry is queued now with room for
  * max_depth frames, which a worker fills before the next drain.  Only for
  * a record in the file's mapping (the dump must outlive this call).
@@ -662,6 +676,7 @@ int mt_unwind_replay_new(struct mt_unwind_replay **out, const struct mt_unwind_r
 		*out = NULL;
 		return MT_UNWIND_ENOMEM;
 	}
+	mt_unwind_order_set_ahead(s->order, ahead_cb);
 	/* No pool (no thread could start): the same output, walked here.
 	 * Nor with a --max-depth above POOL_MAX_DEPTH: each walk given to
 	 * the pool holds room for max_depth frames in the queue until the

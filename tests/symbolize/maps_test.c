@@ -388,6 +388,53 @@ Test(order, releases_in_time_order_up_to_the_limit)
 	mt_unwind_order_free(q);
 }
 
+/* The look-ahead hook sees each item released after the first, just
+ * before the one ahead of it goes to fn, and none past the limit. */
+struct ahead_log {
+	uint64_t given[8], ahead[8];	/* ahead[i]: what the hook saw before given[i] */
+	uint64_t seen;			/* the hook's last item, 0: none since */
+	int n;
+};
+
+static void log_given(int kind, void *rec, size_t size, void *ctx)
+{
+	(void)kind;
+	(void)size;
+	struct ahead_log *l = ctx;
+	memcpy(&l->given[l->n], rec, 8);
+	l->ahead[l->n++] = l->seen;
+	l->seen = 0;
+}
+
+static void log_ahead(int kind, const void *rec, void *ctx)
+{
+	struct ahead_log *l = ctx;
+	cr_assert_eq(kind, 7);
+	memcpy(&l->seen, rec, 8);
+}
+
+Test(order, look_ahead_sees_the_next_release)
+{
+	struct mt_unwind_order *q;
+	cr_assert_eq(mt_unwind_order_new(&q), 0);
+	mt_unwind_order_set_ahead(q, log_ahead);
+	uint64_t times[] = { 5, 3, 9, 1 };
+	for (int i = 0; i < 4; i++) {
+		uint64_t rec = times[i];
+		cr_assert_eq(mt_unwind_order_push(q, 7, &rec, 8, NULL, 0, times[i]), 0);
+	}
+	struct ahead_log l = { .n = 0 };
+	cr_assert_eq(mt_unwind_order_flush(q, 5, log_given, &l), 0);
+	cr_assert_eq(l.n, 3);
+	uint64_t want_given[] = { 1, 3, 5 }, want_ahead[] = { 3, 5, 0 };
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(l.given[i], want_given[i]);
+		cr_assert_eq(l.ahead[i], want_ahead[i], "item %d: ahead %llu", i,
+			     (unsigned long long)l.ahead[i]);	/* 9 is past the limit */
+	}
+	mt_unwind_order_free(q);
+}
+
 /* Records pushed as a few sorted runs (one per CPU ring buffer per round,
  * as perf writes them) come out in time order, ties in arrival order, each
  * once, up to each flush's limit. */
