@@ -390,9 +390,9 @@ static int spec_job(struct mt_unwind_replay *s, struct queued_sample *q,
 		    struct mt_unwind_space *sp, const struct mt_unwind_regs *regs,
 		    const struct mt_unwind_memory *mem, size_t head, uint64_t t)
 {
-	const char *rec = (const char *)q->smp.stack, *m = s->map;
-	if (!m || !rec || rec < m || rec + mem->size > m + s->map_len)
+	if (!q->rec)	/* its dump, inside it, stays in the mapping */
 		return 0;
+	const uint8_t *stack = q->smp.stack;
 	size_t size = head + s->o.max_depth * sizeof(struct mt_unwind_frame);
 	uint8_t *room = mt_unwind_order_reserve(s->order, size);
 	if (!room)
@@ -408,7 +408,7 @@ static int spec_job(struct mt_unwind_replay *s, struct queued_sample *q,
 		.nframes = &e->nframes, .end = &e->end, .other_stack = &e->other_stack,
 	};
 	if (mt_unwind_jobs_add(s->jobs, sp, regs, mem, &out) != 0) {
-		q->smp.stack = (const void *)rec;
+		q->smp.stack = stack;
 		q->spec = 0;
 		return 0;	/* reserved, not committed: nothing is queued */
 	}
