@@ -612,15 +612,14 @@ int mt_fold_render_sites(FILE *f, const struct mt_fold_snapshot *s,
 		    fmt(a, s->total.value, u), misses ? "not exact: " : "exact",
 		    misses ? misses : "");
 	else {
-		char hs[32] = "";
+		char hs[32], cut_note[128] = "";
 		if (s->total.cut_top)
-			fmt(hs, s->total.hi_samples, u);
-		mt_fold_say(f, o->width, "total %s: %s %s, n %llu%s%s%s%s%s", mt_fold_metric_name(s->opt.metric),
+			snprintf(cut_note, sizeof(cut_note), " (^: top cut at the sampler's %s; the "
+				 "samples alone reach %s)", mt_fold_metric_bound_name(s->opt.metric),
+				 fmt(hs, s->total.hi_samples, u));
+		mt_fold_say(f, o->width, "total %s: %s %s, n %llu%s", mt_fold_metric_name(s->opt.metric),
 		    fmt(a, s->total.value, u), interval(iv, sizeof(iv), &s->total, u, NULL),
-		    (unsigned long long)s->total.n,
-		    *hs ? " (^: top cut at the sampler's " : "",
-		    *hs ? mt_fold_metric_bound_name(s->opt.metric) : "",
-		    *hs ? "; the samples alone reach " : "", hs, *hs ? ")" : "");
+		    (unsigned long long)s->total.n, cut_note);
 	}
 	print_input(f, s, o->width);
 	fputc('\n', f);
