@@ -32,30 +32,35 @@ caller at the first difference plausible.  Such samples are reported and
 left out of the percentage.
 """
 import bisect
+import functools
 import os
 import re
 import subprocess
 import sys
 
-_loads = {}
+
+def readelf(flag, path):
+    """readelf's output for path ('' when it cannot run)."""
+    try:
+        return subprocess.run(['readelf', flag, path], capture_output=True, text=True).stdout
+    except OSError:
+        return ''
+
+
+@functools.lru_cache(maxsize=None)
+def segments(path):
+    """path's PT_LOAD segments: (file offset, vaddr, file size, executable)."""
+    segs = []
+    for line in readelf('-lW', path).splitlines():
+        f = line.split()
+        if f and f[0] == 'LOAD':
+            segs.append((int(f[1], 16), int(f[2], 16), int(f[4], 16), 'E' in ''.join(f[6:-1])))
+    return segs
 
 
 def to_vaddr(path, off):
     """File offset -> ELF vaddr through the PT_LOAD segment holding it."""
-    if path not in _loads:
-        segs = []
-        try:
-            out = subprocess.run(['readelf', '-lW', path], capture_output=True,
-                                 text=True).stdout
-            for line in out.splitlines():
-                f = line.split()
-                if f and f[0] == 'LOAD':
-                    segs.append((int(f[1], 16), int(f[2], 16), int(f[4], 16),
-                                 'E' in ''.join(f[6:-1])))
-        except OSError:
-            pass
-        _loads[path] = segs
-    for offset, vaddr, filesz, _ in _loads[path]:
+    for offset, vaddr, filesz, _ in segments(path):
         if (offset & ~0xfff) <= off < offset + filesz:
             return off + vaddr - offset
     return off
@@ -63,8 +68,7 @@ def to_vaddr(path, off):
 
 def executable(path, vaddr):
     """Is vaddr in one of path's PT_LOAD segments with PF_X?"""
-    to_vaddr(path, 0)
-    return any(va <= vaddr < va + filesz and x for _, va, filesz, x in _loads.get(path, []))
+    return any(va <= vaddr < va + filesz and x for _, va, filesz, x in segments(path))
 
 HEAD = re.compile(r'^\s*(\d+)/(\d+)\s+(\d+)\.(\d+):\s*(.*)$')
 # "ADDR (DSO)", or "ADDR SYMBOL (DSO)": perf 6.1 adds the symbol for pipe-mode
@@ -72,22 +76,10 @@ HEAD = re.compile(r'^\s*(\d+)/(\d+)\s+(\d+)\.(\d+):\s*(.*)$')
 FRAME = re.compile(r'^\s+([0-9a-f]+)\s+(?:.*\s)?\(([^()]*)\)\s*$')
 
 
-_fdes = {}
-
-
+@functools.lru_cache(maxsize=None)
 def fde_ranges(path):
-    if path not in _fdes:
-        r = []
-        try:
-            out = subprocess.run(['readelf', '-wf', path], capture_output=True,
-                                 text=True).stdout
-            for m in re.finditer(r'FDE cie=\S+ pc=([0-9a-f]+)\.\.([0-9a-f]+)', out):
-                r.append((int(m.group(1), 16), int(m.group(2), 16)))
-        except OSError:
-            pass
-        r.sort()
-        _fdes[path] = r
-    return _fdes[path]
+    return sorted((int(m.group(1), 16), int(m.group(2), 16)) for m in
+                  re.finditer(r'FDE cie=\S+ pc=([0-9a-f]+)\.\.([0-9a-f]+)', readelf('-wf', path)))
 
 
 def fde_of(path, addr):
@@ -98,29 +90,21 @@ def fde_of(path, addr):
     return None
 
 
-_plts = {}
+@functools.lru_cache(maxsize=None)
+def plt_ranges(path):
+    """path's .plt sections (calls through the PLT), as [lo, hi)."""
+    return [(int(m.group(2), 16), int(m.group(2), 16) + int(m.group(3), 16)) for m in
+            re.finditer(r'\]\s+(\.plt\S*)\s+\S+\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)',
+                        readelf('-SW', path))]
 
 
 def in_plt(path, vaddr):
-    """Is vaddr in one of path's .plt sections (a call through the PLT)?"""
-    if path not in _plts:
-        r = []
-        try:
-            out = subprocess.run(['readelf', '-SW', path], capture_output=True,
-                                 text=True).stdout
-            for m in re.finditer(r'\]\s+(\.plt\S*)\s+\S+\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)',
-                                 out):
-                a = int(m.group(2), 16)
-                r.append((a, a + int(m.group(3), 16)))
-        except OSError:
-            pass
-        _plts[path] = r
-    return any(lo <= vaddr < hi for lo, hi in _plts[path])
+    """Is vaddr in one of path's .plt sections?"""
+    return any(lo <= vaddr < hi for lo, hi in plt_ranges(path))
 
 
 def read_at(path, vaddr, n):
-    to_vaddr(path, 0)
-    for offset, va, filesz, _ in _loads.get(path, []):
+    for offset, va, filesz, _ in segments(path):
         if va <= vaddr and vaddr + n <= va + filesz:
             with open(path, 'rb') as f:
                 f.seek(vaddr - va + offset)
