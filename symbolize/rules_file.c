@@ -150,6 +150,13 @@ const struct mt_unwind_rules_row *mt_unwind_rules_file_find(const struct mt_unwi
 	return lo && vaddr < f->rows[lo - 1].hi ? &f->rows[lo - 1] : NULL;
 }
 
+/* A record's bytes as a hash map key (never the empty slot's). */
+static uint64_t record_key(const uint8_t *p, size_t n)
+{
+	uint64_t sum = mt_fnv(p, n);
+	return sum == MT_UNWIND_HASH_EMPTY ? sum - 1 : sum;
+}
+
 /* Make the rule of row from its record. */
 static struct mt_unwind_rule *make_rule(const struct mt_unwind_rules_file *f,
 					const struct mt_unwind_rules_row *row)
@@ -209,9 +216,7 @@ const struct mt_unwind_rule *mt_unwind_rules_file_rule(struct mt_unwind_rules_fi
 	if (mt_unwind_hashmap_get(&f->by_off, row->off, &v))
 		return (const void *)(uintptr_t)v;
 	const uint8_t *p = f->records + row->off;
-	uint64_t sum = mt_fnv(p, row->size);
-	if (sum == MT_UNWIND_HASH_EMPTY)
-		sum--;
+	uint64_t sum = record_key(p, row->size);
 	struct mt_unwind_rule *rule = NULL;
 	if (mt_unwind_hashmap_get(&f->by_sum, sum, &v)) {
 		const struct mt_unwind_rules_row *o = &f->rows[v];
@@ -294,9 +299,7 @@ static int share_record(struct mt_unwind_hashmap *same, struct mt_buf *rec,
 			struct mt_unwind_rules_row *r)
 {
 	const uint8_t *p = rec->data + r->off;
-	uint64_t sum = mt_fnv(p, r->size), v;
-	if (sum == MT_UNWIND_HASH_EMPTY)
-		sum--;
+	uint64_t sum = record_key(p, r->size), v;
 	if (mt_unwind_hashmap_get(same, sum, &v)) {
 		uint32_t off = (uint32_t)v;
 		if (v >> 32 == r->size && memcmp(rec->data + off, p, r->size) == 0) {
